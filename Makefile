@@ -1,0 +1,38 @@
+# `make run` and `make test` are the two commands a fresh machine needs.
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+HOST   ?= 127.0.0.1
+PORT   ?= 9092
+DATA   ?= ./data
+
+.PHONY: run test bench install install-test clean
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e .
+	touch $@
+
+$(VENV)/.installed-test: $(VENV)/.installed
+	$(PY) -m pip install --quiet -e '.[test]'
+	touch $@
+
+$(VENV)/.installed-bench: $(VENV)/.installed
+	$(PY) -m pip install --quiet -e '.[bench]'
+	touch $@
+
+install: $(VENV)/.installed
+install-test: $(VENV)/.installed-test
+
+run: $(VENV)/.installed
+	$(PY) -m broker --host $(HOST) --port $(PORT) --data-dir $(DATA)
+
+test: $(VENV)/.installed-test
+	$(PY) -m pytest -q
+
+bench: $(VENV)/.installed-bench
+	$(PY) -m bench.throughput
+
+clean:
+	rm -rf $(VENV) .pytest_cache build *.egg-info

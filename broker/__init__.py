@@ -1,0 +1,1 @@
+"""Weir: a single-process broker that speaks the Apache Kafka wire protocol."""

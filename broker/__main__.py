@@ -1,0 +1,87 @@
+"""Command line: ``python -m broker [--host H] [--port P] [--data-dir D]
+[--config server.properties] [--override name=value ...]``.
+
+Settings use Kafka's broker config names; an unknown name or bad value stops
+start-up with a clear message (exit code 2). One log line says when the
+broker is ready; SIGTERM and SIGINT shut it down cleanly (files flushed,
+producer state snapshotted).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import signal
+import sys
+import time
+from pathlib import Path
+
+import uvloop
+
+from . import handlers  # noqa: F401  (registers every API handler)
+from .config import BrokerConfig, ConfigError, read_properties
+from .context import BrokerContext
+from .dispatcher import Dispatcher
+from .server import Server
+
+log = logging.getLogger("weir")
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m broker", description="Weir Kafka-compatible broker")
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=9092, help="port to listen on (default 9092)")
+    parser.add_argument("--data-dir", default="./data", help="where partitions are stored (default ./data)")
+    parser.add_argument("--config", help="a server.properties file with Kafka broker settings")
+    parser.add_argument("--override", action="append", default=[], metavar="NAME=VALUE",
+                        help="a Kafka broker setting; wins over --config; may repeat")
+    parser.add_argument("--log-level", default="INFO", help="logging level (default INFO)")
+    return parser.parse_args(argv)
+
+
+def load_config(args: argparse.Namespace) -> BrokerConfig:
+    values = read_properties(args.config) if args.config else {}
+    for item in args.override:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip():
+            raise ConfigError(f"--override expects name=value, got {item!r}")
+        values[name.strip()] = value.strip()
+    return BrokerConfig(values)
+
+
+async def serve(context: BrokerContext, started: float) -> None:
+    context.logs.open()
+    server = Server(context, Dispatcher(context))
+    await server.start()
+    context.logs.start_background_jobs()
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    log.info("Weir broker ready on %s:%d (node %d, data %s) in %.0f ms", context.host, server.port,
+             context.node_id, context.data_dir, (time.monotonic() - started) * 1000)
+    await stop.wait()
+    log.info("shutting down")
+    await server.stop()
+    await context.logs.close()
+    log.info("stopped cleanly")
+
+
+def main(argv=None) -> int:
+    started = time.monotonic()
+    args = parse_args(argv)
+    logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        config = load_config(args)
+    except (ConfigError, OSError) as exc:
+        print(f"weir: configuration error: {exc}", file=sys.stderr)
+        return 2
+    context = BrokerContext(config, Path(args.data_dir), args.host, args.port)
+    uvloop.run(serve(context, started))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

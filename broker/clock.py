@@ -1,0 +1,71 @@
+"""Injected time: every timeout in the broker goes through a Clock.
+
+``SystemClock`` is the real one; ``ManualClock`` lets tests move time by hand.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import heapq
+import itertools
+import time
+
+
+class Clock:
+    def now_ms(self) -> int:
+        """Wall-clock milliseconds, used for timestamps that are stored."""
+        raise NotImplementedError
+
+    async def wait(self, future: asyncio.Future, timeout_s: float) -> bool:
+        """Wait for ``future`` at most ``timeout_s``; True when it completed."""
+        raise NotImplementedError
+
+    async def sleep(self, seconds: float) -> None:
+        raise NotImplementedError
+
+
+class SystemClock(Clock):
+    def now_ms(self) -> int:
+        return int(time.time() * 1000)
+
+    async def wait(self, future: asyncio.Future, timeout_s: float) -> bool:
+        if timeout_s <= 0:
+            return future.done()
+        done, _pending = await asyncio.wait((future,), timeout=timeout_s)
+        return bool(done)
+
+    async def sleep(self, seconds: float) -> None:
+        await asyncio.sleep(seconds)
+
+
+class ManualClock(Clock):
+    """Time moves only when a test calls ``advance``; timers fire in order."""
+
+    def __init__(self, start_ms: int = 1_700_000_000_000):
+        self._now_ms = start_ms
+        self._timers: list[tuple[int, int, asyncio.Future]] = []
+        self._sequence = itertools.count()
+
+    def now_ms(self) -> int:
+        return self._now_ms
+
+    def _timer(self, seconds: float) -> asyncio.Future:
+        fired = asyncio.get_running_loop().create_future()
+        heapq.heappush(self._timers, (self._now_ms + int(seconds * 1000), next(self._sequence), fired))
+        return fired
+
+    def advance(self, ms: int) -> None:
+        self._now_ms += ms
+        while self._timers and self._timers[0][0] <= self._now_ms:
+            _deadline, _seq, fired = heapq.heappop(self._timers)
+            if not fired.done():
+                fired.set_result(None)
+
+    async def wait(self, future: asyncio.Future, timeout_s: float) -> bool:
+        if timeout_s <= 0:
+            return future.done()
+        await asyncio.wait((future, self._timer(timeout_s)), return_when=asyncio.FIRST_COMPLETED)
+        return future.done()
+
+    async def sleep(self, seconds: float) -> None:
+        await self._timer(seconds)

@@ -1,0 +1,50 @@
+"""What every handler can reach: settings, the log store, allocators, the clock."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from broker.clock import Clock, SystemClock
+from broker.config import BrokerConfig
+from broker.log.manager import LogManager
+from broker.txn.producer_ids import ProducerIdAllocator
+
+
+def _load_meta(data_dir: Path, node_id: int) -> str:
+    """cluster.id from meta.properties (as Kafka keeps it), created on first start."""
+    path = data_dir / "meta.properties"
+    if path.exists():
+        for line in path.read_text().splitlines():
+            if line.startswith("cluster.id="):
+                return line.split("=", 1)[1].strip()
+    cluster_id = uuid.uuid4().hex[:22]
+    path.write_text(f"version=1\ncluster.id={cluster_id}\nnode.id={node_id}\n")
+    return cluster_id
+
+
+@dataclass
+class BrokerContext:
+    config: BrokerConfig
+    data_dir: Path
+    host: str
+    port: int
+    clock: Clock = field(default_factory=SystemClock)
+
+    def __post_init__(self):
+        self.data_dir = Path(self.data_dir)
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self.node_id = self.config.node_id
+        self.advertised_host, self.advertised_port = self._advertised()
+        self.cluster_id = _load_meta(self.data_dir, self.node_id)
+        self.logs = LogManager(self.data_dir, self.config, self.clock)
+        self.producer_ids = ProducerIdAllocator(self.data_dir)
+
+    def _advertised(self) -> tuple[str, int]:
+        listener = self.config["advertised.listeners"]
+        if not listener:
+            return self.host, self.port
+        address = listener.split(",")[0].split("://", 1)[-1]
+        host, _, port = address.rpartition(":")
+        return host or self.host, int(port)

@@ -1,0 +1,91 @@
+"""Routes decoded requests to handlers; derives the ApiVersions answer from them.
+
+A handler registers with the versions it serves. ``advertise_min`` lets an API
+advertise a lower minimum than it serves: Produce advertises v0 so that
+librdkafka older than 2.11.1 keeps compression on (KAFKA-18659), while v0-2
+requests themselves are refused, as Kafka 4 does.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from protocol.api_keys import ApiKey
+from protocol.connection import RawRequest, ServerConnection
+from protocol.errors import Errors
+from protocol.messages import BY_KEY, api_versions
+
+log = logging.getLogger(__name__)
+
+#: Marker a handler returns when Kafka sends no response (Produce with acks=0).
+NO_RESPONSE = object()
+
+
+class ClosingError(Exception):
+    """The request cannot be answered; Kafka closes the connection in this case."""
+
+
+@dataclass(frozen=True)
+class Handler:
+    api_key: int
+    min_version: int
+    max_version: int
+    advertise_min: int
+    fn: Callable[..., Any]
+    is_async: bool
+
+
+HANDLERS: dict[int, Handler] = {}
+
+
+def handles(api_key: ApiKey, *, versions: tuple[int, int], advertise_min: int | None = None):
+    def register(fn):
+        schema = BY_KEY[api_key].REQUEST.versions
+        if not (schema[0] <= versions[0] and versions[1] <= schema[1]):
+            raise ValueError(f"{api_key.name}: versions {versions} outside the schema {schema}")
+        HANDLERS[api_key] = Handler(api_key, versions[0], versions[1],
+                                    versions[0] if advertise_min is None else advertise_min,
+                                    fn, inspect.iscoroutinefunction(fn))
+        return fn
+    return register
+
+
+def advertised_versions() -> list[tuple[int, int, int]]:
+    return sorted((h.api_key, h.advertise_min, h.max_version) for h in HANDLERS.values())
+
+
+class Dispatcher:
+    def __init__(self, context):
+        self.context = context
+
+    async def dispatch(self, request: RawRequest) -> bytes | None:
+        """Answer one request; None when no response is due. Raises ClosingError."""
+        header = request.header
+        handler = HANDLERS.get(header.api_key)
+        if header.api_key == ApiKey.API_VERSIONS and handler and header.api_version > handler.max_version:
+            return self._unsupported_api_versions(header)
+        if handler is None:
+            raise ClosingError(f"unknown api key {header.api_key}")
+        if not handler.min_version <= header.api_version <= handler.max_version:
+            raise ClosingError(f"{ApiKey(header.api_key).name} v{header.api_version} is not supported "
+                               f"(served: v{handler.min_version}-{handler.max_version})")
+        module = BY_KEY[header.api_key]
+        body = module.REQUEST.decode(header.api_version, request.body)
+        result = handler.fn(self.context, header, body)
+        if handler.is_async:
+            result = await result
+        if result is NO_RESPONSE:
+            return None
+        return ServerConnection.encode_response(header, header.api_version, module.RESPONSE, result)
+
+    @staticmethod
+    def _unsupported_api_versions(header) -> bytes:
+        """A v0 body with UNSUPPORTED_VERSION and our ApiVersions range, as Kafka answers."""
+        handler = HANDLERS[ApiKey.API_VERSIONS]
+        body = api_versions.RESPONSE(error_code=Errors.UNSUPPORTED_VERSION, api_keys=[
+            api_versions.ApiVersion(api_key=ApiKey.API_VERSIONS, min_version=handler.advertise_min,
+                                    max_version=handler.max_version)])
+        return ServerConnection.encode_response(header, 0, api_versions.RESPONSE, body)

@@ -1,0 +1,74 @@
+"""CreateTopics (19), v2-4.
+
+Validation follows Kafka's answers: INVALID_TOPIC_EXCEPTION for a bad name,
+TOPIC_ALREADY_EXISTS, INVALID_PARTITIONS, INVALID_REPLICATION_FACTOR (one
+node can hold one replica), INVALID_REPLICA_ASSIGNMENT, INVALID_CONFIG, and
+INVALID_REQUEST for a name given twice. ``validate_only`` checks and creates
+nothing.
+"""
+
+from collections import Counter
+
+from protocol.api_keys import ApiKey
+from protocol.errors import Errors, KafkaError
+from protocol.messages import create_topics as msg
+
+from ..config import ConfigError, parse_topic_config
+from ..dispatcher import handles
+from ..log.manager import validate_topic_name
+
+
+@handles(ApiKey.CREATE_TOPICS, versions=(2, 4))
+def handle(context, header, request):
+    counts = Counter(t.name for t in request.topics)
+    results = []
+    for topic in request.topics:
+        result = msg.TopicResult(name=topic.name)
+        try:
+            if counts[topic.name] > 1:
+                raise KafkaError(Errors.INVALID_REQUEST, f"Create topics request from client contains "
+                                                         f"multiple entries for topic {topic.name}")
+            partitions, overrides = _validate(context, topic)
+            if not request.validate_only:
+                context.logs.create_topic(topic.name, partitions, overrides)
+        except KafkaError as exc:
+            result.error_code, result.error_message = exc.code, exc.message
+        results.append(result)
+    return msg.RESPONSE(topics=results)
+
+
+def _validate(context, topic):
+    validate_topic_name(topic.name)
+    if topic.name in context.logs.topics:
+        raise KafkaError(Errors.TOPIC_ALREADY_EXISTS, f"Topic '{topic.name}' already exists.")
+    if topic.assignments:
+        if topic.num_partitions != -1 or topic.replication_factor != -1:
+            raise KafkaError(Errors.INVALID_REQUEST, "Both numPartitions or replicationFactor and "
+                                                     "replicasAssignments were set. Both cannot be used at the same time.")
+        indexes = sorted(a.partition_index for a in topic.assignments)
+        if indexes != list(range(len(indexes))):
+            raise KafkaError(Errors.INVALID_REPLICA_ASSIGNMENT, "Partitions must be numbered from 0 without gaps.")
+        for assignment in topic.assignments:
+            if assignment.broker_ids != [context.node_id]:
+                raise KafkaError(Errors.INVALID_REPLICA_ASSIGNMENT,
+                                 f"Replica assignment {assignment.broker_ids} names brokers that do not exist.")
+        partitions = len(indexes)
+    else:
+        partitions = context.config["num.partitions"] if topic.num_partitions == -1 else topic.num_partitions
+        if partitions <= 0:
+            raise KafkaError(Errors.INVALID_PARTITIONS, "Number of partitions was set to an invalid non-positive value.")
+        factor = topic.replication_factor
+        if factor == 0 or factor < -1:
+            raise KafkaError(Errors.INVALID_REPLICATION_FACTOR,
+                             "Replication factor must be larger than 0, or -1 to use the default value.")
+        if factor > 1:
+            raise KafkaError(Errors.INVALID_REPLICATION_FACTOR,
+                             f"Unable to replicate the partition {factor} time(s): The target replication factor "
+                             f"of {factor} cannot be reached because only 1 broker(s) are registered.")
+    overrides = {}
+    for config in topic.configs:
+        try:
+            overrides[config.name] = parse_topic_config(config.name, config.value)
+        except ConfigError as exc:
+            raise KafkaError(Errors.INVALID_CONFIG, str(exc)) from None
+    return partitions, overrides

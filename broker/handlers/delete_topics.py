@@ -1,0 +1,30 @@
+"""DeleteTopics (20), v1-4 (by name; topic ids arrive in v6, which is not served).
+
+UNKNOWN_TOPIC_OR_PARTITION for a topic that does not exist,
+TOPIC_DELETION_DISABLED when ``delete.topic.enable`` is false, and
+INVALID_REQUEST for the internal topics, which only the broker owns.
+"""
+
+from protocol.api_keys import ApiKey
+from protocol.errors import Errors, KafkaError
+from protocol.messages import delete_topics as msg
+
+from ..dispatcher import handles
+from ..log.manager import INTERNAL_TOPICS
+
+
+@handles(ApiKey.DELETE_TOPICS, versions=(1, 4))
+def handle(context, header, request):
+    results = []
+    for name in request.topic_names:
+        result = msg.TopicResult(name=name)
+        try:
+            if not context.config["delete.topic.enable"]:
+                raise KafkaError(Errors.TOPIC_DELETION_DISABLED)
+            if name in INTERNAL_TOPICS:
+                raise KafkaError(Errors.INVALID_REQUEST, "internal topics cannot be deleted")
+            context.logs.delete_topic(name)
+        except KafkaError as exc:
+            result.error_code = exc.code
+        results.append(result)
+    return msg.RESPONSE(responses=results)

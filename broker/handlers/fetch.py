@@ -1,0 +1,90 @@
+"""Fetch (1), v4-12.
+
+Returns stored batches untouched, from the batch containing the fetch offset,
+bounded by the high watermark (read_uncommitted) or the last stable offset
+(read_committed), with at least one whole batch (KIP-74). Waits up to
+max_wait_ms for min_bytes, woken by appends to any fetched partition.
+
+Fetch sessions (KIP-227) are declined the way Kafka declines them: session_id
+0 in the answer, so clients keep sending full fetches; every requested
+partition is listed in every answer.
+"""
+
+import asyncio
+
+from protocol.api_keys import ApiKey
+from protocol.errors import Errors, KafkaError
+from protocol.messages import fetch as msg
+
+from ..dispatcher import handles
+from ..log.partition import LEADER_EPOCH
+
+READ_COMMITTED = 1
+
+
+@handles(ApiKey.FETCH, versions=(4, 12))
+async def handle(context, header, request):
+    if request.session_id != 0:
+        return msg.RESPONSE(error_code=Errors.FETCH_SESSION_ID_NOT_FOUND, session_id=0)
+    responses, total = _read_all(context, request)
+    if total < request.min_bytes and request.max_wait_ms > 0:
+        partitions = _known_partitions(context, request)
+        if partitions:
+            woken = asyncio.get_running_loop().create_future()
+            for partition in partitions:
+                partition.add_waiter(woken)
+            try:
+                await context.clock.wait(woken, request.max_wait_ms / 1000)
+            finally:
+                for partition in partitions:
+                    partition.remove_waiter(woken)
+            responses, total = _read_all(context, request)
+    return msg.RESPONSE(session_id=0, responses=responses)
+
+
+def _known_partitions(context, request):
+    found = []
+    for topic in request.topics:
+        for wanted in topic.partitions:
+            try:
+                found.append(context.logs.partition(topic.topic, wanted.partition))
+            except KafkaError:
+                pass
+    return found
+
+
+def _read_all(context, request):
+    remaining = request.max_bytes
+    read_committed = request.isolation_level == READ_COMMITTED
+    responses = []
+    total = 0
+    for topic in request.topics:
+        answers = []
+        for wanted in topic.partitions:
+            answer = _read_one(context, topic.topic, wanted, min(wanted.partition_max_bytes, remaining),
+                               read_committed)
+            size = len(answer.records) if answer.records else 0
+            total += size
+            remaining = max(remaining - size, 0)
+            answers.append(answer)
+        responses.append(msg.TopicResponse(topic=topic.topic, partitions=answers))
+    return responses, total
+
+
+def _read_one(context, topic, wanted, limit, read_committed):
+    answer = msg.PartitionData(partition_index=wanted.partition, high_watermark=-1, records=b"",
+                               aborted_transactions=[] if read_committed else None)
+    try:
+        if wanted.current_leader_epoch > LEADER_EPOCH:
+            raise KafkaError(Errors.UNKNOWN_LEADER_EPOCH)
+        partition = context.logs.partition(topic, wanted.partition)
+        result = partition.read(wanted.fetch_offset, limit) if limit > 0 else None
+    except KafkaError as exc:
+        answer.error_code = exc.code
+        return answer
+    answer.high_watermark = partition.high_watermark
+    answer.last_stable_offset = partition.high_watermark
+    answer.log_start_offset = partition.log_start_offset
+    if result is not None:
+        answer.records = result.records
+    return answer

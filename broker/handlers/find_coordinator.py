@@ -1,0 +1,27 @@
+"""FindCoordinator (10), v0-4: this node coordinates every group and transactional id.
+
+Key type 0 is a group, 1 a transactional id (v1+); v4 batches keys. Other key
+types (share groups, v6) are INVALID_REQUEST.
+"""
+
+from protocol.api_keys import ApiKey
+from protocol.errors import Errors
+from protocol.messages import find_coordinator as msg
+
+from ..dispatcher import handles
+
+GROUP, TRANSACTION = 0, 1
+
+
+@handles(ApiKey.FIND_COORDINATOR, versions=(0, 4))
+def handle(context, header, request):
+    host, port, node = context.advertised_host, context.advertised_port, context.node_id
+    error = Errors.NONE if request.key_type in (GROUP, TRANSACTION) else Errors.INVALID_REQUEST
+    found = error == Errors.NONE
+    if header.api_version >= 4:
+        return msg.RESPONSE(coordinators=[
+            msg.Coordinator(key=key, node_id=node if found else -1, host=host if found else "",
+                            port=port if found else -1, error_code=error)
+            for key in request.coordinator_keys])
+    return msg.RESPONSE(error_code=error, node_id=node if found else -1, host=host if found else "",
+                        port=port if found else -1)

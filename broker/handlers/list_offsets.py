@@ -1,0 +1,50 @@
+"""ListOffsets (2), v1-7.
+
+-1 latest (the last stable offset under read_committed, else the high
+watermark), -2 earliest (log start), -3 the record with the largest timestamp
+(v7), and a timestamp: the first record at or after it (-1/-1 when none).
+"""
+
+from protocol.api_keys import ApiKey
+from protocol.errors import Errors, KafkaError
+from protocol.messages import list_offsets as msg
+
+from ..dispatcher import handles
+from ..log.partition import LEADER_EPOCH
+
+LATEST, EARLIEST, MAX_TIMESTAMP = -1, -2, -3
+
+
+@handles(ApiKey.LIST_OFFSETS, versions=(1, 7))
+def handle(context, header, request):
+    topics = []
+    for topic in request.topics:
+        answers = [_lookup(context, topic.name, wanted, request.isolation_level, header.api_version)
+                   for wanted in topic.partitions]
+        topics.append(msg.TopicResponse(name=topic.name, partitions=answers))
+    return msg.RESPONSE(topics=topics)
+
+
+def _lookup(context, topic, wanted, isolation_level, version):
+    answer = msg.PartitionResponse(partition_index=wanted.partition_index)
+    try:
+        if wanted.current_leader_epoch > LEADER_EPOCH:
+            raise KafkaError(Errors.UNKNOWN_LEADER_EPOCH)
+        partition = context.logs.partition(topic, wanted.partition_index)
+        timestamp = wanted.timestamp
+        if timestamp == LATEST:
+            found = (partition.high_watermark, -1)  # LSO == HW until transactions exist
+        elif timestamp == EARLIEST:
+            found = (partition.log_start_offset, -1)
+        elif timestamp == MAX_TIMESTAMP and version >= 7:
+            found = partition.max_timestamp_offset() or (-1, -1)
+        elif timestamp < 0:
+            raise KafkaError(Errors.INVALID_REQUEST, f"unsupported timestamp {timestamp}")
+        else:
+            found = partition.offset_for_timestamp(timestamp) or (-1, -1)
+    except KafkaError as exc:
+        answer.error_code = exc.code
+        return answer
+    answer.offset, answer.timestamp = found
+    answer.leader_epoch = LEADER_EPOCH
+    return answer

@@ -1,0 +1,50 @@
+"""Metadata (3), v0-12.
+
+One broker (this node) leads every partition with leader epoch 0. Unknown
+topics are auto-created when both the request (v4+) and
+``auto.create.topics.enable`` allow it. Deviation: Kafka answers the first
+request for an auto-created topic with LEADER_NOT_AVAILABLE while the
+controller elects a leader; here creation is synchronous, so the topic is
+returned ready at once and clients skip a retry.
+"""
+
+from protocol.api_keys import ApiKey
+from protocol.errors import Errors, KafkaError
+from protocol.messages import metadata as msg
+
+from ..dispatcher import handles
+from ..log.partition import LEADER_EPOCH
+
+
+@handles(ApiKey.METADATA, versions=(0, 12))
+def handle(context, header, request):
+    logs = context.logs
+    version = header.api_version
+    if request.topics is None or (version == 0 and not request.topics):
+        wanted = [(name, None) for name in logs.topics]
+    else:
+        wanted = [(t.name, t.topic_id) for t in request.topics]
+    topics = [_describe(context, name, topic_id, request.allow_auto_topic_creation) for name, topic_id in wanted]
+    node = context.node_id
+    return msg.RESPONSE(
+        brokers=[msg.Broker(node_id=node, host=context.advertised_host, port=context.advertised_port)],
+        cluster_id=context.cluster_id, controller_id=node, topics=topics)
+
+
+def _describe(context, name, topic_id, allow_create):
+    logs = context.logs
+    if name is None:  # v12 lookup by topic id
+        topic = next((t for t in logs.topics.values() if t.topic_id == topic_id), None)
+        if topic is None:
+            return msg.Topic(error_code=Errors.UNKNOWN_TOPIC_ID, name=None, topic_id=topic_id)
+    else:
+        try:
+            topic = logs.get_or_create(name, allow_create=allow_create)
+        except KafkaError as exc:
+            return msg.Topic(error_code=exc.code, name=name)
+    node = context.node_id
+    return msg.Topic(
+        error_code=0, name=topic.name, topic_id=topic.topic_id, is_internal=topic.is_internal,
+        partitions=[msg.Partition(error_code=0, partition_index=p.index, leader_id=node,
+                                  leader_epoch=LEADER_EPOCH, replica_nodes=[node], isr_nodes=[node])
+                    for p in topic.partitions])

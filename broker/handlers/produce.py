@@ -1,0 +1,54 @@
+"""Produce (0), served v3-10, advertised from v0.
+
+v0-2 are advertised only so that librdkafka < 2.11.1 keeps compression enabled
+(KAFKA-18659, as Kafka 4 does); a v0-2 request closes the connection.
+Per partition: header checks and CRC (never decompressing), the idempotent
+producer's sequence/epoch checks, then one write of the stored bytes. An error
+in one partition is that partition's answer only. acks=0 gets no response.
+"""
+
+from protocol.api_keys import ApiKey
+from protocol.errors import Errors, KafkaError
+from protocol.messages import produce as msg
+
+from ..dispatcher import NO_RESPONSE, handles
+
+
+@handles(ApiKey.PRODUCE, versions=(3, 10), advertise_min=0)
+def handle(context, header, request):
+    acks = request.acks
+    version = header.api_version
+    now_ms = context.clock.now_ms()
+    logs = context.logs
+    responses = []
+    for topic_data in request.topic_data:
+        answers = []
+        for partition_data in topic_data.partition_data:
+            answers.append(_produce_one(logs, topic_data.name, partition_data, acks, version, now_ms))
+        responses.append(msg.TopicResponse(name=topic_data.name, partition_responses=answers))
+    if acks == 0:
+        return NO_RESPONSE
+    return msg.RESPONSE(responses=responses)
+
+
+def _produce_one(logs, topic, partition_data, acks, version, now_ms):
+    answer = msg.PartitionResponse(index=partition_data.index, base_offset=-1)
+    try:
+        if acks not in (-1, 0, 1):
+            raise KafkaError(Errors.INVALID_REQUIRED_ACKS)
+        logs.get_or_create(topic, allow_create=True)
+        partition = logs.partition(topic, partition_data.index)
+        batch = partition_data.records
+        if batch is None or not len(batch):
+            raise KafkaError(Errors.INVALID_RECORD, "produce request without records")
+        batch_header = partition.validate_client_batch(batch, version)
+        result = partition.append_client_batch(batch, batch_header, now_ms)
+        logs.maybe_flush(partition)
+    except KafkaError as exc:
+        answer.error_code = exc.code
+        answer.error_message = exc.message
+        return answer
+    answer.base_offset = result.base_offset
+    answer.log_append_time_ms = result.log_append_time_ms
+    answer.log_start_offset = result.log_start_offset
+    return answer

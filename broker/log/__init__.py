@@ -1,0 +1,1 @@
+"""Segment-file log store: partitions, segments, indexes, producer state."""

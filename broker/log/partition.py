@@ -1,0 +1,303 @@
+"""One topic partition: an ordered list of segments, its offsets and producer state.
+
+On a single node the high watermark equals the log end offset as soon as a
+write returns. The produce path reads only the 61-byte batch header, checks the
+CRC and writes the stored bytes; fetch hands stored batches back untouched.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import bisect
+import logging
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from protocol import records as rec
+from protocol.compression import Compression
+from protocol.errors import Errors, KafkaError
+
+from .producer_state import ProducerStateManager
+from .segment import Segment
+
+log = logging.getLogger(__name__)
+
+_BASE_OFFSET = struct.Struct(">q")
+_LEADER_EPOCH = struct.Struct(">i")
+LEADER_EPOCH = 0  # one node, never re-elected: the leader epoch is always 0
+
+
+@dataclass(slots=True)
+class AppendResult:
+    base_offset: int
+    log_append_time_ms: int
+    log_start_offset: int
+
+
+@dataclass(slots=True)
+class ReadResult:
+    records: bytes
+    high_watermark: int
+    log_start_offset: int
+
+
+class Partition:
+    def __init__(self, topic: str, index: int, directory: Path, config: dict[str, Any]):
+        self.topic = topic
+        self.index = index
+        self.directory = directory
+        self.config = config
+        self.segments: list[Segment] = []
+        self._bases: list[int] = []
+        self.log_start_offset = 0
+        self.producers = ProducerStateManager(directory)
+        self._waiters: list[asyncio.Future] = []
+        self.unflushed_messages = 0
+
+    # ------------------------------------------------------------------ offsets
+
+    @property
+    def active(self) -> Segment:
+        return self.segments[-1]
+
+    @property
+    def log_end_offset(self) -> int:
+        return self.active.next_offset
+
+    @property
+    def high_watermark(self) -> int:
+        return self.log_end_offset
+
+    @property
+    def size_bytes(self) -> int:
+        return sum(s.size for s in self.segments)
+
+    # ------------------------------------------------------------------ opening
+
+    def open(self) -> None:
+        """Load segments; recover the active one; rebuild producer state."""
+        self.directory.mkdir(parents=True, exist_ok=True)
+        interval = self.config["index.interval.bytes"]
+        bases = sorted(int(p.stem) for p in self.directory.glob("*.log") if p.stem.isdigit())
+        for base in bases:
+            self._add_segment(Segment(self.directory, base, interval))
+        if not self.segments:
+            self._add_segment(Segment(self.directory, 0, interval))
+        for segment in self.segments[:-1]:
+            segment.load()
+        self.active.recover()  # only the active segment can have a torn tail
+        self.log_start_offset = self.segments[0].base_offset
+        self._rebuild_producer_state()
+
+    def _add_segment(self, segment: Segment) -> None:
+        self.segments.append(segment)
+        self._bases.append(segment.base_offset)
+
+    def _rebuild_producer_state(self) -> None:
+        start = self.producers.load_snapshot(self.log_end_offset)
+        replay_from = max(start, self.log_start_offset)
+        replayed = 0
+        for segment in self._segments_from(replay_from):
+            for batch in segment.scan(self._scan_start(segment, replay_from)):
+                header = batch.header
+                if header.last_offset >= replay_from and header.producer_id >= 0 and not header.is_control:
+                    self.producers.record_batch(header, header.base_offset)
+                    replayed += 1
+        if replayed:
+            log.info("%s-%d: producer state rebuilt from snapshot at %d plus %d batches",
+                     self.topic, self.index, start, replayed)
+
+    def _segments_from(self, offset: int) -> list[Segment]:
+        i = max(bisect.bisect_right(self._bases, offset) - 1, 0)
+        return self.segments[i:]
+
+    @staticmethod
+    def _scan_start(segment: Segment, offset: int) -> int:
+        if offset <= segment.base_offset:
+            return 0
+        return segment.offset_index.floor(offset) or 0
+
+    # ------------------------------------------------------------------ appending
+
+    def validate_client_batch(self, batch: memoryview, produce_version: int) -> rec.BatchHeader:
+        """Header-only checks of one produced batch, with Kafka's error codes."""
+        if len(batch) < rec.HEADER_SIZE:
+            raise KafkaError(Errors.CORRUPT_MESSAGE, "record batch shorter than its header")
+        header = rec.read_header(batch)
+        if header.magic != rec.MAGIC:
+            raise KafkaError(Errors.INVALID_RECORD, f"magic {header.magic} is not supported; use v2 batches")
+        if header.size != len(batch):
+            raise KafkaError(Errors.INVALID_RECORD, "exactly one record batch per partition is allowed")
+        if header.size > self.config["max.message.bytes"]:
+            raise KafkaError(Errors.MESSAGE_TOO_LARGE,
+                             f"batch of {header.size} bytes exceeds max.message.bytes")
+        if not rec.crc_ok(batch, 0, header):
+            raise KafkaError(Errors.CORRUPT_MESSAGE, "record batch CRC mismatch")
+        if header.records_count <= 0 or header.records_count != header.last_offset_delta + 1:
+            raise KafkaError(Errors.INVALID_RECORD, "record count does not match lastOffsetDelta")
+        if header.is_control:
+            raise KafkaError(Errors.INVALID_RECORD, "clients may not write control batches")
+        if (header.attributes & rec.COMPRESSION_MASK) > Compression.ZSTD:
+            raise KafkaError(Errors.UNSUPPORTED_COMPRESSION_TYPE, "unknown compression codec")
+        if header.compression == Compression.ZSTD and produce_version < 7:
+            raise KafkaError(Errors.UNSUPPORTED_COMPRESSION_TYPE, "zstd needs Produce v7 or later")
+        return header
+
+    def append_client_batch(self, batch: memoryview, header: rec.BatchHeader, now_ms: int) -> AppendResult:
+        """Append a validated batch, or answer a retried one with its original offset."""
+        if header.producer_id >= 0:
+            duplicate = self.producers.check_client_batch(header)
+            if duplicate is not None:
+                return AppendResult(duplicate.first_offset, -1, self.log_start_offset)
+        base_offset = self._write(batch, header)
+        if header.producer_id >= 0:
+            self.producers.record_batch(header, base_offset)
+        return AppendResult(base_offset, -1, self.log_start_offset)
+
+    def _write(self, batch: memoryview, header: rec.BatchHeader) -> int:
+        size = header.size
+        if self.active.size and self.active.size + size > self.config["segment.bytes"]:
+            self.roll()
+        base_offset = self.log_end_offset
+        # baseOffset and partitionLeaderEpoch are outside the CRC: restamp them without a copy.
+        chunks = (_BASE_OFFSET.pack(base_offset), batch[8:12], _LEADER_EPOCH.pack(LEADER_EPOCH), batch[16:])
+        self.active.append(base_offset, base_offset + header.last_offset_delta, header.max_timestamp,
+                           chunks, size)
+        self.unflushed_messages += header.records_count
+        self._wake_waiters()
+        return base_offset
+
+    def roll(self) -> None:
+        """Seal the active segment and start a new one at the log end."""
+        offset = self.log_end_offset
+        self.active.seal()
+        segment = Segment(self.directory, offset, self.config["index.interval.bytes"])
+        segment.next_offset = offset
+        self._add_segment(segment)
+        self.producers.write_snapshot(offset)
+
+    def flush(self) -> None:
+        for segment in self.segments:
+            segment.flush()
+        self.unflushed_messages = 0
+
+    # ------------------------------------------------------------------ reading
+
+    def read(self, offset: int, max_bytes: int, upper_bound: int | None = None) -> ReadResult:
+        """Whole batches from the one containing ``offset``, below ``upper_bound`` (default HW).
+
+        At least one batch is returned even past ``max_bytes`` (KIP-74).
+        """
+        high_watermark = self.high_watermark
+        if offset < self.log_start_offset or offset > self.log_end_offset:
+            raise KafkaError(Errors.OFFSET_OUT_OF_RANGE,
+                             f"offset {offset} outside [{self.log_start_offset}, {self.log_end_offset}]")
+        bound = high_watermark if upper_bound is None else min(upper_bound, high_watermark)
+        data = b""
+        if offset < bound:
+            for segment in self._segments_from(offset):
+                data = self._read_segment(segment, offset, max_bytes, bound)
+                if data:
+                    break
+        return ReadResult(data, high_watermark, self.log_start_offset)
+
+    @staticmethod
+    def _read_segment(segment: Segment, offset: int, max_bytes: int, bound: int) -> bytes:
+        found = segment.position_of(offset)
+        if found is None:
+            return b""
+        start, first = found
+        if first.base_offset >= bound:
+            return b""
+        length = min(max(max_bytes, first.size), segment.size - start)
+        data = segment.read(start, length)
+        end = 0
+        for position, header in rec.iter_headers(data):
+            if header.base_offset >= bound:
+                break
+            end = position + header.size
+        return data[:end] if end < len(data) else data
+
+    def offset_for_timestamp(self, timestamp: int) -> tuple[int, int] | None:
+        """(offset, timestamp) of the first record at or after ``timestamp``."""
+        for segment in self.segments:
+            if segment.max_timestamp < timestamp:
+                continue
+            header = segment.first_batch_at_or_after_time(timestamp)
+            if header is None:
+                continue
+            if header.is_control:
+                return header.base_offset, header.max_timestamp
+            position, _ = segment.position_of(header.base_offset)
+            _, records = rec.decode_batch(segment.read(position, header.size))
+            for record in records:
+                if record.timestamp >= timestamp:
+                    return record.offset, record.timestamp
+        return None
+
+    def max_timestamp_offset(self) -> tuple[int, int] | None:
+        """(offset, timestamp) of the batch with the largest timestamp (ListOffsets -3)."""
+        best = None
+        for segment in self.segments:
+            for batch in segment.scan(0):
+                if best is None or batch.header.max_timestamp > best[1]:
+                    best = (batch.header.last_offset, batch.header.max_timestamp)
+        return best
+
+    # ------------------------------------------------------------------ waiting
+
+    def add_waiter(self, future: asyncio.Future) -> None:
+        self._waiters.append(future)
+
+    def remove_waiter(self, future: asyncio.Future) -> None:
+        try:
+            self._waiters.remove(future)
+        except ValueError:
+            pass
+
+    def _wake_waiters(self) -> None:
+        if self._waiters:
+            waiters, self._waiters = self._waiters, []
+            for future in waiters:
+                if not future.done():
+                    future.set_result(None)
+
+    # ------------------------------------------------------------------ retention
+
+    def apply_retention(self, now_ms: int) -> int:
+        """Delete whole sealed segments past retention.ms / retention.bytes; count deleted."""
+        retention_ms = self.config["retention.ms"]
+        retention_bytes = self.config["retention.bytes"]
+        deleted = 0
+        size = self.size_bytes
+        while len(self.segments) > 1:
+            oldest = self.segments[0]
+            too_old = retention_ms >= 0 and 0 <= oldest.max_timestamp < now_ms - retention_ms
+            too_big = retention_bytes >= 0 and size - oldest.size >= retention_bytes
+            if not (too_old or too_big):
+                break
+            size -= oldest.size
+            self.segments.pop(0)
+            self._bases.pop(0)
+            oldest.delete()
+            deleted += 1
+        if deleted:
+            self.log_start_offset = self.segments[0].base_offset
+            log.info("%s-%d: retention deleted %d segment(s); log start offset now %d",
+                     self.topic, self.index, deleted, self.log_start_offset)
+        return deleted
+
+    def close(self) -> None:
+        self.flush()
+        self.producers.write_snapshot(self.log_end_offset)
+        for segment in self.segments:
+            segment.close()
+
+    def delete(self) -> None:
+        for segment in self.segments:
+            segment.delete()
+        for path in self.directory.iterdir():
+            path.unlink()
+        self.directory.rmdir()

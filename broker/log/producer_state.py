@@ -1,0 +1,208 @@
+"""Per-partition state of idempotent (and later transactional) producers.
+
+For each producer id the partition keeps its epoch and the metadata of its
+last five batches (Kafka's NUM_BATCHES_TO_RETAIN, matching max.in.flight 5),
+which is what lets a retried batch be recognised and answered with its original
+offset instead of being written twice. The rules and their order follow
+Kafka's ``ProducerAppendInfo`` (PROTOCOL.md 4.1).
+
+State survives a crash as a snapshot (written on segment roll and clean
+shutdown) plus a replay of the batches after it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import construct as c
+import crc32c
+
+from protocol.errors import Errors, KafkaError
+from protocol.records import NO_PRODUCER_EPOCH, NO_SEQUENCE, BatchHeader, increment_sequence
+
+BATCHES_TO_RETAIN = 5
+SNAPSHOT_SUFFIX = ".snapshot"
+
+
+@dataclass(slots=True)
+class BatchMetadata:
+    first_seq: int
+    last_seq: int
+    last_offset: int
+    offset_delta: int
+    timestamp: int
+
+    @property
+    def first_offset(self) -> int:
+        return self.last_offset - self.offset_delta
+
+
+@dataclass(slots=True)
+class ProducerEntry:
+    epoch: int = NO_PRODUCER_EPOCH
+    batches: deque = field(default_factory=lambda: deque(maxlen=BATCHES_TO_RETAIN))
+    last_timestamp: int = -1
+    coordinator_epoch: int = -1
+    current_txn_first_offset: int = -1
+
+    @property
+    def last_seq(self) -> int:
+        return self.batches[-1].last_seq if self.batches else NO_SEQUENCE
+
+    def find_duplicate(self, first_seq: int, last_seq: int) -> BatchMetadata | None:
+        for batch in self.batches:
+            if batch.first_seq == first_seq and batch.last_seq == last_seq:
+                return batch
+        return None
+
+
+def _in_sequence(last_seq: int, next_seq: int) -> bool:
+    return next_seq == last_seq + 1 or (next_seq == 0 and last_seq == 0x7FFFFFFF)
+
+
+class ProducerStateManager:
+    def __init__(self, directory: Path):
+        self.directory = directory
+        self.producers: dict[int, ProducerEntry] = {}
+
+    # ------------------------------------------------------------ validation
+
+    def check_client_batch(self, header: BatchHeader) -> BatchMetadata | None:
+        """Validate a produced batch; return the original batch when it is a duplicate.
+
+        Raises KafkaError(INVALID_PRODUCER_EPOCH / OUT_OF_ORDER_SEQUENCE_NUMBER).
+        """
+        entry = self.producers.get(header.producer_id)
+        if entry is None or entry.epoch == NO_PRODUCER_EPOCH:
+            return None  # unknown producer (new, or expired): any sequence is accepted
+        epoch = header.producer_epoch
+        if epoch == entry.epoch:
+            duplicate = entry.find_duplicate(header.base_sequence, header.last_sequence)
+            if duplicate is not None:
+                return duplicate
+        if epoch < entry.epoch:
+            raise KafkaError(Errors.INVALID_PRODUCER_EPOCH,
+                             f"epoch {epoch} is older than the current epoch {entry.epoch}")
+        if epoch != entry.epoch:
+            if header.base_sequence != 0:
+                raise KafkaError(Errors.OUT_OF_ORDER_SEQUENCE_NUMBER,
+                                 f"new epoch {epoch} must start at sequence 0, got {header.base_sequence}")
+        elif not _in_sequence(entry.last_seq, header.base_sequence):
+            raise KafkaError(Errors.OUT_OF_ORDER_SEQUENCE_NUMBER,
+                             f"expected sequence {increment_sequence(entry.last_seq, 1)}, "
+                             f"got {header.base_sequence}")
+        return None
+
+    # ------------------------------------------------------------ updates
+
+    def record_batch(self, header: BatchHeader, base_offset: int) -> None:
+        """Apply an appended data batch (live append and log replay alike)."""
+        entry = self.producers.get(header.producer_id)
+        if entry is None:
+            entry = self.producers[header.producer_id] = ProducerEntry()
+        if header.producer_epoch != entry.epoch:
+            entry.epoch = header.producer_epoch
+            entry.batches.clear()
+        if header.base_sequence != NO_SEQUENCE:
+            entry.batches.append(BatchMetadata(
+                header.base_sequence, header.last_sequence, base_offset + header.last_offset_delta,
+                header.last_offset_delta, header.max_timestamp))
+        entry.last_timestamp = header.max_timestamp
+
+    def expire(self, now_ms: int, expiration_ms: int) -> int:
+        """Drop producers idle past ``producer.id.expiration.ms`` with no open transaction."""
+        stale = [pid for pid, entry in self.producers.items()
+                 if entry.current_txn_first_offset < 0 and entry.last_timestamp + expiration_ms < now_ms]
+        for pid in stale:
+            del self.producers[pid]
+        return len(stale)
+
+    def truncate_after(self, offset: int) -> None:
+        """Forget batches at or past ``offset`` (the log was cut there)."""
+        for pid in list(self.producers):
+            entry = self.producers[pid]
+            while entry.batches and entry.batches[-1].last_offset >= offset:
+                entry.batches.pop()
+
+    # ------------------------------------------------------------ snapshots
+
+    def snapshot_path(self, offset: int) -> Path:
+        return self.directory / f"{offset:020d}{SNAPSHOT_SUFFIX}"
+
+    def snapshot_offsets(self) -> list[int]:
+        return sorted(int(p.name[:-len(SNAPSHOT_SUFFIX)]) for p in self.directory.glob("*" + SNAPSHOT_SUFFIX)
+                      if p.name[:-len(SNAPSHOT_SUFFIX)].isdigit())
+
+    def write_snapshot(self, offset: int, keep: int = 2) -> None:
+        """Persist the state as of log end ``offset`` (tmp file, fsync, rename)."""
+        body = SnapshotBody.build({"entries": [
+            {"producer_id": pid, "epoch": e.epoch, "last_timestamp": e.last_timestamp,
+             "coordinator_epoch": e.coordinator_epoch, "current_txn_first_offset": e.current_txn_first_offset,
+             "batches": [{"first_seq": b.first_seq, "last_seq": b.last_seq, "last_offset": b.last_offset,
+                          "offset_delta": b.offset_delta, "timestamp": b.timestamp} for b in e.batches]}
+            for pid, e in self.producers.items()]})
+        data = SnapshotFile.build({"version": 1, "crc": crc32c.crc32c(body), "body": body})
+        path = self.snapshot_path(offset)
+        tmp = path.with_suffix(".tmp")
+        with open(tmp, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+        for old in self.snapshot_offsets()[:-keep]:
+            self.snapshot_path(old).unlink(missing_ok=True)
+
+    def load_snapshot(self, max_offset: int) -> int:
+        """Load the newest valid snapshot at or below ``max_offset``; its offset, or -1."""
+        for offset in reversed(self.snapshot_offsets()):
+            path = self.snapshot_path(offset)
+            if offset > max_offset:
+                path.unlink(missing_ok=True)  # describes data that no longer exists
+                continue
+            try:
+                parsed = SnapshotFile.parse(path.read_bytes())
+                if crc32c.crc32c(parsed.body) != parsed.crc:
+                    raise ValueError("crc mismatch")
+                body = SnapshotBody.parse(parsed.body)
+            except (c.ConstructError, ValueError):
+                path.unlink(missing_ok=True)
+                continue
+            self.producers = {}
+            for item in body.entries:
+                entry = ProducerEntry(item.epoch, deque(maxlen=BATCHES_TO_RETAIN), item.last_timestamp,
+                                      item.coordinator_epoch, item.current_txn_first_offset)
+                entry.batches.extend(BatchMetadata(b.first_seq, b.last_seq, b.last_offset, b.offset_delta,
+                                                   b.timestamp) for b in item.batches)
+                self.producers[item.producer_id] = entry
+            return offset
+        self.producers = {}
+        return -1
+
+
+SnapshotBatch = c.Struct(
+    "first_seq" / c.Int32sb,
+    "last_seq" / c.Int32sb,
+    "last_offset" / c.Int64sb,
+    "offset_delta" / c.Int32sb,
+    "timestamp" / c.Int64sb,
+)
+
+SnapshotEntry = c.Struct(
+    "producer_id" / c.Int64sb,
+    "epoch" / c.Int16sb,
+    "last_timestamp" / c.Int64sb,
+    "coordinator_epoch" / c.Int32sb,
+    "current_txn_first_offset" / c.Int64sb,
+    "batches" / c.PrefixedArray(c.Int8ub, SnapshotBatch),
+)
+
+SnapshotBody = c.Struct("entries" / c.PrefixedArray(c.Int32ub, SnapshotEntry))
+
+SnapshotFile = c.Struct(
+    "version" / c.Int16sb,
+    "crc" / c.Int32ub,
+    "body" / c.GreedyBytes,
+)

@@ -1,0 +1,193 @@
+"""One log segment: a ``.log`` file of raw record batches plus its indexes.
+
+Files are named by the segment's 20-digit base offset, as Kafka names them.
+Batches are written exactly as produced, with only baseOffset and
+partitionLeaderEpoch restamped (neither is covered by the CRC).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+from protocol import records as rec
+
+from .index import OffsetIndex, TimeIndex
+
+log = logging.getLogger(__name__)
+
+SCAN_CHUNK = 1024 * 1024
+
+
+def segment_name(base_offset: int) -> str:
+    return f"{base_offset:020d}"
+
+
+@dataclass(slots=True)
+class ScannedBatch:
+    position: int
+    header: rec.BatchHeader
+
+
+class Segment:
+    def __init__(self, directory: Path, base_offset: int, index_interval_bytes: int):
+        self.directory = directory
+        self.base_offset = base_offset
+        stem = str(directory / segment_name(base_offset))
+        self.log_path = stem + ".log"
+        self._fd = os.open(self.log_path, os.O_RDWR | os.O_CREAT, 0o644)
+        self.size = os.fstat(self._fd).st_size
+        self.offset_index = OffsetIndex(stem + ".index", base_offset)
+        self.time_index = TimeIndex(stem + ".timeindex", base_offset)
+        self.index_interval_bytes = index_interval_bytes
+        self.next_offset = base_offset
+        self.max_timestamp = -1
+        self.last_batch_offset = -1
+        self._bytes_since_index = 0
+        self.unflushed = False
+
+    # ---------------------------------------------------------------- writing
+
+    def append(self, base_offset: int, last_offset: int, max_timestamp: int, chunks, size: int) -> int:
+        """Write one batch (given as buffers) at the end; return its position."""
+        position = self.size
+        written = os.pwritev(self._fd, chunks, position)
+        if written != size:
+            # A short write leaves a torn batch; cut it so the file stays a sequence of batches.
+            os.ftruncate(self._fd, position)
+            raise OSError(f"short write to {self.log_path}: {written} of {size} bytes")
+        self.size = position + size
+        self.next_offset = last_offset + 1
+        self.unflushed = True
+        self._index_batch(base_offset, max_timestamp, position, size)
+        return position
+
+    def _index_batch(self, base_offset: int, max_timestamp: int, position: int, size: int) -> None:
+        self.last_batch_offset = base_offset
+        if self._bytes_since_index >= self.index_interval_bytes or not len(self.offset_index):
+            self.offset_index.append(base_offset, position)
+            self._bytes_since_index = 0
+        self._bytes_since_index += size
+        if max_timestamp > self.max_timestamp:
+            self.max_timestamp = max_timestamp
+            if not len(self.time_index) or self._bytes_since_index == size:
+                self.time_index.append(max_timestamp, base_offset)
+
+    def seal(self) -> None:
+        """On roll: record the final max timestamp so retention can trust the time index."""
+        if self.max_timestamp >= 0 and (not len(self.time_index)
+                                        or self.time_index.keys[-1] < self.max_timestamp):
+            self.time_index.append(self.max_timestamp, self.last_batch_offset)
+        self.flush()
+
+    def truncate(self, position: int) -> None:
+        os.ftruncate(self._fd, position)
+        self.size = position
+        self.offset_index.truncate_to_position(position)
+
+    def flush(self) -> None:
+        if self.unflushed:
+            os.fsync(self._fd)
+            self.offset_index.flush()
+            self.time_index.flush()
+            self.unflushed = False
+
+    # ---------------------------------------------------------------- reading
+
+    def read(self, position: int, length: int) -> bytes:
+        return os.pread(self._fd, length, position)
+
+    def scan(self, position: int = 0, *, verify: bool = False) -> Iterator[ScannedBatch]:
+        """Walk batch headers from ``position`` to the end of the file.
+
+        Stops at the first batch that is incomplete, has a bad length or magic,
+        or (with ``verify``) fails its CRC: that is where a torn tail starts.
+        """
+        end = self.size
+        while position + rec.HEADER_SIZE <= end:
+            chunk = os.pread(self._fd, min(SCAN_CHUNK, end - position), position)
+            offset = 0
+            while offset + rec.HEADER_SIZE <= len(chunk):
+                header = rec.read_header(chunk, offset)
+                if header.magic != rec.MAGIC or header.batch_length < rec.MIN_BATCH_LENGTH:
+                    return
+                if position + offset + header.size > end:
+                    return
+                if offset + header.size > len(chunk):
+                    if offset == 0:  # one batch larger than the chunk: read it alone
+                        chunk = os.pread(self._fd, header.size, position)
+                        continue
+                    break
+                if verify and not rec.crc_ok(chunk, offset, header):
+                    return
+                yield ScannedBatch(position + offset, header)
+                offset += header.size
+            position += offset
+
+    def position_of(self, offset: int) -> tuple[int, rec.BatchHeader] | None:
+        """Position and header of the first batch whose last offset is >= ``offset``."""
+        start = self.offset_index.floor(offset)
+        for batch in self.scan(start or 0):
+            if batch.header.last_offset >= offset:
+                return batch.position, batch.header
+        return None
+
+    def first_batch_at_or_after_time(self, timestamp: int) -> rec.BatchHeader | None:
+        start_offset = self.time_index.floor_before(timestamp)
+        start = self.offset_index.floor(start_offset) if start_offset is not None else 0
+        for batch in self.scan(start or 0):
+            if batch.header.max_timestamp >= timestamp:
+                return batch.header
+        return None
+
+    # ---------------------------------------------------------------- recovery
+
+    def recover(self) -> int:
+        """Validate every batch, cut a torn tail, rebuild the indexes; bytes cut."""
+        self.offset_index.reset()
+        self.time_index.reset()
+        self._bytes_since_index = 0
+        self.max_timestamp = -1
+        valid_end = 0
+        for batch in self.scan(0, verify=True):
+            header = batch.header
+            if header.base_offset < self.next_offset:
+                break  # offsets must only grow; anything else is garbage
+            self._index_batch(header.base_offset, header.max_timestamp, batch.position, header.size)
+            self.next_offset = header.last_offset + 1
+            valid_end = batch.position + header.size
+        cut = self.size - valid_end
+        if cut:
+            log.warning("truncating %d torn bytes at position %d of %s", cut, valid_end, self.log_path)
+            self.truncate(valid_end)
+        return cut
+
+    def load(self) -> None:
+        """Open a sealed segment: trust its indexes when valid, else rebuild them."""
+        if self.offset_index.load() and self.time_index.load() and self._indexes_fit():
+            start = self.offset_index.values[-1] if len(self.offset_index) else 0
+            for batch in self.scan(start):
+                self.next_offset = batch.header.last_offset + 1
+                self.last_batch_offset = batch.header.base_offset
+            self.max_timestamp = self.time_index.keys[-1] if len(self.time_index) else -1
+        else:
+            self.recover()
+
+    def _indexes_fit(self) -> bool:
+        return not len(self.offset_index) or self.offset_index.values[-1] < self.size
+
+    def close(self) -> None:
+        os.close(self._fd)
+        self.offset_index.close()
+        self.time_index.close()
+
+    def delete(self) -> None:
+        self.close()
+        for path in (self.log_path, self.offset_index.path, self.time_index.path):
+            try:
+                os.unlink(path)
+            except FileNotFoundError:
+                pass

@@ -1,0 +1,1 @@
+"""Transaction coordinator pieces (the producer-id allocator lives here)."""

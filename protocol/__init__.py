@@ -1,0 +1,1 @@
+"""Weir's Kafka wire protocol: pure codecs, no I/O (sans-IO)."""

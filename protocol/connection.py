@@ -1,0 +1,92 @@
+"""Sans-IO connection state for both ends of a Kafka connection.
+
+Bytes go in with ``receive_data`` and typed events come out; ``send_*`` turns
+typed messages into bytes to write. Nothing here touches a socket, which is how
+the broker, our client and the tests share one codec.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from . import primitives as p
+from .framing import FrameReader
+from .headers import (RequestHeader, decode_request_header, encode_request_header,
+                      response_header_flexible)
+from .messages import BY_KEY
+
+DEFAULT_MAX_FRAME = 100 * 1024 * 1024
+
+
+@dataclass(slots=True)
+class RawRequest:
+    """A framed request whose header is parsed and whose body is still bytes."""
+    header: RequestHeader
+    body: memoryview
+
+
+class ServerConnection:
+    """The broker's side: frames in, parsed headers out; responses in, frames out."""
+
+    def __init__(self, max_frame_size: int = DEFAULT_MAX_FRAME):
+        self._frames = FrameReader(max_frame_size)
+
+    def receive_data(self, data) -> list[RawRequest]:
+        requests = []
+        for payload in self._frames.feed(data):
+            view = memoryview(payload)
+            header, body_start = decode_request_header(view)
+            requests.append(RawRequest(header, view[body_start:]))
+        return requests
+
+    @staticmethod
+    def encode_response(header: RequestHeader, version: int, message, body) -> bytes:
+        """Frame a response to ``header`` with ``body`` encoded at ``version``."""
+        out = bytearray(4)
+        out += p.INT32.pack(header.correlation_id)
+        if response_header_flexible(header.api_key, version):
+            out.append(0)
+        message.encode_into(out, version, body)
+        p.INT32.pack_into(out, 0, len(out) - 4)
+        return bytes(out)
+
+
+class ClientConnection:
+    """Our client's side: requests out with correlation ids, responses matched in order."""
+
+    def __init__(self, client_id: str = "weir", max_frame_size: int = DEFAULT_MAX_FRAME):
+        self.client_id = client_id
+        self._frames = FrameReader(max_frame_size)
+        self._next_correlation = 0
+        self._in_flight: list[tuple[int, int, int]] = []  # (correlation id, api key, version)
+
+    def send_request(self, api_key: int, version: int, body, *, expect_response: bool = True) -> bytes:
+        correlation_id = self._next_correlation
+        self._next_correlation = (correlation_id + 1) & 0x7FFFFFFF
+        out = bytearray(4)
+        encode_request_header(out, RequestHeader(api_key, version, correlation_id, self.client_id))
+        BY_KEY[api_key].REQUEST.encode_into(out, version, body)
+        p.INT32.pack_into(out, 0, len(out) - 4)
+        if expect_response:
+            self._in_flight.append((correlation_id, api_key, version))
+        return bytes(out)
+
+    def receive_data(self, data) -> list:
+        """Decode every completed response, in request order."""
+        responses = []
+        for payload in self._frames.feed(data):
+            if not self._in_flight:
+                raise p.DecodeError("response with no request in flight")
+            correlation_id, api_key, version = self._in_flight.pop(0)
+            got = p.INT32.unpack_from(payload, 0)[0]
+            if got != correlation_id:
+                raise p.DecodeError(f"correlation id {got}, expected {correlation_id}")
+            pos = 4
+            if response_header_flexible(api_key, version):
+                count, pos = p.read_uvarint(payload, pos)
+                for _ in range(count):
+                    _tag, pos = p.read_uvarint(payload, pos)
+                    size, pos = p.read_uvarint(payload, pos)
+                    pos += size
+            responses.append(BY_KEY[api_key].RESPONSE.decode(version, memoryview(payload)[pos:]))
+        return responses

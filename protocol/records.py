@@ -1,0 +1,262 @@
+"""RecordBatch v2 (magic 2): the 61-byte header, records, control records.
+
+The broker only ever reads the header (``BATCH_HEADER``, one precompiled
+``struct.Struct``) and checks the CRC; records are built and decoded by
+clients. ``BatchHeaderFormat`` declares the same header with construct; tests
+check the two agree.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass, field
+from typing import Iterator, NamedTuple
+
+import construct as c
+import crc32c
+
+from . import primitives as p
+from .compression import Compression, compress, decompress
+
+MAGIC = 2
+BATCH_HEADER = struct.Struct(">qiibIhiqqqhii")
+HEADER_SIZE = BATCH_HEADER.size  # 61
+LOG_OVERHEAD = 12  # baseOffset + batchLength precede what batchLength counts
+CRC_START = 21  # the CRC covers attributes (offset 21) to the end of the batch
+MIN_BATCH_LENGTH = HEADER_SIZE - LOG_OVERHEAD
+
+COMPRESSION_MASK = 0x07
+TIMESTAMP_TYPE_FLAG = 0x08
+TRANSACTIONAL_FLAG = 0x10
+CONTROL_FLAG = 0x20
+
+NO_PRODUCER_ID = -1
+NO_PRODUCER_EPOCH = -1
+NO_SEQUENCE = -1
+
+BatchHeaderFormat = c.Struct(
+    "base_offset" / c.Int64sb,
+    "batch_length" / c.Int32sb,
+    "partition_leader_epoch" / c.Int32sb,
+    "magic" / c.Int8sb,
+    "crc" / c.Int32ub,
+    "attributes" / c.Int16sb,
+    "last_offset_delta" / c.Int32sb,
+    "base_timestamp" / c.Int64sb,
+    "max_timestamp" / c.Int64sb,
+    "producer_id" / c.Int64sb,
+    "producer_epoch" / c.Int16sb,
+    "base_sequence" / c.Int32sb,
+    "records_count" / c.Int32sb,
+)
+
+
+class BatchHeader(NamedTuple):
+    base_offset: int
+    batch_length: int
+    partition_leader_epoch: int
+    magic: int
+    crc: int
+    attributes: int
+    last_offset_delta: int
+    base_timestamp: int
+    max_timestamp: int
+    producer_id: int
+    producer_epoch: int
+    base_sequence: int
+    records_count: int
+
+    @property
+    def size(self) -> int:
+        return self.batch_length + LOG_OVERHEAD
+
+    @property
+    def last_offset(self) -> int:
+        return self.base_offset + self.last_offset_delta
+
+    @property
+    def compression(self) -> Compression:
+        return Compression(self.attributes & COMPRESSION_MASK)
+
+    @property
+    def is_transactional(self) -> bool:
+        return bool(self.attributes & TRANSACTIONAL_FLAG)
+
+    @property
+    def is_control(self) -> bool:
+        return bool(self.attributes & CONTROL_FLAG)
+
+    @property
+    def last_sequence(self) -> int:
+        return increment_sequence(self.base_sequence, self.last_offset_delta)
+
+
+def increment_sequence(sequence: int, delta: int) -> int:
+    """Sequences wrap from INT32_MAX back to 0 (Kafka's ``incrementSequence``)."""
+    if sequence > 0x7FFFFFFF - delta:
+        return delta - (0x7FFFFFFF - sequence) - 1
+    return sequence + delta
+
+
+def read_header(buf, pos: int = 0) -> BatchHeader:
+    return BatchHeader._make(BATCH_HEADER.unpack_from(buf, pos))
+
+
+def crc_of(buf, start: int, end: int) -> int:
+    return crc32c.crc32c(memoryview(buf)[start + CRC_START:end])
+
+
+def crc_ok(buf, start: int, header: BatchHeader) -> bool:
+    return crc_of(buf, start, start + header.size) == header.crc
+
+
+def iter_headers(buf, pos: int = 0) -> Iterator[tuple[int, BatchHeader]]:
+    """(position, header) of each complete batch in ``buf``; stops at a partial one."""
+    end = len(buf)
+    while pos + HEADER_SIZE <= end:
+        header = read_header(buf, pos)
+        if header.batch_length < MIN_BATCH_LENGTH or pos + header.size > end:
+            return
+        yield pos, header
+        pos += header.size
+
+
+# ----------------------------------------------------------------------------- records
+
+
+@dataclass(slots=True)
+class Record:
+    value: bytes | None
+    key: bytes | None = None
+    headers: list[tuple[str, bytes | None]] = field(default_factory=list)
+    timestamp: int = -1
+    offset: int = -1
+
+
+def _encode_record(out: bytearray, record: Record, offset_delta: int, timestamp_delta: int) -> None:
+    body = bytearray(b"\x00")  # record attributes, unused
+    p.write_varint(body, timestamp_delta)
+    p.write_varint(body, offset_delta)
+    for blob in (record.key, record.value):
+        if blob is None:
+            p.write_varint(body, -1)
+        else:
+            p.write_varint(body, len(blob))
+            body += blob
+    p.write_varint(body, len(record.headers))
+    for name, value in record.headers:
+        encoded = name.encode("utf-8")
+        p.write_varint(body, len(encoded))
+        body += encoded
+        if value is None:
+            p.write_varint(body, -1)
+        else:
+            p.write_varint(body, len(value))
+            body += value
+    p.write_varint(out, len(body))
+    out += body
+
+
+def _read_blob(buf, pos):
+    length, pos = p.read_varint(buf, pos)
+    if length < 0:
+        return None, pos
+    raw, pos = p.take(buf, pos, length)
+    return bytes(raw), pos
+
+
+def _decode_records(buf, count: int, base_offset: int, base_timestamp: int) -> list[Record]:
+    records = []
+    pos = 0
+    for _ in range(count):
+        length, pos = p.read_varint(buf, pos)
+        end = pos + length
+        pos += 1  # attributes
+        timestamp_delta, pos = p.read_varint(buf, pos)
+        offset_delta, pos = p.read_varint(buf, pos)
+        key, pos = _read_blob(buf, pos)
+        value, pos = _read_blob(buf, pos)
+        header_count, pos = p.read_varint(buf, pos)
+        headers = []
+        for _ in range(header_count):
+            name, pos = _read_blob(buf, pos)
+            header_value, pos = _read_blob(buf, pos)
+            headers.append(((name or b"").decode("utf-8"), header_value))
+        if pos != end:
+            raise p.DecodeError("record length does not match its fields")
+        records.append(Record(value, key, headers, base_timestamp + timestamp_delta,
+                              base_offset + offset_delta))
+    return records
+
+
+def encode_batch(records: list[Record], *, base_offset: int = 0,
+                 compression: Compression = Compression.NONE,
+                 producer_id: int = NO_PRODUCER_ID, producer_epoch: int = NO_PRODUCER_EPOCH,
+                 base_sequence: int = NO_SEQUENCE, transactional: bool = False,
+                 control: bool = False, partition_leader_epoch: int = -1) -> bytes:
+    """Build one v2 batch; records with timestamp -1 are stamped with the first one's."""
+    if not records:
+        raise ValueError("a batch holds at least one record")
+    base_timestamp = records[0].timestamp
+    body = bytearray()
+    max_timestamp = base_timestamp
+    for delta, record in enumerate(records):
+        timestamp = record.timestamp if record.timestamp >= 0 else base_timestamp
+        max_timestamp = max(max_timestamp, timestamp)
+        _encode_record(body, record, delta, timestamp - base_timestamp)
+    payload = compress(compression, bytes(body))
+    attributes = int(compression)
+    if transactional:
+        attributes |= TRANSACTIONAL_FLAG
+    if control:
+        attributes |= CONTROL_FLAG
+    batch_length = HEADER_SIZE - LOG_OVERHEAD + len(payload)
+    out = bytearray(BATCH_HEADER.pack(
+        base_offset, batch_length, partition_leader_epoch, MAGIC, 0, attributes, len(records) - 1,
+        base_timestamp, max_timestamp, producer_id, producer_epoch, base_sequence, len(records)))
+    out += payload
+    struct.pack_into(">I", out, 17, crc32c.crc32c(memoryview(out)[CRC_START:]))
+    return bytes(out)
+
+
+def decode_batch(buf, pos: int = 0) -> tuple[BatchHeader, list[Record]]:
+    header = read_header(buf, pos)
+    if header.magic != MAGIC:
+        raise p.DecodeError(f"unsupported magic {header.magic}")
+    end = pos + header.size
+    if end > len(buf):
+        raise p.DecodeError("truncated batch")
+    if not crc_ok(buf, pos, header):
+        raise p.DecodeError("batch CRC mismatch")
+    payload = decompress(header.compression, memoryview(buf)[pos + HEADER_SIZE:end])
+    return header, _decode_records(payload, header.records_count, header.base_offset,
+                                   header.base_timestamp)
+
+
+def decode_batches(buf) -> Iterator[tuple[BatchHeader, list[Record]]]:
+    for pos, _header in iter_headers(buf):
+        yield decode_batch(buf, pos)
+
+
+# ---------------------------------------------------------------------- control records
+
+CONTROL_ABORT = 0
+CONTROL_COMMIT = 1
+_CONTROL_KEY = struct.Struct(">hh")
+_CONTROL_VALUE = struct.Struct(">hi")
+
+
+def encode_control_batch(*, commit: bool, producer_id: int, producer_epoch: int,
+                         coordinator_epoch: int, timestamp: int, base_offset: int = 0) -> bytes:
+    """A transaction marker: one control record keyed by (version 0, ABORT|COMMIT)."""
+    record = Record(key=_CONTROL_KEY.pack(0, CONTROL_COMMIT if commit else CONTROL_ABORT),
+                    value=_CONTROL_VALUE.pack(0, coordinator_epoch), timestamp=timestamp)
+    return encode_batch([record], base_offset=base_offset, producer_id=producer_id,
+                        producer_epoch=producer_epoch, transactional=True, control=True)
+
+
+def decode_control_record(record: Record) -> tuple[int, int]:
+    """(control type, coordinator epoch); larger versions are read by their known prefix."""
+    _version, kind = _CONTROL_KEY.unpack_from(record.key or b"", 0)
+    _version, coordinator_epoch = _CONTROL_VALUE.unpack_from(record.value or b"", 0)
+    return kind, coordinator_epoch

@@ -1,0 +1,390 @@
+"""A small declarative language for Kafka message schemas.
+
+A message is declared once, with Kafka's own version ranges per field
+("3+", "0-12"), nullable ranges, tagged fields and defaults, in the spirit of
+Apache Kafka's JSON message definitions. For every (message, version) the
+declaration is compiled once into plain reader/writer closures, so decoding a
+request is a walk over a precomputed list rather than an interpretation of the
+schema. Field names are Kafka's names in snake_case, which lets the tests check
+every declaration against Kafka's JSON schemas field by field.
+
+Decoded structs are instances of a class generated per struct with
+``__slots__``; a field absent from a version keeps its default.
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import Any, Callable
+
+from . import primitives as p
+
+MAX_VERSION = 0x7FFF
+
+
+def parse_versions(spec: str | None) -> tuple[int, int] | None:
+    """'3+' -> (3, MAX); '0-12' -> (0, 12); '4' -> (4, 4); None/'none' -> None."""
+    if spec is None or spec == "none":
+        return None
+    if spec.endswith("+"):
+        return int(spec[:-1]), MAX_VERSION
+    if "-" in spec:
+        lo, hi = spec.split("-")
+        return int(lo), int(hi)
+    return int(spec), int(spec)
+
+
+def _in(rng: tuple[int, int] | None, version: int) -> bool:
+    return rng is not None and rng[0] <= version <= rng[1]
+
+
+# --------------------------------------------------------------------------- types
+
+
+class Primitive:
+    """A scalar type: fixed width, or length-prefixed (string, bytes, records)."""
+
+    def __init__(self, name: str, default: Any, codec: struct.Struct | None = None):
+        self.name = name
+        self.default = default
+        self.codec = codec
+
+    def reader(self, flexible: bool, nullable: bool) -> Callable:
+        if self.codec is not None:
+            return p.read_fixed(self.codec)
+        if self.name == "uuid":
+            return _read_uuid
+        return _length_prefixed_reader(self.name, flexible, nullable)
+
+    def writer(self, flexible: bool, nullable: bool) -> Callable:
+        if self.codec is not None:
+            if self.name == "bool":
+                pack = self.codec.pack
+                def write_bool(out, value):
+                    out += pack(1 if value else 0)
+                return write_bool
+            return p.write_fixed(self.codec)
+        if self.name == "uuid":
+            return _write_uuid
+        return _length_prefixed_writer(self.name, flexible, nullable)
+
+    def __repr__(self):
+        return self.name
+
+
+def _read_uuid(buf, pos):
+    raw, pos = p.take(buf, pos, 16)
+    return bytes(raw), pos
+
+
+def _write_uuid(out, value):
+    if len(value) != 16:
+        raise ValueError("uuid must be 16 bytes")
+    out += value
+
+
+def _length_prefixed_reader(kind: str, flexible: bool, nullable: bool):
+    if flexible:
+        def read_len(buf, pos):
+            raw, pos = p.read_uvarint(buf, pos)
+            return raw - 1, pos
+    elif kind == "string":
+        read_len = p.read_fixed(p.INT16)
+    else:
+        read_len = p.read_fixed(p.INT32)
+    as_text = kind == "string"
+    as_view = kind == "records"
+
+    def read(buf, pos):
+        length, pos = read_len(buf, pos)
+        if length < 0:
+            if not nullable:
+                raise p.DecodeError(f"null {kind} in a non-nullable field")
+            return None, pos
+        raw, pos = p.take(buf, pos, length)
+        if as_text:
+            try:
+                return str(raw, "utf-8"), pos
+            except UnicodeDecodeError as exc:
+                raise p.DecodeError(f"invalid utf-8: {exc}") from None
+        return (raw if as_view else bytes(raw)), pos
+
+    return read
+
+
+def _length_prefixed_writer(kind: str, flexible: bool, nullable: bool):
+    pack_len = (p.INT16 if kind == "string" else p.INT32).pack
+
+    def write(out, value):
+        if value is None:
+            if not nullable:
+                raise ValueError(f"null {kind} in a non-nullable field")
+            if flexible:
+                out.append(0)
+            else:
+                out += pack_len(-1)
+            return
+        data = value.encode("utf-8") if isinstance(value, str) else value
+        if flexible:
+            p.write_uvarint(out, len(data) + 1)
+        else:
+            out += pack_len(len(data))
+        out += data
+
+    return write
+
+
+INT8 = Primitive("int8", 0, p.INT8)
+INT16 = Primitive("int16", 0, p.INT16)
+UINT16 = Primitive("uint16", 0, p.UINT16)
+INT32 = Primitive("int32", 0, p.INT32)
+INT64 = Primitive("int64", 0, p.INT64)
+FLOAT64 = Primitive("float64", 0.0, p.FLOAT64)
+BOOL = Primitive("bool", False, p.INT8)
+STRING = Primitive("string", "")
+BYTES = Primitive("bytes", b"")
+RECORDS = Primitive("records", None)
+UUID = Primitive("uuid", p.ZERO_UUID)
+
+
+class Array:
+    def __init__(self, element: "Primitive | Struct"):
+        self.element = element
+
+    def __repr__(self):
+        return f"[]{self.element!r}"
+
+
+class Field:
+    """One field of a struct, with Kafka's version ranges."""
+
+    def __init__(self, name: str, type, versions: str = "0+", *, nullable: str | None = None,
+                 tag: int | None = None, tagged: str | None = None, default: Any = None):
+        self.name = name
+        self.type = type
+        self.versions = parse_versions(versions)
+        self.nullable = parse_versions(nullable)
+        self.tag = tag
+        self.tagged = parse_versions(tagged) if tag is not None else None
+        if default is not None:
+            self.default = default
+        elif isinstance(type, Primitive):
+            self.default = type.default
+        else:
+            self.default = None  # arrays are filled with [] per instance, structs stay None
+
+    def present(self, version: int) -> bool:
+        return _in(self.versions, version)
+
+    def is_tagged(self, version: int) -> bool:
+        return _in(self.tagged, version)
+
+    def is_nullable(self, version: int) -> bool:
+        return _in(self.nullable, version)
+
+
+class Struct:
+    """A named list of fields; generates a slotted class for its instances."""
+
+    def __init__(self, name: str, *fields: Field):
+        self.name = name
+        self.fields = fields
+        self.cls = _make_class(name, fields)
+        self._readers: dict[tuple[int, bool], Callable] = {}
+        self._writers: dict[tuple[int, bool], Callable] = {}
+
+    def __call__(self, **values):
+        return self.cls(**values)
+
+    def __repr__(self):
+        return self.name
+
+    # -- compilation ---------------------------------------------------------
+
+    def reader(self, version: int, flexible: bool) -> Callable:
+        key = (version, flexible)
+        compiled = self._readers.get(key)
+        if compiled is None:
+            compiled = self._readers[key] = self._compile_reader(version, flexible)
+        return compiled
+
+    def writer(self, version: int, flexible: bool) -> Callable:
+        key = (version, flexible)
+        compiled = self._writers.get(key)
+        if compiled is None:
+            compiled = self._writers[key] = self._compile_writer(version, flexible)
+        return compiled
+
+    def _compile_reader(self, version: int, flexible: bool) -> Callable:
+        cls = self.cls
+        plain = [(f.name, _field_reader(f, version, flexible))
+                 for f in self.fields if f.present(version) and not f.is_tagged(version)]
+        tagged = {f.tag: (f.name, _field_reader(f, version, flexible))
+                  for f in self.fields if f.present(version) and f.is_tagged(version)}
+
+        def read(buf, pos):
+            obj = cls()
+            for name, read_field in plain:
+                value, pos = read_field(buf, pos)
+                setattr(obj, name, value)
+            if flexible:
+                count, pos = p.read_uvarint(buf, pos)
+                for _ in range(count):
+                    tag, pos = p.read_uvarint(buf, pos)
+                    size, pos = p.read_uvarint(buf, pos)
+                    known = tagged.get(tag)
+                    if known is not None:
+                        value, end = known[1](buf, pos)
+                        if end != pos + size:
+                            raise p.DecodeError(f"tagged field {tag} size mismatch")
+                        setattr(obj, known[0], value)
+                    pos += size  # unknown tags are skipped, as Kafka requires
+                if pos > len(buf):
+                    raise p.DecodeError("truncated tagged fields")
+            return obj, pos
+
+        return read
+
+    def _compile_writer(self, version: int, flexible: bool) -> Callable:
+        plain = [(f.name, _field_writer(f, version, flexible))
+                 for f in self.fields if f.present(version) and not f.is_tagged(version)]
+        tagged = sorted(((f.tag, f.name, f.default, _field_writer(f, version, flexible))
+                         for f in self.fields if f.present(version) and f.is_tagged(version)),
+                        key=lambda item: item[0])
+
+        def write(out, obj):
+            for name, write_field in plain:
+                write_field(out, getattr(obj, name))
+            if flexible:
+                present = [(tag, name, wr) for tag, name, default, wr in tagged
+                           if getattr(obj, name) not in (None, default)]
+                p.write_uvarint(out, len(present))
+                for tag, name, write_field in present:
+                    body = bytearray()
+                    write_field(body, getattr(obj, name))
+                    p.write_uvarint(out, tag)
+                    p.write_uvarint(out, len(body))
+                    out += body
+
+        return write
+
+
+def _field_reader(field: Field, version: int, flexible: bool) -> Callable:
+    nullable = field.is_nullable(version)
+    kind = field.type
+    if isinstance(kind, Primitive):
+        return kind.reader(flexible, nullable)
+    if isinstance(kind, Struct):
+        return kind.reader(version, flexible)
+    element = kind.element
+    read_element = (element.reader(version, flexible) if isinstance(element, Struct)
+                    else element.reader(flexible, False))
+    read_count = None if flexible else p.read_fixed(p.INT32)
+
+    def read_array(buf, pos):
+        if flexible:
+            raw, pos = p.read_uvarint(buf, pos)
+            count = raw - 1
+        else:
+            count, pos = read_count(buf, pos)
+        if count < 0:
+            if not nullable:
+                raise p.DecodeError(f"null array {field.name} in a non-nullable field")
+            return None, pos
+        if count > len(buf) - pos:  # every element takes at least one byte
+            raise p.DecodeError(f"array {field.name} claims {count} elements")
+        items = []
+        append = items.append
+        for _ in range(count):
+            item, pos = read_element(buf, pos)
+            append(item)
+        return items, pos
+
+    return read_array
+
+
+def _field_writer(field: Field, version: int, flexible: bool) -> Callable:
+    nullable = field.is_nullable(version)
+    kind = field.type
+    if isinstance(kind, Primitive):
+        return kind.writer(flexible, nullable)
+    if isinstance(kind, Struct):
+        return kind.writer(version, flexible)
+    element = kind.element
+    write_element = (element.writer(version, flexible) if isinstance(element, Struct)
+                     else element.writer(flexible, False))
+    pack_count = p.INT32.pack
+
+    def write_array(out, items):
+        if items is None:
+            if not nullable:
+                raise ValueError(f"null array {field.name} in a non-nullable field")
+            if flexible:
+                out.append(0)
+            else:
+                out += pack_count(-1)
+            return
+        if flexible:
+            p.write_uvarint(out, len(items) + 1)
+        else:
+            out += pack_count(len(items))
+        for item in items:
+            write_element(out, item)
+
+    return write_array
+
+
+def _make_class(name: str, fields: tuple[Field, ...]):
+    names = tuple(f.name for f in fields)
+    defaults = tuple(f.default for f in fields)
+    arrays = frozenset(f.name for f in fields if isinstance(f.type, Array))
+
+    def __init__(self, **values):
+        for field_name, default in zip(names, defaults):
+            if field_name in values:
+                setattr(self, field_name, values.pop(field_name))
+            elif field_name in arrays and default is None:
+                setattr(self, field_name, [])
+            else:
+                setattr(self, field_name, default)
+        if values:
+            raise TypeError(f"{name} has no field(s) {sorted(values)}")
+
+    def __repr__(self):
+        inner = ", ".join(f"{n}={getattr(self, n)!r}" for n in names)
+        return f"{name}({inner})"
+
+    def __eq__(self, other):
+        return type(other) is type(self) and all(
+            getattr(self, n) == getattr(other, n) for n in names)
+
+    return type(name, (), {"__slots__": names, "__init__": __init__, "__repr__": __repr__,
+                           "__eq__": __eq__, "__hash__": None, "FIELDS": names})
+
+
+class Message(Struct):
+    """A top-level request or response body of one API key."""
+
+    def __init__(self, name: str, api_key: int, versions: str, flexible: str | None, *fields: Field):
+        super().__init__(name, *fields)
+        self.api_key = api_key
+        self.versions = parse_versions(versions)
+        self.flexible = parse_versions(flexible)
+
+    def is_flexible(self, version: int) -> bool:
+        return _in(self.flexible, version)
+
+    def decode(self, version: int, buf, pos: int = 0):
+        """Decode a body that must fill ``buf`` exactly from ``pos``."""
+        obj, end = self.reader(version, self.is_flexible(version))(buf, pos)
+        if end != len(buf):
+            raise p.DecodeError(f"{self.name} v{version}: {len(buf) - end} trailing bytes")
+        return obj
+
+    def encode_into(self, out: bytearray, version: int, obj) -> None:
+        self.writer(version, self.is_flexible(version))(out, obj)
+
+    def encode(self, version: int, obj) -> bytes:
+        out = bytearray()
+        self.encode_into(out, version, obj)
+        return bytes(out)

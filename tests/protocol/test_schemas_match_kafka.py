@@ -1,0 +1,83 @@
+"""Every message declaration matches Apache Kafka's JSON schema, version by version.
+
+kafka-python ships Kafka's message JSON files unchanged; we read them only here,
+as the reference our own declarations are checked against.
+"""
+
+import importlib.resources
+import json
+import re
+
+import pytest
+
+from protocol import messages
+from protocol.schema import Array, Primitive, Struct, parse_versions
+
+
+def _load_kafka_schema(name: str) -> dict:
+    root = importlib.resources.files("kafka.protocol.schemas") / "resources"
+    text = (root / f"{name}.json").read_text()
+    return json.loads(re.sub(r"//.*$", "", text, flags=re.M))
+
+
+def _norm(name: str) -> str:
+    return name.replace("_", "").lower()
+
+
+def _within(spec, version):
+    rng = parse_versions(spec)
+    return rng is not None and rng[0] <= version <= rng[1]
+
+
+def _kafka_flat(fields, common, version, prefix=""):
+    out = []
+    for field in fields:
+        if not _within(field.get("versions"), version):
+            continue
+        path = prefix + _norm(field["name"])
+        kind = field["type"]
+        is_array = kind.startswith("[]")
+        base = kind[2:] if is_array else kind
+        nested = field.get("fields") or common.get(base)
+        tag = field["tag"] if "tag" in field and _within(field.get("taggedVersions"), version) else None
+        type_name = ("[]" if is_array else "") + ("struct" if nested is not None else base)
+        out.append((path, type_name, _within(field.get("nullableVersions"), version), tag))
+        if nested is not None:
+            out.extend(_kafka_flat(nested, common, version, path + "."))
+    return out
+
+
+def _ours_flat(struct: Struct, version, prefix=""):
+    out = []
+    for field in struct.fields:
+        if not field.present(version):
+            continue
+        path = prefix + _norm(field.name)
+        kind = field.type
+        is_array = isinstance(kind, Array)
+        base = kind.element if is_array else kind
+        nested = base if isinstance(base, Struct) else None
+        type_name = ("[]" if is_array else "") + ("struct" if nested else base.name)
+        tag = field.tag if field.is_tagged(version) else None
+        out.append((path, type_name, field.is_nullable(version), tag))
+        if nested is not None:
+            out.extend(_ours_flat(nested, version, path + "."))
+    return out
+
+
+CASES = [(module.REQUEST.api_key, message)
+         for module in messages.BY_KEY.values() for message in (module.REQUEST, module.RESPONSE)]
+
+
+@pytest.mark.parametrize("api_key,message", CASES, ids=[m.name for _, m in CASES])
+def test_declaration_matches_kafka_json(api_key, message):
+    kafka = _load_kafka_schema(message.name)
+    assert kafka["apiKey"] == api_key
+    common = {s["name"]: s["fields"] for s in kafka.get("commonStructs", [])}
+    lo, hi = message.versions
+    kafka_lo, kafka_hi = parse_versions(kafka["validVersions"])
+    assert kafka_lo <= lo and hi <= kafka_hi, "we serve versions Kafka does not define"
+    assert message.flexible == parse_versions(kafka["flexibleVersions"])
+    for version in range(lo, hi + 1):
+        assert _ours_flat(message, version) == _kafka_flat(kafka["fields"], common, version), \
+            f"{message.name} v{version}"
