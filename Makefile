@@ -6,7 +6,7 @@ HOST   ?= 127.0.0.1
 PORT   ?= 9092
 DATA   ?= ./data
 
-.PHONY: run test bench install install-test clean
+.PHONY: run test bench install install-test system-deps clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -18,17 +18,23 @@ $(VENV)/.installed-test: $(VENV)/.installed
 	$(PY) -m pip install --quiet -e '.[test]'
 	touch $@
 
+# kcat (librdkafka 2.0.2) is the old-librdkafka client the compatibility tests drive.
+system-deps:
+	@command -v kcat >/dev/null || { \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq kcat; }
+
 $(VENV)/.installed-bench: $(VENV)/.installed
 	$(PY) -m pip install --quiet -e '.[bench]'
 	touch $@
 
 install: $(VENV)/.installed
-install-test: $(VENV)/.installed-test
+install-test: $(VENV)/.installed-test system-deps
 
 run: $(VENV)/.installed
 	$(PY) -m broker --host $(HOST) --port $(PORT) --data-dir $(DATA)
 
-test: $(VENV)/.installed-test
+test: $(VENV)/.installed-test system-deps
 	$(PY) -m pytest -q
 
 bench: $(VENV)/.installed-bench

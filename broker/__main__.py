@@ -53,7 +53,12 @@ def load_config(args: argparse.Namespace) -> BrokerConfig:
 async def serve(context: BrokerContext, started: float) -> None:
     context.logs.open()
     server = Server(context, Dispatcher(context))
-    await server.start()
+    try:
+        await server.start()
+    except OSError as exc:
+        log.error("cannot listen on %s:%d: %s", context.host, context.port, exc)
+        await context.logs.close()
+        raise SystemExit(1) from None
     context.logs.start_background_jobs()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

@@ -1,0 +1,86 @@
+"""Runs the real broker as a child process for integration and compatibility tests."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+READY = "Weir broker ready on"
+REPO = Path(__file__).resolve().parent.parent
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class BrokerProcess:
+    """``start()`` waits for the ready line; the log is kept for assertions."""
+
+    def __init__(self, data_dir: Path, port: int | None = None, overrides: dict[str, str] | None = None):
+        self.data_dir = Path(data_dir)
+        self.port = port or free_port()
+        self.overrides = dict(overrides or {})
+        self.process: subprocess.Popen | None = None
+        self.lines: list[str] = []
+        self._ready = threading.Event()
+
+    @property
+    def bootstrap(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    def command(self) -> list[str]:
+        cmd = [sys.executable, "-m", "broker", "--host", "127.0.0.1", "--port", str(self.port),
+               "--data-dir", str(self.data_dir)]
+        for name, value in self.overrides.items():
+            cmd += ["--override", f"{name}={value}"]
+        return cmd
+
+    def start(self, timeout: float = 20.0) -> "BrokerProcess":
+        self._ready.clear()
+        self.process = subprocess.Popen(self.command(), cwd=REPO, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                        text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        threading.Thread(target=self._drain, args=(self.process,), daemon=True).start()
+        if not self._ready.wait(timeout):
+            self.kill()
+            raise RuntimeError("broker did not become ready:\n" + "".join(self.lines[-30:]))
+        return self
+
+    def _drain(self, process: subprocess.Popen) -> None:
+        for line in process.stderr:
+            self.lines.append(line)
+            if READY in line:
+                self._ready.set()
+
+    def log_contains(self, text: str) -> bool:
+        return any(text in line for line in self.lines)
+
+    def wait_for_log(self, text: str, timeout: float = 10.0) -> bool:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.log_contains(text):
+                return True
+            time.sleep(0.02)
+        return False
+
+    def kill(self) -> None:
+        """kill -9: no flush, no snapshot, no goodbye."""
+        if self.process and self.process.poll() is None:
+            self.process.send_signal(signal.SIGKILL)
+            self.process.wait(10)
+
+    def stop(self, timeout: float = 15.0) -> int:
+        if self.process and self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            return self.process.wait(timeout)
+        return self.process.returncode if self.process else 0
+
+    def alive(self) -> bool:
+        return self.process is not None and self.process.poll() is None

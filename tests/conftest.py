@@ -1,0 +1,29 @@
+import itertools
+
+import pytest
+
+from tests.broker_process import BrokerProcess
+
+_names = itertools.count()
+
+
+@pytest.fixture
+def broker(tmp_path):
+    """A fresh broker process per test, stopped (or already killed) afterwards."""
+    process = BrokerProcess(tmp_path / "data").start()
+    yield process
+    process.stop()
+
+
+@pytest.fixture(scope="module")
+def shared_broker(tmp_path_factory):
+    """One broker for a module of tests that each use their own topics."""
+    process = BrokerProcess(tmp_path_factory.mktemp("shared") / "data").start()
+    yield process
+    process.stop()
+
+
+@pytest.fixture
+def topic_name(request):
+    base = "".join(ch if ch.isalnum() else "-" for ch in request.node.name)[:80]
+    return f"{base}-{next(_names)}"
