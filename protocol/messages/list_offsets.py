@@ -2,20 +2,24 @@
 
 from ._dsl import INT8, INT16, INT32, INT64, STRING, Array, Field, Message, Struct
 
+RequestPartition = Struct(
+    "ListOffsetsPartition",
+    Field("partition_index", INT32),
+    Field("current_leader_epoch", INT32, "4+", default=-1),
+    Field("timestamp", INT64),
+)
+
+RequestTopic = Struct(
+    "ListOffsetsTopic",
+    Field("name", STRING),
+    Field("partitions", Array(RequestPartition)),
+)
+
 REQUEST = Message(
     "ListOffsetsRequest", 2, "1-7", "6+",
     Field("replica_id", INT32),
     Field("isolation_level", INT8, "2+"),
-    Field("topics", Array(Struct(
-        "ListOffsetsTopic",
-        Field("name", STRING),
-        Field("partitions", Array(Struct(
-            "ListOffsetsPartition",
-            Field("partition_index", INT32),
-            Field("current_leader_epoch", INT32, "4+", default=-1),
-            Field("timestamp", INT64),
-        ))),
-    ))),
+    Field("topics", Array(RequestTopic)),
 )
 
 PartitionResponse = Struct(

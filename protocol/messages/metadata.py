@@ -2,13 +2,15 @@
 
 from ._dsl import BOOL, INT16, INT32, INT32_MIN, STRING, UUID, Array, Field, Message, Struct
 
+RequestTopic = Struct(
+    "MetadataRequestTopic",
+    Field("topic_id", UUID, "10+"),
+    Field("name", STRING, nullable="10+"),
+)
+
 REQUEST = Message(
     "MetadataRequest", 3, "0-12", "9+",
-    Field("topics", Array(Struct(
-        "MetadataRequestTopic",
-        Field("topic_id", UUID, "10+"),
-        Field("name", STRING, nullable="10+"),
-    )), nullable="1+"),
+    Field("topics", Array(RequestTopic), nullable="1+"),
     Field("allow_auto_topic_creation", BOOL, "4+", default=True),
     Field("include_cluster_authorized_operations", BOOL, "8-10"),
     Field("include_topic_authorized_operations", BOOL, "8+"),

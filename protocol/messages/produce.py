@@ -2,20 +2,24 @@
 
 from ._dsl import INT16, INT32, INT64, RECORDS, STRING, Array, Field, Message, Struct
 
+PartitionData = Struct(
+    "PartitionProduceData",
+    Field("index", INT32),
+    Field("records", RECORDS, nullable="0+"),
+)
+
+TopicData = Struct(
+    "TopicProduceData",
+    Field("name", STRING, "0-12"),
+    Field("partition_data", Array(PartitionData)),
+)
+
 REQUEST = Message(
     "ProduceRequest", 0, "3-10", "9+",
     Field("transactional_id", STRING, "3+", nullable="3+"),
     Field("acks", INT16),
     Field("timeout_ms", INT32),
-    Field("topic_data", Array(Struct(
-        "TopicProduceData",
-        Field("name", STRING, "0-12"),
-        Field("partition_data", Array(Struct(
-            "PartitionProduceData",
-            Field("index", INT32),
-            Field("records", RECORDS, nullable="0+"),
-        ))),
-    ))),
+    Field("topic_data", Array(TopicData)),
 )
 
 LeaderIdAndEpoch = Struct(
