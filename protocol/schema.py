@@ -20,6 +20,7 @@ from typing import Any, Callable
 from . import primitives as p
 
 MAX_VERSION = 0x7FFF
+_UNSET = object()  # distinguishes "no default given" from Kafka's explicit null default
 
 
 def parse_versions(spec: str | None) -> tuple[int, int] | None:
@@ -159,14 +160,14 @@ class Field:
     """One field of a struct, with Kafka's version ranges."""
 
     def __init__(self, name: str, type, versions: str = "0+", *, nullable: str | None = None,
-                 tag: int | None = None, tagged: str | None = None, default: Any = None):
+                 tag: int | None = None, tagged: str | None = None, default: Any = _UNSET):
         self.name = name
         self.type = type
         self.versions = parse_versions(versions)
         self.nullable = parse_versions(nullable)
         self.tag = tag
         self.tagged = parse_versions(tagged) if tag is not None else None
-        if default is not None:
+        if default is not _UNSET:
             self.default = default
         elif isinstance(type, Primitive):
             self.default = type.default

@@ -4,7 +4,7 @@ from ._dsl import INT8, INT16, INT32, INT64, RECORDS, STRING, Array, Field, Mess
 
 REQUEST = Message(
     "FetchRequest", 1, "4-12", "12+",
-    Field("cluster_id", STRING, "12+", nullable="12+", tag=0, tagged="12+"),
+    Field("cluster_id", STRING, "12+", nullable="12+", tag=0, tagged="12+", default=None),
     Field("replica_id", INT32, "0-14", default=-1),
     Field("max_wait_ms", INT32),
     Field("min_bytes", INT32),

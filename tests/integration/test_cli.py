@@ -1,0 +1,65 @@
+"""The command line: Kafka config names, clear start-up errors, clean shutdown, docker-compose."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+from broker.__main__ import load_config, parse_args
+from tests.broker_process import REPO, BrokerProcess
+
+
+def run_broker(*args, timeout=20):
+    return subprocess.run([sys.executable, "-m", "broker", *args], cwd=REPO, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def test_unknown_setting_is_a_clear_startup_error(tmp_path):
+    result = run_broker("--data-dir", str(tmp_path), "--override", "log.segmnt.bytes=100")
+    assert result.returncode == 2
+    assert "unknown config 'log.segmnt.bytes'" in result.stderr
+
+
+def test_bad_value_and_bad_properties_file_are_startup_errors(tmp_path):
+    result = run_broker("--data-dir", str(tmp_path), "--override", "num.partitions=zero")
+    assert result.returncode == 2 and "invalid value 'zero' for num.partitions" in result.stderr
+    properties = tmp_path / "server.properties"
+    properties.write_text("# comment\nauto.create.topics.enable = maybe\n")
+    result = run_broker("--data-dir", str(tmp_path), "--config", str(properties))
+    assert result.returncode == 2 and "auto.create.topics.enable" in result.stderr
+
+
+def test_properties_file_and_overrides_combine(tmp_path):
+    properties = tmp_path / "server.properties"
+    properties.write_text("num.partitions=4\nlog.retention.hours=1\n! another comment\n")
+    config = load_config(parse_args(["--config", str(properties), "--override", "num.partitions=6"]))
+    assert config["num.partitions"] == 6
+    assert config.retention_ms == 3_600_000
+    assert config["auto.create.topics.enable"] is True
+
+
+def test_sigterm_shuts_down_cleanly_and_snapshots(tmp_path):
+    broker = BrokerProcess(tmp_path / "data", overrides={"num.partitions": "2"}).start()
+    from confluent_kafka import Producer
+    producer = Producer({"bootstrap.servers": broker.bootstrap, "enable.idempotence": True})
+    producer.produce("auto-created", b"v", partition=1)
+    assert producer.flush(10) == 0
+    assert broker.stop() == 0
+    assert broker.log_contains("stopped cleanly")
+    assert list((tmp_path / "data" / "auto-created-1").glob("*.snapshot"))
+    assert (tmp_path / "data" / "auto-created-0").is_dir(), "num.partitions applies to auto-created topics"
+
+
+def test_docker_compose_runs_the_broker_command_line():
+    compose = yaml.safe_load((REPO / "docker-compose.yml").read_text())
+    service = compose["services"]["weir"]
+    dockerfile = (REPO / "Dockerfile").read_text()
+    assert 'ENTRYPOINT ["python", "-m", "broker"]' in dockerfile
+    args = parse_args([str(a) for a in service["command"]])
+    assert (args.host, args.port, args.data_dir) == ("0.0.0.0", 9092, "/data")
+    load_config(args)  # every override is a valid Kafka setting
+    assert "9092:9092" in service["ports"]
+    volume, mount = service["volumes"][0].split(":")
+    assert mount == args.data_dir and volume in compose["volumes"]
+    assert Path(REPO / "pyproject.toml").exists()
