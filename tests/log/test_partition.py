@@ -1,0 +1,174 @@
+"""Partition log: append, read, roll, retention, recovery from torn tails, producer-state recovery."""
+
+import os
+
+import pytest
+
+from broker.config import BrokerConfig
+from broker.log.partition import Partition
+from protocol import records as rec
+from protocol.errors import Errors, KafkaError
+
+
+def open_partition(path, **overrides):
+    config = BrokerConfig().topic_defaults()
+    config.update(overrides)
+    partition = Partition("t", 0, path, config)
+    partition.open()
+    return partition
+
+
+def append(partition, *values, timestamp=1000, **batch_args):
+    batch = memoryview(rec.encode_batch([rec.Record(v, timestamp=timestamp) for v in values], **batch_args))
+    header = partition.validate_client_batch(batch, 9)
+    return partition.append_client_batch(batch, header, 0).base_offset
+
+
+def read_values(partition, offset=0, max_bytes=10**9, upper_bound=None):
+    data = partition.read(offset, max_bytes, upper_bound).records
+    return [r.value for _h, records in rec.decode_batches(data) for r in records]
+
+
+def test_append_assigns_offsets_and_reads_back(tmp_path):
+    p = open_partition(tmp_path)
+    assert append(p, b"a", b"b") == 0
+    assert append(p, b"c") == 2
+    assert (p.log_end_offset, p.high_watermark) == (3, 3)
+    assert read_values(p) == [b"a", b"b", b"c"]
+    assert read_values(p, 2) == [b"c"]
+    assert read_values(p, 1) == [b"a", b"b", b"c"], "the batch containing the offset is returned whole"
+    assert read_values(p, 3) == []
+    with pytest.raises(KafkaError) as err:
+        p.read(4, 100)
+    assert err.value.error == Errors.OFFSET_OUT_OF_RANGE
+
+
+def test_read_returns_at_least_one_batch_and_respects_bounds(tmp_path):
+    p = open_partition(tmp_path)
+    for i in range(5):
+        append(p, bytes([i]) * 500)
+    assert len(read_values(p, 0, max_bytes=10)) == 1, "KIP-74: one batch even past max_bytes"
+    assert len(read_values(p, 0, max_bytes=1200)) == 2
+    assert read_values(p, 0, upper_bound=3) == [bytes([i]) * 500 for i in range(3)]
+
+
+def test_rolls_segments_by_size_and_reads_across_them(tmp_path):
+    p = open_partition(tmp_path, **{"segment.bytes": 1000})
+    for i in range(30):
+        append(p, b"%03d" % i * 50)
+    assert len(p.segments) > 5
+    assert [s.base_offset for s in p.segments] == sorted(s.base_offset for s in p.segments)
+    collected, offset = [], 0
+    while offset < p.log_end_offset:
+        values = read_values(p, offset, max_bytes=1)
+        collected += values
+        offset += len(values)
+    assert collected == [b"%03d" % i * 50 for i in range(30)]
+    p.close()
+    reopened = open_partition(tmp_path, **{"segment.bytes": 1000})
+    assert reopened.log_end_offset == 30 and read_values(reopened, 29) == [b"029" * 50]
+
+
+def test_retention_by_size_and_by_time(tmp_path):
+    p = open_partition(tmp_path / "size", **{"segment.bytes": 500, "retention.bytes": 1500})
+    for i in range(40):
+        append(p, b"x" * 100)
+    assert p.apply_retention(now_ms=0) > 0
+    assert p.size_bytes - p.segments[0].size < 1500
+    assert p.log_start_offset == p.segments[0].base_offset > 0
+    with pytest.raises(KafkaError):
+        p.read(0, 100)
+    assert read_values(p, p.log_start_offset)[0] == b"x" * 100
+
+    q = open_partition(tmp_path / "time", **{"segment.bytes": 300, "retention.ms": 60_000})
+    for i in range(10):
+        append(q, b"y" * 100, timestamp=1_000 + i)
+    append(q, b"new", timestamp=500_000)
+    segments = len(q.segments)
+    assert q.apply_retention(now_ms=50_000) == 0, "nothing is a minute old yet"
+    assert q.apply_retention(now_ms=200_000) == segments - 1, "every sealed segment is past retention"
+    assert len(q.segments) == 1, "the active segment is never deleted"
+    assert read_values(q, q.log_start_offset)[-1] == b"new"
+
+
+def test_recovery_truncates_torn_tail_and_corrupt_batches(tmp_path):
+    p = open_partition(tmp_path)
+    for i in range(10):
+        append(p, b"v%d" % i)
+    size = p.active.size
+    log_path = p.active.log_path
+    p.close()
+    with open(log_path, "ab") as handle:
+        handle.write(rec.encode_batch([rec.Record(b"z" * 100)])[:70])
+    assert open_partition(tmp_path).log_end_offset == 10
+    assert os.path.getsize(log_path) == size
+
+    with open(log_path, "r+b") as handle:  # flip a byte inside the last batch: CRC mismatch
+        handle.seek(size - 2)
+        byte = handle.read(1)
+        handle.seek(size - 2)
+        handle.write(bytes([byte[0] ^ 0xFF]))
+    recovered = open_partition(tmp_path)
+    assert recovered.log_end_offset == 9
+    assert read_values(recovered) == [b"v%d" % i for i in range(9)]
+    assert append(recovered, b"after") == 9
+
+
+def test_missing_or_torn_indexes_are_rebuilt(tmp_path):
+    p = open_partition(tmp_path, **{"segment.bytes": 2000, "index.interval.bytes": 100})
+    for i in range(50):
+        append(p, b"%02d" % i * 20, timestamp=10_000 + i)
+    p.close()
+    indexes = sorted(tmp_path.glob("*.index"))
+    indexes[0].write_bytes(b"\x00\x01")
+    indexes[1].unlink()
+    reopened = open_partition(tmp_path, **{"segment.bytes": 2000, "index.interval.bytes": 100})
+    for offset in (0, 17, 33, 49):
+        assert read_values(reopened, offset, max_bytes=1) == [b"%02d" % offset * 20]
+    assert reopened.offset_for_timestamp(10_025) == (25, 10_025)
+    assert reopened.offset_for_timestamp(99_999) is None
+
+
+def test_producer_state_survives_restart_with_and_without_snapshot(tmp_path):
+    p = open_partition(tmp_path, **{"segment.bytes": 400})
+    for seq in range(0, 20, 2):
+        append(p, b"a" * 40, b"b" * 40, producer_id=5, producer_epoch=0, base_sequence=seq)
+    duplicate = memoryview(rec.encode_batch([rec.Record(b"a" * 40), rec.Record(b"b" * 40)], producer_id=5,
+                                            producer_epoch=0, base_sequence=18))
+    expected_offset = p.append_client_batch(duplicate, rec.read_header(duplicate), 0).base_offset
+    assert expected_offset == 18 and p.log_end_offset == 20
+    for snapshot in list(tmp_path.glob("*.snapshot"))[::2]:
+        snapshot.unlink()  # replay must fill the gap from whatever snapshot is left (or none)
+    reopened = open_partition(tmp_path, **{"segment.bytes": 400})
+    assert reopened.append_client_batch(duplicate, rec.read_header(duplicate), 0).base_offset == 18
+    gap = memoryview(rec.encode_batch([rec.Record(b"c")], producer_id=5, producer_epoch=0, base_sequence=30))
+    with pytest.raises(KafkaError) as err:
+        reopened.append_client_batch(gap, rec.read_header(gap), 0)
+    assert err.value.error == Errors.OUT_OF_ORDER_SEQUENCE_NUMBER
+
+
+@pytest.mark.parametrize("mutate,error", [
+    (lambda b: b[:30], Errors.CORRUPT_MESSAGE),
+    (lambda b: b + rec.encode_batch([rec.Record(b"two")]), Errors.INVALID_RECORD),
+    (lambda b: b[:16] + b"\x01" + b[17:], Errors.INVALID_RECORD),
+    (lambda b: b[:-1] + bytes([b[-1] ^ 1]), Errors.CORRUPT_MESSAGE),
+])
+def test_client_batch_validation(tmp_path, mutate, error):
+    p = open_partition(tmp_path)
+    with pytest.raises(KafkaError) as err:
+        p.validate_client_batch(memoryview(mutate(rec.encode_batch([rec.Record(b"v")]))), 9)
+    assert err.value.error == error
+
+
+def test_control_batches_from_clients_and_zstd_below_v7_are_refused(tmp_path):
+    p = open_partition(tmp_path)
+    marker = rec.encode_control_batch(commit=True, producer_id=1, producer_epoch=0, coordinator_epoch=0,
+                                      timestamp=0)
+    with pytest.raises(KafkaError) as err:
+        p.validate_client_batch(memoryview(marker), 9)
+    assert err.value.error == Errors.INVALID_RECORD
+    zstd = rec.encode_batch([rec.Record(b"v")], compression=rec.Compression.ZSTD)
+    with pytest.raises(KafkaError) as err:
+        p.validate_client_batch(memoryview(zstd), 6)
+    assert err.value.error == Errors.UNSUPPORTED_COMPRESSION_TYPE
+    assert p.validate_client_batch(memoryview(zstd), 7).records_count == 1
