@@ -73,7 +73,7 @@ class Dispatcher:
             raise ClosingError(f"{ApiKey(header.api_key).name} v{header.api_version} is not supported "
                                f"(served: v{handler.min_version}-{handler.max_version})")
         module = BY_KEY[header.api_key]
-        body = module.REQUEST.decode(header.api_version, request.body)
+        body = module.REQUEST.decode(header.api_version, request.body, exact=False)
         result = handler.fn(self.context, header, body)
         if handler.is_async:
             result = await result

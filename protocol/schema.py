@@ -375,10 +375,15 @@ class Message(Struct):
     def is_flexible(self, version: int) -> bool:
         return _in(self.flexible, version)
 
-    def decode(self, version: int, buf, pos: int = 0):
-        """Decode a body that must fill ``buf`` exactly from ``pos``."""
+    def decode(self, version: int, buf, pos: int = 0, *, exact: bool = True):
+        """Decode a body from ``pos``; with ``exact`` it must fill ``buf`` to the end.
+
+        Apache Kafka ignores bytes after a request body, and librdkafka 2.16's
+        admin Metadata v12 "all topics" request does carry three, so the broker
+        decodes requests with ``exact=False``.
+        """
         obj, end = self.reader(version, self.is_flexible(version))(buf, pos)
-        if end != len(buf):
+        if exact and end != len(buf):
             raise p.DecodeError(f"{self.name} v{version}: {len(buf) - end} trailing bytes")
         return obj
 

@@ -78,6 +78,13 @@ def test_large_batches(shared_broker, topic_name):
     assert got == acked and len(got) == 200
 
 
+def test_admin_lists_topics(shared_broker, topic_name):
+    create_topic(shared_broker.bootstrap, topic_name, 2)
+    metadata = AdminClient({"bootstrap.servers": shared_broker.bootstrap}).list_topics(timeout=10)
+    assert len(metadata.topics[topic_name].partitions) == 2
+    assert metadata.brokers[0].port == shared_broker.port
+
+
 def test_oversize_message_is_refused_with_message_too_large(shared_broker, topic_name):
     create_topic(shared_broker.bootstrap, topic_name, 1)
     errors = []

