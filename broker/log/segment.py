@@ -51,19 +51,26 @@ class Segment:
 
     # ---------------------------------------------------------------- writing
 
-    def append(self, base_offset: int, last_offset: int, max_timestamp: int, chunks, size: int) -> int:
-        """Write one batch (given as buffers) at the end; return its position."""
+    def write(self, chunks, size: int) -> int:
+        """Write one batch (given as buffers) at the end of the file; return its position.
+
+        Pure I/O, safe to run in a worker thread: it changes no state the event
+        loop reads. ``commit`` then makes the batch visible.
+        """
         position = self.size
         written = os.pwritev(self._fd, chunks, position)
         if written != size:
             # A short write leaves a torn batch; cut it so the file stays a sequence of batches.
             os.ftruncate(self._fd, position)
             raise OSError(f"short write to {self.log_path}: {written} of {size} bytes")
+        return position
+
+    def commit(self, base_offset: int, last_offset: int, max_timestamp: int, position: int, size: int) -> None:
+        """Account for a batch ``write`` put at ``position``: size, offsets, indexes."""
         self.size = position + size
         self.next_offset = last_offset + 1
         self.unflushed = True
         self._index_batch(base_offset, max_timestamp, position, size)
-        return position
 
     def _index_batch(self, base_offset: int, max_timestamp: int, position: int, size: int) -> None:
         self.last_batch_offset = base_offset

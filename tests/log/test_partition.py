@@ -1,5 +1,6 @@
 """Partition log: append, read, roll, retention, recovery from torn tails, producer-state recovery."""
 
+import asyncio
 import os
 
 import pytest
@@ -21,7 +22,12 @@ def open_partition(path, **overrides):
 def append(partition, *values, timestamp=1000, **batch_args):
     batch = memoryview(rec.encode_batch([rec.Record(v, timestamp=timestamp) for v in values], **batch_args))
     header = partition.validate_client_batch(batch, 9)
-    return partition.append_client_batch(batch, header, 0).base_offset
+    return submit(partition, batch, header).base_offset
+
+
+def submit(partition, batch, header=None):
+    batch = memoryview(batch)
+    return asyncio.run(partition.append_client_batch(batch, header or rec.read_header(batch), 0))
 
 
 def read_values(partition, offset=0, max_bytes=10**9, upper_bound=None):
@@ -135,15 +141,15 @@ def test_producer_state_survives_restart_with_and_without_snapshot(tmp_path):
         append(p, b"a" * 40, b"b" * 40, producer_id=5, producer_epoch=0, base_sequence=seq)
     duplicate = memoryview(rec.encode_batch([rec.Record(b"a" * 40), rec.Record(b"b" * 40)], producer_id=5,
                                             producer_epoch=0, base_sequence=18))
-    expected_offset = p.append_client_batch(duplicate, rec.read_header(duplicate), 0).base_offset
+    expected_offset = submit(p, duplicate).base_offset
     assert expected_offset == 18 and p.log_end_offset == 20
     for snapshot in list(tmp_path.glob("*.snapshot"))[::2]:
         snapshot.unlink()  # replay must fill the gap from whatever snapshot is left (or none)
     reopened = open_partition(tmp_path, **{"segment.bytes": 400})
-    assert reopened.append_client_batch(duplicate, rec.read_header(duplicate), 0).base_offset == 18
+    assert submit(reopened, duplicate).base_offset == 18
     gap = memoryview(rec.encode_batch([rec.Record(b"c")], producer_id=5, producer_epoch=0, base_sequence=30))
     with pytest.raises(KafkaError) as err:
-        reopened.append_client_batch(gap, rec.read_header(gap), 0)
+        submit(reopened, gap)
     assert err.value.error == Errors.OUT_OF_ORDER_SEQUENCE_NUMBER
 
 
@@ -172,3 +178,16 @@ def test_control_batches_from_clients_and_zstd_below_v7_are_refused(tmp_path):
         p.validate_client_batch(memoryview(zstd), 6)
     assert err.value.error == Errors.UNSUPPORTED_COMPRESSION_TYPE
     assert p.validate_client_batch(memoryview(zstd), 7).records_count == 1
+
+
+async def test_large_batches_written_off_the_loop_stay_ordered(tmp_path):
+    from broker.log.partition import OFFLOAD_WRITE_BYTES
+    p = open_partition(tmp_path)
+    big = [rec.encode_batch([rec.Record(bytes([i]) * OFFLOAD_WRITE_BYTES)]) for i in range(4)]
+    small = rec.encode_batch([rec.Record(b"small")])
+    batches = [big[0], small, big[1], big[2], small, big[3]]
+    results = await asyncio.gather(*(p.append_client_batch(memoryview(b), rec.read_header(b), 0) for b in batches))
+    assert [r.base_offset for r in results] == list(range(6))
+    values = read_values(p)
+    assert [v[:1] for v in values] == [b"\x00", b"s", b"\x01", b"\x02", b"s", b"\x03"]
+    assert p.high_watermark == 6
