@@ -43,7 +43,7 @@ async def _produce_one(logs, topic, partition_data, acks, version, now_ms):
             raise KafkaError(Errors.INVALID_RECORD, "produce request without records")
         batch_header = partition.validate_client_batch(batch, version)
         result = await partition.append_client_batch(batch, batch_header, now_ms)
-        logs.maybe_flush(partition)
+        await logs.maybe_flush(partition)
     except KafkaError as exc:
         answer.error_code = exc.code
         answer.error_message = exc.message

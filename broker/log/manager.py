@@ -28,6 +28,8 @@ from .partition import Partition
 
 log = logging.getLogger(__name__)
 
+_fsync_in_thread = aiofiles.os.wrap(lambda segment: segment.fsync())  # fsync off the event loop
+
 METADATA_FILE = "partition.metadata"
 MAX_TOPIC_NAME = 249
 _LEGAL_TOPIC = re.compile(r"^[a-zA-Z0-9._-]+$")
@@ -94,9 +96,9 @@ class LogManager:
                  sum(len(t.partitions) for t in self.topics.values()), self.data_dir)
 
     def start_background_jobs(self) -> None:
-        self._tasks.append(asyncio.get_running_loop().create_task(self._retention_loop()))
-        if self.config.flush_interval_ms is not None:
-            self._tasks.append(asyncio.get_running_loop().create_task(self._flush_loop()))
+        loop = asyncio.get_running_loop()
+        self._tasks.append(loop.create_task(self._retention_loop()))
+        self._tasks.append(loop.create_task(self._flush_loop()))  # flush.ms may be set per topic
 
     async def close(self) -> None:
         for task in self._tasks:
@@ -162,20 +164,27 @@ class LogManager:
 
     # ------------------------------------------------------------------ background jobs
 
-    def maybe_flush(self, partition: Partition) -> None:
+    async def maybe_flush(self, partition: Partition) -> None:
         """Message-count flush policy (log.flush.interval.messages / flush.messages)."""
         if partition.unflushed_messages >= partition.config["flush.messages"]:
-            partition.flush()
+            await self._fsync(partition.take_unflushed(self.clock.now_ms()))
 
     async def _flush_loop(self) -> None:
+        """Time-based flush policy: fsync a partition whose last flush is older than its
+        flush.ms (log.flush.interval.ms by default), checked every log.flush.scheduler.interval.ms."""
         interval = self.config["log.flush.scheduler.interval.ms"] / 1000
-        flush_after = self.config.flush_interval_ms / 1000
-        fsync = aiofiles.os.wrap(lambda partition: partition.flush())
         while True:
-            await self.clock.sleep(min(interval, max(flush_after, 0.001)))
+            await self.clock.sleep(interval)
+            now = self.clock.now_ms()
             for partition in list(self.all_partitions()):
-                if partition.unflushed_messages:
-                    await fsync(partition)
+                flush_ms = partition.config["flush.ms"]
+                if flush_ms is not None and now - partition.last_flush_ms >= flush_ms:
+                    await self._fsync(partition.take_unflushed(now))
+
+    @staticmethod
+    async def _fsync(segments) -> None:
+        for segment in segments:
+            await _fsync_in_thread(segment)
 
     async def _retention_loop(self) -> None:
         interval = self.config["log.retention.check.interval.ms"] / 1000

@@ -59,6 +59,7 @@ class Partition:
         self._waiters: list[asyncio.Future] = []
         self._append_lock = asyncio.Lock()  # one append at a time: offsets and producer state stay ordered
         self.unflushed_messages = 0
+        self.last_flush_ms = 0
 
     # ------------------------------------------------------------------ offsets
 
@@ -197,6 +198,16 @@ class Partition:
         for segment in self.segments:
             segment.flush()
         self.unflushed_messages = 0
+
+    def take_unflushed(self, now_ms: int) -> list[Segment]:
+        """Segments written since the last flush; their flags are cleared here, on the loop,
+        so the caller can fsync them from a worker thread."""
+        dirty = [segment for segment in self.segments if segment.unflushed]
+        for segment in dirty:
+            segment.unflushed = False
+        self.unflushed_messages = 0
+        self.last_flush_ms = now_ms
+        return dirty
 
     # ------------------------------------------------------------------ reading
 

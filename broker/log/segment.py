@@ -97,10 +97,14 @@ class Segment:
 
     def flush(self) -> None:
         if self.unflushed:
-            os.fsync(self._fd)
-            self.offset_index.flush()
-            self.time_index.flush()
             self.unflushed = False
+            self.fsync()
+
+    def fsync(self) -> None:
+        """Pure I/O (safe in a worker thread): push this segment's files to the disk."""
+        os.fsync(self._fd)
+        self.offset_index.flush()
+        self.time_index.flush()
 
     # ---------------------------------------------------------------- reading
 

@@ -191,3 +191,48 @@ async def test_large_batches_written_off_the_loop_stay_ordered(tmp_path):
     values = read_values(p)
     assert [v[:1] for v in values] == [b"\x00", b"s", b"\x01", b"\x02", b"s", b"\x03"]
     assert p.high_watermark == 6
+
+
+async def test_message_count_flush_policy_fsyncs_after_n_messages(tmp_path):
+    from broker.clock import ManualClock
+    from broker.log.manager import LogManager
+    manager = LogManager(tmp_path, BrokerConfig({"log.flush.interval.messages": "3"}), ManualClock())
+    manager.open()
+    p = manager.create_topic("flushed", 1).partitions[0]
+    for expected_dirty in (True, True, False):
+        batch = rec.encode_batch([rec.Record(b"v")])
+        await p.append_client_batch(memoryview(batch), rec.read_header(batch), 0)
+        await manager.maybe_flush(p)
+        assert p.active.unflushed is expected_dirty
+    await manager.close()
+
+
+async def test_time_flush_policy_follows_flush_ms_on_the_clock(tmp_path):
+    from broker.clock import ManualClock
+    from broker.log.manager import LogManager
+    clock = ManualClock()
+    config = BrokerConfig({"log.flush.interval.ms": "1000", "log.flush.scheduler.interval.ms": "100"})
+    manager = LogManager(tmp_path, config, clock)
+    manager.open()
+    p = manager.create_topic("timed", 1).partitions[0]
+    p.last_flush_ms = clock.now_ms()
+    manager.start_background_jobs()
+    batch = rec.encode_batch([rec.Record(b"v")])
+    await p.append_client_batch(memoryview(batch), rec.read_header(batch), 0)
+
+    async def settle():
+        for _ in range(20):
+            await asyncio.sleep(0)
+
+    for _ in range(5):  # 500 ms: younger than flush.ms, stays in the page cache
+        clock.advance(100)
+        await settle()
+    assert p.active.unflushed
+    for _ in range(6):
+        clock.advance(100)
+        await settle()
+    deadline = asyncio.get_running_loop().time() + 5
+    while p.active.unflushed and asyncio.get_running_loop().time() < deadline:
+        await asyncio.sleep(0.01)
+    assert not p.active.unflushed
+    await manager.close()
