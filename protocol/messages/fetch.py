@@ -2,6 +2,22 @@
 
 from ._dsl import INT8, INT16, INT32, INT64, RECORDS, STRING, Array, Field, Message, Struct
 
+FetchPartition = Struct(
+    "FetchPartition",
+    Field("partition", INT32),
+    Field("current_leader_epoch", INT32, "9+", default=-1),
+    Field("fetch_offset", INT64),
+    Field("last_fetched_epoch", INT32, "12+", default=-1),
+    Field("log_start_offset", INT64, "5+", default=-1),
+    Field("partition_max_bytes", INT32),
+)
+
+FetchTopic = Struct(
+    "FetchTopic",
+    Field("topic", STRING, "0-12"),
+    Field("partitions", Array(FetchPartition)),
+)
+
 REQUEST = Message(
     "FetchRequest", 1, "4-12", "12+",
     Field("cluster_id", STRING, "12+", nullable="12+", tag=0, tagged="12+", default=None),
@@ -12,19 +28,7 @@ REQUEST = Message(
     Field("isolation_level", INT8, "4+"),
     Field("session_id", INT32, "7+"),
     Field("session_epoch", INT32, "7+", default=-1),
-    Field("topics", Array(Struct(
-        "FetchTopic",
-        Field("topic", STRING, "0-12"),
-        Field("partitions", Array(Struct(
-            "FetchPartition",
-            Field("partition", INT32),
-            Field("current_leader_epoch", INT32, "9+", default=-1),
-            Field("fetch_offset", INT64),
-            Field("last_fetched_epoch", INT32, "12+", default=-1),
-            Field("log_start_offset", INT64, "5+", default=-1),
-            Field("partition_max_bytes", INT32),
-        ))),
-    ))),
+    Field("topics", Array(FetchTopic)),
     Field("forgotten_topics_data", Array(Struct(
         "ForgottenTopic",
         Field("topic", STRING, "7-12"),
