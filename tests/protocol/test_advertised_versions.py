@@ -1,0 +1,36 @@
+"""The ApiVersions answer is the table PROTOCOL.md 2.2/2.3 recommends for our four client families."""
+
+from broker import handlers  # noqa: F401
+from broker.dispatcher import advertised_versions
+
+EXPECTED = {
+    0: (0, 10),   # Produce: min 0 keeps old librdkafka's compression on (KAFKA-18659); v0-2 are refused
+    1: (4, 12),   # Fetch: v13+ switches librdkafka to topic ids
+    2: (1, 7),    # ListOffsets
+    3: (0, 12),   # Metadata
+    10: (0, 4),   # FindCoordinator (v4 batched)
+    18: (0, 4),   # ApiVersions
+    19: (2, 4),   # CreateTopics
+    20: (1, 4),   # DeleteTopics
+    22: (0, 4),   # InitProducerId: aiokafka sends only v0
+    23: (2, 4),   # OffsetForLeaderEpoch: librdkafka sends exactly v2
+    32: (1, 2),   # DescribeConfigs
+}
+
+
+def test_advertised_ranges():
+    assert {key: (lo, hi) for key, lo, hi in advertised_versions()} == EXPECTED
+
+
+def test_old_librdkafka_feature_probes_fall_inside_the_ranges():
+    ranges = {key: (lo, hi) for key, lo, hi in advertised_versions()}
+
+    def inside(key, version):
+        return ranges[key][0] <= version <= ranges[key][1]
+
+    assert inside(0, 3) and inside(1, 4), "MsgVer2"
+    assert inside(0, 0), "gzip/snappy/lz4 probe Produce 0..0"
+    assert inside(0, 7) and inside(1, 10), "ZSTD"
+    assert inside(2, 1), "OffsetTime"
+    assert inside(22, 0), "IdempotentProducer"
+    assert inside(10, 0), "LZ4 / BrokerGroupCoordinator"
