@@ -41,6 +41,15 @@ def _str(text: str) -> str:
     return text.strip()
 
 
+def _one_of(*allowed: str, why: str) -> Callable[[str], str]:
+    def parse(text: str) -> str:
+        value = text.strip()
+        if value not in allowed:
+            raise ValueError(f"Weir supports only {', '.join(allowed)} ({why})")
+        return value
+    return parse
+
+
 @dataclass(frozen=True)
 class Setting:
     parse: Callable[[str], Any]
@@ -83,10 +92,15 @@ TOPIC_SETTINGS: dict[str, tuple[str | None, Callable[[str], Any]]] = {
     "max.message.bytes": ("message.max.bytes", _int(0)),
     "flush.messages": ("log.flush.interval.messages", _int(1)),
     "flush.ms": ("log.flush.interval.ms", _int(0)),
-    "cleanup.policy": (None, _str),
-    "compression.type": (None, _str),
-    "min.insync.replicas": (None, _int(1)),
-    "message.timestamp.type": (None, _str),
+    # Deviation: compaction is not implemented; a compacted topic keeps every record and is
+    # subject to time/size retention like a "delete" topic. Accepted because clients
+    # (Connect, schema registries) create compacted topics and work correctly without it.
+    "cleanup.policy": (None, _one_of("delete", "compact", "compact,delete", "delete,compact",
+                                     why="compaction itself is not implemented")),
+    # Batches are stored as produced; recompressing or restamping them is not implemented.
+    "compression.type": (None, _one_of("producer", why="batches are stored as the producer compressed them")),
+    "min.insync.replicas": (None, _int(1, 1)),
+    "message.timestamp.type": (None, _one_of("CreateTime", why="LogAppendTime restamping is not implemented")),
     "unclean.leader.election.enable": (None, _bool),
 }
 

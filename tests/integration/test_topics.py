@@ -28,6 +28,8 @@ def test_create_topics_validation(shared_broker, topic_name):
         topic_name + "-rf": KafkaError.INVALID_REPLICATION_FACTOR}
     assert create(admin, NewTopic(topic_name + "-cfg", 1, 1, config={"no.such.config": "1"})) == {
         topic_name + "-cfg": KafkaError.INVALID_CONFIG}
+    assert create(admin, NewTopic(topic_name + "-lat", 1, 1, config={"message.timestamp.type": "LogAppendTime"})) == {
+        topic_name + "-lat": KafkaError.INVALID_CONFIG}, "unimplemented settings are refused, not ignored"
     assert create(admin, NewTopic(topic_name + "-dry", 1, 1), validate_only=True) == {topic_name + "-dry": None}
     assert topic_name + "-dry" not in admin.list_topics(timeout=10).topics
 
