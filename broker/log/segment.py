@@ -19,7 +19,8 @@ from .index import OffsetIndex, TimeIndex
 
 log = logging.getLogger(__name__)
 
-SCAN_CHUNK = 1024 * 1024
+SCAN_CHUNK = 1024 * 1024  # recovery reads whole batches to check CRCs
+LOOKUP_CHUNK = 16 * 1024  # an offset lookup walks headers from an index entry a few KiB back
 
 
 def segment_name(base_offset: int) -> str:
@@ -111,15 +112,16 @@ class Segment:
     def read(self, position: int, length: int) -> bytes:
         return os.pread(self._fd, length, position)
 
-    def scan(self, position: int = 0, *, verify: bool = False) -> Iterator[ScannedBatch]:
+    def scan(self, position: int = 0, *, verify: bool = False, chunk_size: int = SCAN_CHUNK) -> Iterator[ScannedBatch]:
         """Walk batch headers from ``position`` to the end of the file.
 
         Stops at the first batch that is incomplete, has a bad length or magic,
         or (with ``verify``) fails its CRC: that is where a torn tail starts.
+        Without ``verify`` a batch's body is never read, only jumped over.
         """
         end = self.size
         while position + rec.HEADER_SIZE <= end:
-            chunk = os.pread(self._fd, min(SCAN_CHUNK, end - position), position)
+            chunk = os.pread(self._fd, min(chunk_size, end - position), position)
             offset = 0
             while offset + rec.HEADER_SIZE <= len(chunk):
                 header = rec.read_header(chunk, offset)
@@ -128,7 +130,11 @@ class Segment:
                 if position + offset + header.size > end:
                     return
                 if offset + header.size > len(chunk):
-                    if offset == 0:  # one batch larger than the chunk: read it alone
+                    if not verify:  # the header is all we need: jump past the body
+                        yield ScannedBatch(position + offset, header)
+                        offset += header.size
+                        break
+                    if offset == 0:  # one batch larger than the chunk: read it alone to check it
                         chunk = os.pread(self._fd, header.size, position)
                         continue
                     break
@@ -141,7 +147,7 @@ class Segment:
     def position_of(self, offset: int) -> tuple[int, rec.BatchHeader] | None:
         """Position and header of the first batch whose last offset is >= ``offset``."""
         start = self.offset_index.floor(offset)
-        for batch in self.scan(start or 0):
+        for batch in self.scan(start or 0, chunk_size=LOOKUP_CHUNK):
             if batch.header.last_offset >= offset:
                 return batch.position, batch.header
         return None
@@ -149,7 +155,7 @@ class Segment:
     def first_batch_at_or_after_time(self, timestamp: int) -> rec.BatchHeader | None:
         start_offset = self.time_index.floor_before(timestamp)
         start = self.offset_index.floor(start_offset) if start_offset is not None else 0
-        for batch in self.scan(start or 0):
+        for batch in self.scan(start or 0, chunk_size=LOOKUP_CHUNK):
             if batch.header.max_timestamp >= timestamp:
                 return batch.header
         return None

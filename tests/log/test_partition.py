@@ -236,3 +236,15 @@ async def test_time_flush_policy_follows_flush_ms_on_the_clock(tmp_path):
         await asyncio.sleep(0.01)
     assert not p.active.unflushed
     await manager.close()
+
+
+def test_lookups_jump_over_batches_larger_than_the_scan_chunk(tmp_path):
+    from broker.log.segment import LOOKUP_CHUNK
+    p = open_partition(tmp_path, **{"index.interval.bytes": 10**9})  # one index entry: lookups must walk
+    sizes = [LOOKUP_CHUNK * 3, 10, LOOKUP_CHUNK * 2, 10, 10]
+    for i, size in enumerate(sizes):
+        append(p, bytes([i]) * size)
+    for offset, size in enumerate(sizes):
+        assert read_values(p, offset, max_bytes=1) == [bytes([offset]) * size]
+    p.close()
+    assert open_partition(tmp_path).log_end_offset == 5, "recovery still verifies every big batch"
