@@ -14,33 +14,56 @@ class FrameError(p.DecodeError):
 
 
 class FrameReader:
+    """Cuts a byte stream into frames with as few copies as the stream allows.
+
+    A frame that arrives inside one ``feed`` is returned as a zero-copy view of
+    that data; one spread over several is joined once. Pieces are kept as they
+    arrive, so memory grows only with bytes actually received.
+    """
+
     def __init__(self, max_frame_size: int):
         self.max_frame_size = max_frame_size
-        self._buffer = bytearray()
+        self._head = b""  # a length prefix split across feeds
+        self._parts: list = []  # pieces of the frame being assembled
+        self._have = 0
         self._need = -1  # size of the frame being assembled, -1 while reading its length
 
     @property
     def buffered(self) -> int:
-        return len(self._buffer)
+        return len(self._head) + self._have
 
-    def feed(self, data) -> list[bytes]:
-        """Add received bytes; return every frame they complete, in order."""
-        buffer = self._buffer
-        buffer += data
+    def feed(self, data) -> list:
+        """Add received bytes; return every frame they complete (bytes-like), in order."""
+        view = memoryview(data)
+        pos, end = 0, len(view)
         frames = []
         while True:
             if self._need < 0:
-                if len(buffer) < 4:
+                missing = 4 - len(self._head)
+                if end - pos < missing:
+                    self._head += bytes(view[pos:end])
                     return frames
-                size = p.INT32.unpack_from(buffer, 0)[0]
+                head = self._head + bytes(view[pos:pos + missing]) if self._head else view[pos:pos + 4]
+                pos += missing
+                self._head = b""
+                size = p.INT32.unpack(head)[0]
                 if size < 0 or size > self.max_frame_size:
                     raise FrameError(f"frame size {size} outside [0, {self.max_frame_size}]")
                 self._need = size
-            end = 4 + self._need
-            if len(buffer) < end:
+            missing = self._need - self._have
+            if end - pos < missing:
+                if end > pos:
+                    self._parts.append(view[pos:end])
+                    self._have += end - pos
                 return frames
-            frames.append(bytes(buffer[4:end]))
-            del buffer[:end]
+            piece = view[pos:pos + missing]
+            pos += missing
+            if self._parts:
+                self._parts.append(piece)
+                frames.append(b"".join(self._parts))
+                self._parts, self._have = [], 0
+            else:
+                frames.append(piece)
             self._need = -1
 
 
