@@ -14,7 +14,7 @@ from ..log.manager import INTERNAL_TOPICS
 
 
 @handles(ApiKey.DELETE_TOPICS, versions=(1, 4))
-def handle(context, header, request):
+async def handle(context, header, request):
     results = []
     for name in request.topic_names:
         result = msg.TopicResult(name=name)
@@ -23,7 +23,7 @@ def handle(context, header, request):
                 raise KafkaError(Errors.TOPIC_DELETION_DISABLED)
             if name in INTERNAL_TOPICS:
                 raise KafkaError(Errors.INVALID_REQUEST, "internal topics cannot be deleted")
-            context.logs.delete_topic(name)
+            await context.logs.delete_topic(name)
         except KafkaError as exc:
             result.error_code = exc.code
         results.append(result)

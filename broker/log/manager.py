@@ -134,11 +134,12 @@ class LogManager:
         log.info("created topic %s with %d partition(s)", name, num_partitions)
         return topic
 
-    def delete_topic(self, name: str) -> None:
+    async def delete_topic(self, name: str) -> None:
         topic = self.topics.pop(name, None)
         if topic is None:
             raise KafkaError(Errors.UNKNOWN_TOPIC_OR_PARTITION, "This server does not host this topic-partition.")
         for partition in topic.partitions:
+            await partition.quiesce()  # a worker-thread write may still hold the file
             partition.close()
             shutil.rmtree(partition.directory, ignore_errors=True)
         log.info("deleted topic %s", name)

@@ -248,3 +248,17 @@ def test_lookups_jump_over_batches_larger_than_the_scan_chunk(tmp_path):
         assert read_values(p, offset, max_bytes=1) == [bytes([offset]) * size]
     p.close()
     assert open_partition(tmp_path).log_end_offset == 5, "recovery still verifies every big batch"
+
+
+async def test_deleting_a_topic_waits_for_a_write_in_flight(tmp_path):
+    from broker.clock import ManualClock
+    from broker.log.manager import LogManager
+    from broker.log.partition import OFFLOAD_WRITE_BYTES
+    manager = LogManager(tmp_path, BrokerConfig(), ManualClock())
+    manager.open()
+    p = manager.create_topic("doomed", 1).partitions[0]
+    big = rec.encode_batch([rec.Record(b"x" * OFFLOAD_WRITE_BYTES * 4)])
+    result, _ = await asyncio.gather(p.append_client_batch(memoryview(big), rec.read_header(big), 0),
+                                     manager.delete_topic("doomed"))
+    assert result.base_offset == 0, "the write finished before its file was closed"
+    assert not (tmp_path / "doomed-0").exists()
