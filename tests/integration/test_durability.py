@@ -15,7 +15,7 @@ from ..compat.test_confluent_kafka import consume_all, create_topic
 from .test_bad_input import produce_request
 
 
-async def idempotent_batch(conn, producer_id, sequence, value):
+def idempotent_batch(producer_id, sequence, value):
     return encode_batch([Record(value), Record(value + b"!")], producer_id=producer_id, producer_epoch=0,
                         base_sequence=sequence)
 
@@ -42,14 +42,14 @@ async def test_duplicate_batch_is_acknowledged_with_its_original_offset(broker, 
     conn = await Connection.open("127.0.0.1", broker.port)
     try:
         pid = await new_producer_id(conn)
-        first = await idempotent_batch(conn, pid, 0, b"a")
-        second = await idempotent_batch(conn, pid, 2, b"b")
+        first = idempotent_batch(pid, 0, b"a")
+        second = idempotent_batch(pid, 2, b"b")
         assert (await produce_one(conn, topic_name, first)).base_offset == 0
         assert (await produce_one(conn, topic_name, second)).base_offset == 2
         retried = await produce_one(conn, topic_name, first)  # a resend after a lost response
         assert (retried.error_code, retried.base_offset) == (Errors.NONE, 0)
         assert await end_offset(conn, topic_name) == 4
-        gap = await produce_one(conn, topic_name, await idempotent_batch(conn, pid, 9, b"c"))
+        gap = await produce_one(conn, topic_name, idempotent_batch(pid, 9, b"c"))
         assert gap.error_code == Errors.OUT_OF_ORDER_SEQUENCE_NUMBER
         stale = encode_batch([Record(b"old")], producer_id=pid, producer_epoch=0, base_sequence=4)
         newer = encode_batch([Record(b"new")], producer_id=pid, producer_epoch=3, base_sequence=0)
@@ -62,7 +62,7 @@ async def test_duplicate_batch_is_acknowledged_with_its_original_offset(broker, 
 async def test_producer_state_survives_kill_9(broker, topic_name):
     conn = await Connection.open("127.0.0.1", broker.port)
     pid = await new_producer_id(conn)
-    batch = await idempotent_batch(conn, pid, 0, b"x")
+    batch = idempotent_batch(pid, 0, b"x")
     assert (await produce_one(conn, topic_name, batch)).base_offset == 0
     await conn.close()
     broker.kill()
@@ -72,7 +72,7 @@ async def test_producer_state_survives_kill_9(broker, topic_name):
         retried = await produce_one(conn, topic_name, batch)
         assert (retried.error_code, retried.base_offset) == (Errors.NONE, 0)
         assert await end_offset(conn, topic_name) == 2
-        gap = await produce_one(conn, topic_name, await idempotent_batch(conn, pid, 5, b"y"))
+        gap = await produce_one(conn, topic_name, idempotent_batch(pid, 5, b"y"))
         assert gap.error_code == Errors.OUT_OF_ORDER_SEQUENCE_NUMBER
         assert await new_producer_id(conn) > pid, "producer ids are never reused across restarts"
     finally:
