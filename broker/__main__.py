@@ -51,15 +51,15 @@ def load_config(args: argparse.Namespace) -> BrokerConfig:
 
 
 async def serve(context: BrokerContext, started: float) -> None:
-    context.logs.open()
+    context.open()
     server = Server(context, Dispatcher(context))
     try:
         await server.start()
     except OSError as exc:
         log.error("cannot listen on %s:%d: %s", context.host, context.port, exc)
-        await context.logs.close()
+        await context.close()
         raise SystemExit(1) from None
-    context.logs.start_background_jobs()
+    context.start_background_jobs()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -69,7 +69,7 @@ async def serve(context: BrokerContext, started: float) -> None:
     await stop.wait()
     log.info("shutting down")
     await server.stop()
-    await context.logs.close()
+    await context.close()
     log.info("stopped cleanly")
 
 

@@ -80,6 +80,12 @@ SETTINGS: dict[str, Setting] = {
     "producer.id.expiration.ms": Setting(_int(1), 86400000, "drop idle producer state after this"),
     "offsets.topic.num.partitions": Setting(_int(1), 50, "partitions of __consumer_offsets"),
     "transaction.state.log.num.partitions": Setting(_int(1), 50, "partitions of __transaction_state"),
+    "transaction.max.timeout.ms": Setting(_int(1), 900000, "largest transaction.timeout.ms a producer may ask for"),
+    "transaction.abort.timed.out.transaction.cleanup.interval.ms": Setting(
+        _int(1), 10000, "how often transactions past their timeout are aborted"),
+    "transactional.id.expiration.ms": Setting(_int(1), 604800000, "forget a transactional id idle this long"),
+    "transaction.remove.expired.transaction.cleanup.interval.ms": Setting(
+        _int(1), 3600000, "how often idle transactional ids are removed"),
 }
 
 #: Topic-level overrides accepted by CreateTopics, and the broker setting each defaults to.

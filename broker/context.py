@@ -1,4 +1,4 @@
-"""What every handler can reach: settings, the log store, allocators, the clock."""
+"""What every handler can reach: settings, the log store, the coordinators, the clock."""
 
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ from pathlib import Path
 from broker.clock import Clock, SystemClock
 from broker.config import BrokerConfig
 from broker.log.manager import LogManager
+from broker.group.offsets import OffsetStore
+from broker.txn.coordinator import TransactionCoordinator
 from broker.txn.producer_ids import ProducerIdAllocator
 
 
@@ -40,6 +42,22 @@ class BrokerContext:
         self.cluster_id = _load_meta(self.data_dir, self.node_id)
         self.logs = LogManager(self.data_dir, self.config, self.clock)
         self.producer_ids = ProducerIdAllocator(self.data_dir)
+        self.offsets = OffsetStore(self)
+        self.txn = TransactionCoordinator(self)
+
+    def open(self) -> None:
+        """Load the log store, then rebuild the coordinators by replaying their topics."""
+        self.logs.open()
+        self.offsets.load()
+        self.txn.load()
+
+    def start_background_jobs(self) -> None:
+        self.logs.start_background_jobs()
+        self.txn.start()
+
+    async def close(self) -> None:
+        await self.txn.close()
+        await self.logs.close()
 
     def _advertised(self) -> tuple[str, int]:
         listener = self.config["advertised.listeners"]

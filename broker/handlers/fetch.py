@@ -2,7 +2,9 @@
 
 Returns stored batches untouched, from the batch containing the fetch offset,
 bounded by the high watermark (read_uncommitted) or the last stable offset
-(read_committed), with at least one whole batch (KIP-74). Waits up to
+(read_committed), with at least one whole batch (KIP-74). Read_committed
+answers list the aborted transactions overlapping the returned batches; the
+client drops those (the broker never filters), and markers wake long polls. Waits up to
 max_wait_ms for min_bytes, woken by appends to any fetched partition.
 
 Fetch sessions (KIP-227) are declined the way Kafka declines them: session_id
@@ -78,13 +80,18 @@ def _read_one(context, topic, wanted, limit, read_committed):
         if wanted.current_leader_epoch > LEADER_EPOCH:
             raise KafkaError(Errors.UNKNOWN_LEADER_EPOCH)
         partition = context.logs.partition(topic, wanted.partition)
-        result = partition.read(wanted.fetch_offset, limit) if limit > 0 else None
+        bound = partition.last_stable_offset if read_committed else None
+        result = partition.read(wanted.fetch_offset, limit, bound) if limit > 0 else None
     except KafkaError as exc:
         answer.error_code = exc.code
         return answer
     answer.high_watermark = partition.high_watermark
-    answer.last_stable_offset = partition.high_watermark
+    answer.last_stable_offset = partition.last_stable_offset
     answer.log_start_offset = partition.log_start_offset
     if result is not None:
         answer.records = result.records
+        if read_committed and result.records:
+            answer.aborted_transactions = [
+                msg.AbortedTransaction(producer_id=aborted.producer_id, first_offset=aborted.first_offset)
+                for aborted in partition.aborted_transactions(wanted.fetch_offset, result.end_offset)]
     return answer

@@ -2,20 +2,28 @@
 
 Without a transactional id: a fresh producer id from the persisted allocator
 (never reused across restarts) with epoch 0, as Kafka does for idempotent
-producers. Transactional ids need the transaction coordinator, which is not
-built yet; until it is, they are refused with INVALID_REQUEST rather than
-given an id whose transactions nothing would coordinate.
+producers. With one: the transaction coordinator's answer (a new id, or an
+epoch bump that fences the previous producer and aborts its open
+transaction; v3+ may name the current id and epoch for KIP-360 recovery).
+v0-3 get INVALID_PRODUCER_EPOCH where v4 gets PRODUCER_FENCED.
 """
 
 from protocol.api_keys import ApiKey
-from protocol.errors import Errors
+from protocol.errors import Errors, KafkaError
 from protocol.messages import init_producer_id as msg
 
 from ..dispatcher import handles
+from ._txn_errors import fenced_for_version
 
 
 @handles(ApiKey.INIT_PRODUCER_ID, versions=(0, 4))
-def handle(context, header, request):
-    if request.transactional_id is not None:
-        return msg.RESPONSE(error_code=Errors.INVALID_REQUEST, producer_id=-1, producer_epoch=-1)
-    return msg.RESPONSE(error_code=Errors.NONE, producer_id=context.producer_ids.allocate(), producer_epoch=0)
+async def handle(context, header, request):
+    if request.transactional_id is None:
+        return msg.RESPONSE(error_code=Errors.NONE, producer_id=context.producer_ids.allocate(), producer_epoch=0)
+    try:
+        producer_id, epoch = await context.txn.init_producer_id(
+            request.transactional_id, request.transaction_timeout_ms, request.producer_id, request.producer_epoch)
+    except KafkaError as exc:
+        return msg.RESPONSE(error_code=fenced_for_version(exc.code, header.api_version, 4),
+                            producer_id=-1, producer_epoch=-1)
+    return msg.RESPONSE(error_code=Errors.NONE, producer_id=producer_id, producer_epoch=epoch)

@@ -13,6 +13,7 @@ from ..dispatcher import handles
 from ..log.partition import LEADER_EPOCH
 
 LATEST, EARLIEST, MAX_TIMESTAMP = -1, -2, -3
+READ_COMMITTED = 1
 
 
 @handles(ApiKey.LIST_OFFSETS, versions=(1, 7))
@@ -33,7 +34,8 @@ def _lookup(context, topic, wanted, isolation_level, version):
         partition = context.logs.partition(topic, wanted.partition_index)
         timestamp = wanted.timestamp
         if timestamp == LATEST:
-            found = (partition.high_watermark, -1)  # LSO == HW until transactions exist
+            found = (partition.last_stable_offset if isolation_level == READ_COMMITTED
+                     else partition.high_watermark, -1)
         elif timestamp == EARLIEST:
             found = (partition.log_start_offset, -1)
         elif timestamp == MAX_TIMESTAMP and version >= 7:

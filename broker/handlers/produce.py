@@ -5,6 +5,10 @@ v0-2 are advertised only so that librdkafka < 2.11.1 keeps compression enabled
 Per partition: header checks and CRC (never decompressing), the idempotent
 producer's sequence/epoch checks, then one write of the stored bytes. An error
 in one partition is that partition's answer only. acks=0 gets no response.
+A transactional batch that opens a transaction on a partition is verified with
+the transaction coordinator first (the partition must be in that producer's
+ongoing transaction, KIP-890 part 1): INVALID_TXN_STATE otherwise, as Kafka
+answers Produce below v11, or INVALID_PRODUCER_EPOCH for a fenced producer.
 """
 
 from protocol.api_keys import ApiKey
@@ -24,14 +28,16 @@ async def handle(context, header, request):
     for topic_data in request.topic_data:
         answers = []
         for partition_data in topic_data.partition_data:
-            answers.append(await _produce_one(logs, topic_data.name, partition_data, acks, version, now_ms))
+            answers.append(await _produce_one(context, topic_data.name, partition_data, acks, version, now_ms,
+                                              request.transactional_id))
         responses.append(msg.TopicResponse(name=topic_data.name, partition_responses=answers))
     if acks == 0:
         return NO_RESPONSE
     return msg.RESPONSE(responses=responses)
 
 
-async def _produce_one(logs, topic, partition_data, acks, version, now_ms):
+async def _produce_one(context, topic, partition_data, acks, version, now_ms, transactional_id):
+    logs = context.logs
     answer = msg.PartitionResponse(index=partition_data.index, base_offset=-1)
     try:
         if acks not in (-1, 0, 1):
@@ -42,7 +48,12 @@ async def _produce_one(logs, topic, partition_data, acks, version, now_ms):
         if batch is None or not len(batch):
             raise KafkaError(Errors.INVALID_RECORD, "produce request without records")
         batch_header = partition.validate_client_batch(batch, version)
-        result = await partition.append_client_batch(batch, batch_header, now_ms)
+
+        def verify(header):
+            context.txn.verify_partition(transactional_id, header.producer_id, header.producer_epoch,
+                                         topic, partition_data.index)
+
+        result = await partition.append_client_batch(batch, batch_header, now_ms, verify)
         await logs.maybe_flush(partition)
     except KafkaError as exc:
         answer.error_code = exc.code

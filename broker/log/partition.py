@@ -3,6 +3,12 @@
 On a single node the high watermark equals the log end offset as soon as a
 write returns. The produce path reads only the 61-byte batch header, checks the
 CRC and writes the stored bytes; fetch hands stored batches back untouched.
+
+Transactions: a producer's first transactional batch opens a transaction here;
+the earliest open one holds the last stable offset (LSO) back, and its
+COMMIT/ABORT marker (written only by ``append_marker``) releases it. Aborted
+transactions go to the segment's ``.txnindex`` so read_committed fetches can
+name them.
 """
 
 from __future__ import annotations
@@ -13,7 +19,7 @@ import logging
 import struct
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from protocol import records as rec
 from protocol.compression import Compression
@@ -21,6 +27,7 @@ from protocol.errors import Errors, KafkaError
 
 from .producer_state import ProducerStateManager
 from .segment import Segment
+from .txn_index import AbortedTxn
 
 log = logging.getLogger(__name__)
 
@@ -44,6 +51,7 @@ class ReadResult:
     records: bytes | memoryview
     high_watermark: int
     log_start_offset: int
+    end_offset: int  # just past the last returned batch
 
 
 class Partition:
@@ -76,6 +84,11 @@ class Partition:
         return self.log_end_offset
 
     @property
+    def last_stable_offset(self) -> int:
+        first_unstable = self.producers.first_unstable_offset()
+        return self.high_watermark if first_unstable is None else min(first_unstable, self.high_watermark)
+
+    @property
     def size_bytes(self) -> int:
         return sum(s.size for s in self.segments)
 
@@ -94,6 +107,8 @@ class Partition:
             segment.load()
         self.active.recover()  # only the active segment can have a torn tail
         self.log_start_offset = self.segments[0].base_offset
+        for segment in self.segments:
+            segment.txn_index.load()
         self._rebuild_producer_state()
 
     def _add_segment(self, segment: Segment) -> None:
@@ -101,18 +116,31 @@ class Partition:
         self._bases.append(segment.base_offset)
 
     def _rebuild_producer_state(self) -> None:
+        """Snapshot plus replay of the batches after it: the same updates as live appends."""
         start = self.producers.load_snapshot(self.log_end_offset)
         replay_from = max(start, self.log_start_offset)
+        for segment in self.segments:
+            segment.txn_index.truncate_from(replay_from)  # aborts past the snapshot are replayed
         replayed = 0
         for segment in self._segments_from(replay_from):
             for batch in segment.scan(self._scan_start(segment, replay_from)):
                 header = batch.header
-                if header.last_offset >= replay_from and header.producer_id >= 0 and not header.is_control:
+                if header.last_offset < replay_from or header.producer_id < 0:
+                    continue
+                if header.is_control:
+                    kind, coordinator_epoch = self._read_marker(segment, batch.position, header.size)
+                    self._complete_txn(segment, header, coordinator_epoch, kind == rec.CONTROL_COMMIT)
+                else:
                     self.producers.record_batch(header, header.base_offset)
-                    replayed += 1
+                replayed += 1
         if replayed:
             log.info("%s-%d: producer state rebuilt from snapshot at %d plus %d batches",
                      self.topic, self.index, start, replayed)
+
+    @staticmethod
+    def _read_marker(segment: Segment, position: int, size: int) -> tuple[int, int]:
+        _header, records = rec.decode_batch(segment.read(position, size))
+        return rec.decode_control_record(records[0])
 
     def _segments_from(self, offset: int) -> list[Segment]:
         i = max(bisect.bisect_right(self._bases, offset) - 1, 0)
@@ -150,17 +178,88 @@ class Partition:
             raise KafkaError(Errors.UNSUPPORTED_COMPRESSION_TYPE, "zstd needs Produce v7 or later")
         return header
 
-    async def append_client_batch(self, batch: memoryview, header: rec.BatchHeader, now_ms: int) -> AppendResult:
-        """Append a validated batch, or answer a retried one with its original offset."""
+    async def append_client_batch(self, batch: memoryview, header: rec.BatchHeader, now_ms: int,
+                                  verify_txn: Callable[[rec.BatchHeader], None] | None = None) -> AppendResult:
+        """Append a validated batch, or answer a retried one with its original offset.
+
+        A transactional batch that would open a transaction here must first pass
+        ``verify_txn`` (the coordinator confirms the partition is in the producer's
+        ongoing transaction, KIP-890 part 1); that is what keeps a late or zombie
+        write from leaving a transaction no marker will ever close.
+        """
         async with self._append_lock:
             if header.producer_id >= 0:
                 duplicate = self.producers.check_client_batch(header)
                 if duplicate is not None:
                     return AppendResult(duplicate.first_offset, -1, self.log_start_offset)
+            if header.is_transactional and not self.producers.has_open_txn(header.producer_id):
+                if verify_txn is None or header.producer_id < 0:
+                    raise KafkaError(Errors.INVALID_TXN_STATE, "transactional batch outside a transaction")
+                verify_txn(header)
             base_offset = await self._write(batch, header)
             if header.producer_id >= 0:
                 self.producers.record_batch(header, base_offset)
             return AppendResult(base_offset, -1, self.log_start_offset)
+
+    async def append_coordinator_batch(self, batch: memoryview, header: rec.BatchHeader,
+                                       verify_txn: Callable[[rec.BatchHeader], None] | None = None) -> AppendResult:
+        """Append a batch a coordinator built (its own records, or transactional offsets).
+
+        Such batches carry no sequence numbers, so only the producer epoch is
+        checked, as Kafka does for appends of coordinator origin.
+        """
+        async with self._append_lock:
+            if header.producer_id >= 0:
+                self.producers.check_epoch(header.producer_id, header.producer_epoch)
+            if header.is_transactional and not self.producers.has_open_txn(header.producer_id):
+                if verify_txn is None:
+                    raise KafkaError(Errors.INVALID_TXN_STATE, "transactional batch outside a transaction")
+                verify_txn(header)
+            base_offset = await self._write(batch, header)
+            if header.producer_id >= 0:
+                self.producers.record_batch(header, base_offset)
+            return AppendResult(base_offset, -1, self.log_start_offset)
+
+    async def append_marker(self, producer_id: int, producer_epoch: int, coordinator_epoch: int,
+                            commit: bool, now_ms: int) -> int:
+        """Write a COMMIT/ABORT control batch closing ``producer_id``'s transaction; its offset.
+
+        Markers are idempotent: one for a producer with no open transaction here
+        is written and closes nothing (a coordinator retrying after a restart).
+        """
+        async with self._append_lock:
+            self.producers.check_marker(producer_id, producer_epoch, coordinator_epoch)
+            batch = rec.encode_control_batch(commit=commit, producer_id=producer_id,
+                                             producer_epoch=producer_epoch,
+                                             coordinator_epoch=coordinator_epoch, timestamp=now_ms)
+            header = rec.read_header(batch)
+            offset = await self._write(memoryview(batch), header)
+            self._complete_txn(self.active, header._replace(base_offset=offset), coordinator_epoch, commit)
+            return offset
+
+    def _complete_txn(self, segment: Segment, marker: rec.BatchHeader, coordinator_epoch: int,
+                      commit: bool) -> None:
+        first = self.producers.record_marker(marker.producer_id, marker.producer_epoch, coordinator_epoch,
+                                             marker.max_timestamp)
+        if first is None or commit:
+            return
+        first_unstable = self.producers.first_unstable_offset()
+        segment.txn_index.append(AbortedTxn(marker.producer_id, first, marker.base_offset,
+                                            marker.base_offset + 1 if first_unstable is None else first_unstable))
+
+    def aborted_transactions(self, start: int, end: int) -> list[AbortedTxn]:
+        """Aborted transactions overlapping offsets [start, end), as Kafka's
+        ``collectAbortedTxns`` finds them: stop at the first whose LSO reaches ``end``."""
+        found = []
+        for segment in self._segments_from(start):
+            for entry in segment.txn_index.entries:
+                if entry.last_offset < start:
+                    continue
+                if entry.first_offset < end:
+                    found.append(entry)
+                if entry.last_stable_offset >= end:
+                    return found
+        return found
 
     async def _write(self, batch: memoryview, header: rec.BatchHeader) -> int:
         size = header.size
@@ -221,30 +320,32 @@ class Partition:
             raise KafkaError(Errors.OFFSET_OUT_OF_RANGE,
                              f"offset {offset} outside [{self.log_start_offset}, {self.log_end_offset}]")
         bound = high_watermark if upper_bound is None else min(upper_bound, high_watermark)
-        data = b""
+        data, end_offset = b"", offset
         if offset < bound:
             for segment in self._segments_from(offset):
-                data = self._read_segment(segment, offset, max_bytes, bound)
+                data, end_offset = self._read_segment(segment, offset, max_bytes, bound)
                 if data:
                     break
-        return ReadResult(data, high_watermark, self.log_start_offset)
+        return ReadResult(data, high_watermark, self.log_start_offset, max(end_offset, offset))
 
     @staticmethod
-    def _read_segment(segment: Segment, offset: int, max_bytes: int, bound: int) -> bytes | memoryview:
+    def _read_segment(segment: Segment, offset: int, max_bytes: int, bound: int) -> tuple[bytes | memoryview, int]:
         found = segment.position_of(offset)
         if found is None:
-            return b""
+            return b"", offset
         start, first = found
         if first.base_offset >= bound:
-            return b""
+            return b"", offset
         length = min(max(max_bytes, first.size), segment.size - start)
         data = segment.read(start, length)
         end = 0
+        end_offset = offset
         for position, header in rec.iter_headers(data):
             if header.base_offset >= bound:
                 break
             end = position + header.size
-        return memoryview(data)[:end] if end < len(data) else data
+            end_offset = header.last_offset + 1
+        return (memoryview(data)[:end] if end < len(data) else data), end_offset
 
     def offset_for_timestamp(self, timestamp: int) -> tuple[int, int] | None:
         """(offset, timestamp) of the first record at or after ``timestamp``."""

@@ -1,10 +1,13 @@
-"""Per-partition state of idempotent (and later transactional) producers.
+"""Per-partition state of idempotent and transactional producers.
 
 For each producer id the partition keeps its epoch and the metadata of its
 last five batches (Kafka's NUM_BATCHES_TO_RETAIN, matching max.in.flight 5),
 which is what lets a retried batch be recognised and answered with its original
 offset instead of being written twice. The rules and their order follow
-Kafka's ``ProducerAppendInfo`` (PROTOCOL.md 4.1).
+Kafka's ``ProducerAppendInfo`` (PROTOCOL.md 4.1). A producer's first
+transactional batch opens a transaction on the partition (``ongoing``: producer
+id -> first offset, which gives the last stable offset); its COMMIT or ABORT
+marker closes it.
 
 State survives a crash as a snapshot (written on segment roll and clean
 shutdown) plus a replay of the batches after it.
@@ -67,13 +70,18 @@ class ProducerStateManager:
     def __init__(self, directory: Path):
         self.directory = directory
         self.producers: dict[int, ProducerEntry] = {}
+        self.ongoing: dict[int, int] = {}  # producer id -> first offset of its open transaction
+
+    def first_unstable_offset(self) -> int | None:
+        return min(self.ongoing.values()) if self.ongoing else None
 
     # ------------------------------------------------------------ validation
 
     def check_client_batch(self, header: BatchHeader) -> BatchMetadata | None:
         """Validate a produced batch; return the original batch when it is a duplicate.
 
-        Raises KafkaError(INVALID_PRODUCER_EPOCH / OUT_OF_ORDER_SEQUENCE_NUMBER).
+        Raises KafkaError(INVALID_PRODUCER_EPOCH / OUT_OF_ORDER_SEQUENCE_NUMBER /
+        INVALID_TXN_STATE).
         """
         entry = self.producers.get(header.producer_id)
         if entry is None or entry.epoch == NO_PRODUCER_EPOCH:
@@ -86,6 +94,9 @@ class ProducerStateManager:
         if epoch < entry.epoch:
             raise KafkaError(Errors.INVALID_PRODUCER_EPOCH,
                              f"epoch {epoch} is older than the current epoch {entry.epoch}")
+        if not header.is_transactional and entry.current_txn_first_offset >= 0:
+            raise KafkaError(Errors.INVALID_TXN_STATE,
+                             "a non-transactional write while this producer has an open transaction here")
         if epoch != entry.epoch:
             if header.base_sequence != 0:
                 raise KafkaError(Errors.OUT_OF_ORDER_SEQUENCE_NUMBER,
@@ -111,6 +122,41 @@ class ProducerStateManager:
                 header.base_sequence, header.last_sequence, base_offset + header.last_offset_delta,
                 header.last_offset_delta, header.max_timestamp))
         entry.last_timestamp = header.max_timestamp
+        if header.is_transactional and entry.current_txn_first_offset < 0:
+            entry.current_txn_first_offset = base_offset
+            self.ongoing[header.producer_id] = base_offset
+
+    def has_open_txn(self, producer_id: int) -> bool:
+        return producer_id in self.ongoing
+
+    def check_epoch(self, producer_id: int, epoch: int) -> None:
+        entry = self.producers.get(producer_id)
+        if entry is not None and epoch < entry.epoch:
+            raise KafkaError(Errors.INVALID_PRODUCER_EPOCH,
+                             f"epoch {epoch} is older than the current epoch {entry.epoch}")
+
+    def check_marker(self, producer_id: int, epoch: int, coordinator_epoch: int) -> None:
+        """A marker may not come from an older producer epoch or an older coordinator."""
+        self.check_epoch(producer_id, epoch)
+        entry = self.producers.get(producer_id)
+        if entry is not None and coordinator_epoch < entry.coordinator_epoch:
+            raise KafkaError(Errors.TRANSACTION_COORDINATOR_FENCED,
+                             f"coordinator epoch {coordinator_epoch} < {entry.coordinator_epoch}")
+
+    def record_marker(self, producer_id: int, epoch: int, coordinator_epoch: int, timestamp: int) -> int | None:
+        """Apply a COMMIT/ABORT marker; the first offset of the transaction it closed, if any."""
+        entry = self.producers.get(producer_id)
+        if entry is None:
+            entry = self.producers[producer_id] = ProducerEntry()
+        if epoch != entry.epoch:  # a fencing abort carries a bumped epoch: older batches are void
+            entry.epoch = epoch
+            entry.batches.clear()
+        entry.coordinator_epoch = coordinator_epoch
+        entry.last_timestamp = max(entry.last_timestamp, timestamp)
+        first = entry.current_txn_first_offset
+        entry.current_txn_first_offset = -1
+        self.ongoing.pop(producer_id, None)
+        return first if first >= 0 else None
 
     def expire(self, now_ms: int, expiration_ms: int) -> int:
         """Drop producers idle past ``producer.id.expiration.ms`` with no open transaction."""
@@ -119,13 +165,6 @@ class ProducerStateManager:
         for pid in stale:
             del self.producers[pid]
         return len(stale)
-
-    def truncate_after(self, offset: int) -> None:
-        """Forget batches at or past ``offset`` (the log was cut there)."""
-        for pid in list(self.producers):
-            entry = self.producers[pid]
-            while entry.batches and entry.batches[-1].last_offset >= offset:
-                entry.batches.pop()
 
     # ------------------------------------------------------------ snapshots
 
@@ -171,14 +210,18 @@ class ProducerStateManager:
                 path.unlink(missing_ok=True)
                 continue
             self.producers = {}
+            self.ongoing = {}
             for item in body.entries:
                 entry = ProducerEntry(item.epoch, deque(maxlen=BATCHES_TO_RETAIN), item.last_timestamp,
                                       item.coordinator_epoch, item.current_txn_first_offset)
                 entry.batches.extend(BatchMetadata(b.first_seq, b.last_seq, b.last_offset, b.offset_delta,
                                                    b.timestamp) for b in item.batches)
                 self.producers[item.producer_id] = entry
+                if entry.current_txn_first_offset >= 0:
+                    self.ongoing[item.producer_id] = entry.current_txn_first_offset
             return offset
         self.producers = {}
+        self.ongoing = {}
         return -1
 
 

@@ -16,6 +16,7 @@ from typing import Iterator
 from protocol import records as rec
 
 from .index import OffsetIndex, TimeIndex
+from .txn_index import TransactionIndex
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +44,7 @@ class Segment:
         self.size = os.fstat(self._fd).st_size
         self.offset_index = OffsetIndex(stem + ".index", base_offset)
         self.time_index = TimeIndex(stem + ".timeindex", base_offset)
+        self.txn_index = TransactionIndex(stem + ".txnindex")
         self.index_interval_bytes = index_interval_bytes
         self.next_offset = base_offset
         self.max_timestamp = -1
@@ -106,6 +108,7 @@ class Segment:
         os.fsync(self._fd)
         self.offset_index.flush()
         self.time_index.flush()
+        self.txn_index.fsync()
 
     # ---------------------------------------------------------------- reading
 
@@ -200,9 +203,11 @@ class Segment:
         os.close(self._fd)
         self.offset_index.close()
         self.time_index.close()
+        self.txn_index.close()
 
     def delete(self) -> None:
         self.close()
+        self.txn_index.delete()
         for path in (self.log_path, self.offset_index.path, self.time_index.path):
             try:
                 os.unlink(path)

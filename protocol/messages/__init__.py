@@ -1,9 +1,13 @@
 """Request and response schemas, one module per API key."""
 
-from . import (api_versions, create_topics, delete_topics, describe_configs, fetch, find_coordinator,
-               init_producer_id, list_offsets, metadata, offset_for_leader_epoch, produce)
+from . import (add_offsets_to_txn, add_partitions_to_txn, api_versions, create_topics, delete_topics,
+               describe_configs, end_txn, fetch,
+               find_coordinator, init_producer_id, list_offsets, metadata, offset_commit, offset_fetch,
+               offset_for_leader_epoch, produce, txn_offset_commit, write_txn_markers)
 
 #: api key -> module with REQUEST and RESPONSE
 BY_KEY = {module.REQUEST.api_key: module for module in (
-    api_versions, create_topics, delete_topics, describe_configs, fetch, find_coordinator,
-    init_producer_id, list_offsets, metadata, offset_for_leader_epoch, produce)}
+    add_offsets_to_txn, add_partitions_to_txn, api_versions, create_topics, delete_topics,
+    describe_configs, end_txn, fetch,
+    find_coordinator, init_producer_id, list_offsets, metadata, offset_commit, offset_fetch,
+    offset_for_leader_epoch, produce, txn_offset_commit, write_txn_markers)}

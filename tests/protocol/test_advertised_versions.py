@@ -8,12 +8,19 @@ EXPECTED = {
     1: (4, 12),   # Fetch: v13+ switches librdkafka to topic ids
     2: (1, 7),    # ListOffsets
     3: (0, 12),   # Metadata
+    8: (2, 8),    # OffsetCommit (v9 is KIP-848, v10 topic ids)
+    9: (1, 8),    # OffsetFetch (v7 require_stable, v8 batched groups)
     10: (0, 4),   # FindCoordinator (v4 batched)
     18: (0, 4),   # ApiVersions
     19: (2, 4),   # CreateTopics
     20: (1, 4),   # DeleteTopics
     22: (0, 4),   # InitProducerId: aiokafka sends only v0
     23: (2, 4),   # OffsetForLeaderEpoch: librdkafka sends exactly v2
+    24: (0, 3),   # AddPartitionsToTxn: v4+ is broker-to-broker
+    25: (0, 3),   # AddOffsetsToTxn
+    26: (0, 3),   # EndTxn: v5 is transaction version 2
+    27: (1, 1),   # WriteTxnMarkers: what admin "abort transaction" tools send
+    28: (0, 3),   # TxnOffsetCommit
     32: (1, 2),   # DescribeConfigs
 }
 

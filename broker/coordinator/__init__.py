@@ -1,0 +1,1 @@
+"""What the transaction and group coordinators share: internal-topic logs and record formats."""

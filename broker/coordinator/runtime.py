@@ -1,0 +1,96 @@
+"""An internal topic a coordinator keeps its state in, and the replay of it.
+
+A coordinator writes every state change as a record here first and changes its
+memory only by replaying that record, so start-up (replay of everything) and a
+live change are one code path. Records travel in ordinary uncompressed v2
+batches; transactional offset commits carry the producer's id and epoch and
+are closed by the same COMMIT/ABORT markers as data partitions.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Iterator
+
+from broker.log.manager import LogManager
+from broker.log.partition import Partition
+from protocol import records as rec
+
+log = logging.getLogger(__name__)
+
+
+def java_string_hash(text: str) -> int:
+    """Java's ``String.hashCode`` (over UTF-16 code units), as a signed int32."""
+    h = 0
+    data = text.encode("utf-16-be")
+    for i in range(0, len(data), 2):
+        h = (31 * h + (data[i] << 8 | data[i + 1])) & 0xFFFFFFFF
+    return h - (1 << 32) if h & 0x80000000 else h
+
+
+def partition_for(key: str, num_partitions: int) -> int:
+    """Kafka's ``Utils.abs(key.hashCode()) % n``; abs(INT_MIN) is 0 there."""
+    h = java_string_hash(key)
+    return (0 if h == -(1 << 31) else abs(h)) % num_partitions
+
+
+@dataclass(slots=True)
+class LogEntry:
+    """One replayed item: a data record, or a transaction marker (``record`` None)."""
+    partition: int
+    offset: int
+    header: rec.BatchHeader
+    key: bytes | None = None
+    value: bytes | None = None
+    marker_commit: bool | None = None
+
+
+class CoordinatorLog:
+    # Kafka creates its internal topics compacted; Weir accepts the policy but does
+    # not compact yet (see broker/config.py), so nothing may be deleted by time or
+    # size, and start-up replays the whole log.
+    CONFIGS = {"cleanup.policy": "compact", "retention.ms": -1, "retention.bytes": -1}
+
+    def __init__(self, logs: LogManager, topic: str, num_partitions: int):
+        self.logs = logs
+        self.topic = topic
+        self.num_partitions = num_partitions
+
+    def partition_for(self, key: str) -> int:
+        return partition_for(key, self.num_partitions)
+
+    def partition(self, index: int) -> Partition:
+        topic = self.logs.topics.get(self.topic)
+        if topic is None:
+            topic = self.logs.create_topic(self.topic, self.num_partitions, dict(self.CONFIGS))
+        return topic.partitions[index]
+
+    async def append(self, index: int, records: list[tuple[bytes, bytes | None]], now_ms: int, *,
+                     producer_id: int = rec.NO_PRODUCER_ID, producer_epoch: int = rec.NO_PRODUCER_EPOCH,
+                     transactional: bool = False, verify_txn=None) -> int:
+        """Append one batch of (key, value) records; its base offset."""
+        batch = rec.encode_batch([rec.Record(value=value, key=key, timestamp=now_ms) for key, value in records],
+                                 producer_id=producer_id, producer_epoch=producer_epoch,
+                                 transactional=transactional)
+        partition = self.partition(index)
+        result = await partition.append_coordinator_batch(memoryview(batch), rec.read_header(batch), verify_txn)
+        await self.logs.maybe_flush(partition)
+        return result.base_offset
+
+    def replay(self) -> Iterator[LogEntry]:
+        """Every record and marker in the topic, partition by partition, in offset order."""
+        topic = self.logs.topics.get(self.topic)
+        if topic is None:
+            return
+        for partition in topic.partitions:
+            for segment in partition.segments:
+                for scanned in segment.scan(0):
+                    header, records = rec.decode_batch(segment.read(scanned.position, scanned.header.size))
+                    if header.is_control:
+                        kind, _coordinator_epoch = rec.decode_control_record(records[0])
+                        yield LogEntry(partition.index, header.base_offset, header,
+                                       marker_commit=kind == rec.CONTROL_COMMIT)
+                        continue
+                    for record in records:
+                        yield LogEntry(partition.index, record.offset, header, record.key, record.value)

@@ -1,0 +1,1 @@
+"""Group coordinator: committed offsets now; classic group membership comes with its own issue."""

@@ -1,0 +1,30 @@
+"""What OffsetCommit and TxnOffsetCommit share: reading the asked offsets, answering per partition."""
+
+from protocol.errors import KafkaError
+
+from ..group.offsets import OffsetEntry
+
+
+def requested_offsets(context, topics, now_ms):
+    """({partition: entry} for known partitions, {partition: error} for unknown ones)."""
+    offsets, errors = {}, {}
+    for topic in topics:
+        for part in topic.partitions:
+            tp = (topic.name, part.partition_index)
+            try:
+                context.logs.partition(*tp)
+            except KafkaError as exc:
+                errors[tp] = exc.code
+                continue
+            offsets[tp] = OffsetEntry(part.committed_offset, part.committed_leader_epoch,
+                                      part.committed_metadata or "", now_ms)
+    return offsets, errors
+
+
+def per_partition_response(msg, topics, errors):
+    return msg.RESPONSE(topics=[
+        msg.ResponseTopic(name=topic.name, partitions=[
+            msg.ResponsePartition(partition_index=part.partition_index,
+                                  error_code=errors[(topic.name, part.partition_index)])
+            for part in topic.partitions])
+        for topic in topics])

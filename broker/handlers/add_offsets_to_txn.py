@@ -1,0 +1,23 @@
+"""AddOffsetsToTxn (25), v0-3: adds the group's ``__consumer_offsets`` partition
+to the transaction, so TxnOffsetCommit may write there."""
+
+from protocol.api_keys import ApiKey
+from protocol.errors import Errors, KafkaError
+from protocol.messages import add_offsets_to_txn as msg
+
+from ..dispatcher import handles
+from ..group.offsets import validate_group_id
+from ._txn_errors import fenced_for_version
+
+
+@handles(ApiKey.ADD_OFFSETS_TO_TXN, versions=(0, 3))
+async def handle(context, header, request):
+    try:
+        validate_group_id(request.group_id)
+        topic, index = context.txn.offsets_partition(request.group_id)
+        context.offsets.log.partition(index)  # the topic exists before the transaction names it
+        await context.txn.add_partitions(request.transactional_id, request.producer_id, request.producer_epoch,
+                                         {(topic, index)})
+    except KafkaError as exc:
+        return msg.RESPONSE(error_code=fenced_for_version(exc.code, header.api_version, 2))
+    return msg.RESPONSE(error_code=Errors.NONE)

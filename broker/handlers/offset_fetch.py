@@ -1,0 +1,45 @@
+"""OffsetFetch (9), v1-8.
+
+Committed offsets of a group (-1 where none). Null topics (v2+) ask for every
+partition the group has offsets for. With require_stable (v7+, KIP-447) a
+partition with transactional offsets still pending answers
+UNSTABLE_OFFSET_COMMIT, which clients retry. v8 batches groups.
+"""
+
+from protocol.api_keys import ApiKey
+from protocol.errors import Errors, KafkaError
+from protocol.messages import offset_fetch as msg
+
+from ..dispatcher import handles
+from ..group.offsets import validate_group_id
+
+
+@handles(ApiKey.OFFSET_FETCH, versions=(1, 8))
+def handle(context, header, request):
+    if header.api_version >= 8:
+        return msg.RESPONSE(groups=[_group(context, group.group_id, group.topics, request.require_stable)
+                                    for group in request.groups])
+    answer = _group(context, request.group_id, request.topics, request.require_stable)
+    return msg.RESPONSE(error_code=answer.error_code, topics=[
+        msg.ResponseTopic(name=topic.name, partitions=[
+            msg.ResponsePartition(partition_index=p.partition_index, committed_offset=p.committed_offset,
+                                  committed_leader_epoch=p.committed_leader_epoch, metadata=p.metadata,
+                                  error_code=p.error_code)
+            for p in topic.partitions])
+        for topic in answer.topics])
+
+
+def _group(context, group_id, topics, require_stable):
+    try:
+        validate_group_id(group_id)
+    except KafkaError as exc:
+        return msg.Group(group_id=group_id, topics=[], error_code=exc.code)
+    wanted = None if topics is None else [(t.name, index) for t in topics for index in t.partition_indexes]
+    by_topic: dict[str, list] = {}
+    for (topic, index), entry, code in context.offsets.fetch(group_id, wanted, require_stable):
+        by_topic.setdefault(topic, []).append(msg.GroupPartition(
+            partition_index=index, committed_offset=entry.offset if entry else -1,
+            committed_leader_epoch=entry.leader_epoch if entry else -1,
+            metadata=entry.metadata if entry else "", error_code=code))
+    return msg.Group(group_id=group_id, error_code=Errors.NONE, topics=[
+        msg.GroupTopic(name=name, partitions=parts) for name, parts in by_topic.items()])

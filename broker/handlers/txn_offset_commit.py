@@ -1,0 +1,42 @@
+"""TxnOffsetCommit (28), v0-3.
+
+Writes the offsets as a transactional batch (the producer's id and epoch) to
+the group's ``__consumer_offsets`` partition, which AddOffsetsToTxn must have
+put in the transaction; they become the group's offsets when the COMMIT
+marker lands there and vanish on ABORT. An older producer epoch is
+INVALID_PRODUCER_EPOCH; a partition not in the transaction INVALID_TXN_STATE.
+
+Simplification until group membership exists: the v3 generation and member
+id (KIP-447) are not yet checked against a live group, as Kafka treats a
+group without members.
+"""
+
+from protocol.api_keys import ApiKey
+from protocol.errors import Errors, KafkaError
+from protocol.messages import txn_offset_commit as msg
+
+from ..dispatcher import handles
+from ._offset_requests import per_partition_response, requested_offsets
+from ..group.offsets import validate_group_id
+from ..txn.markers import OFFSETS_TOPIC
+
+
+@handles(ApiKey.TXN_OFFSET_COMMIT, versions=(0, 3))
+async def handle(context, header, request):
+    offsets, errors = requested_offsets(context, request.topics, context.clock.now_ms())
+    try:
+        validate_group_id(request.group_id)
+        index = context.offsets.log.partition_for(request.group_id)
+
+        def verify(batch_header):
+            context.txn.verify_partition(request.transactional_id, batch_header.producer_id,
+                                         batch_header.producer_epoch, OFFSETS_TOPIC, index)
+
+        await context.offsets.commit(request.group_id, offsets, producer_id=request.producer_id,
+                                     producer_epoch=request.producer_epoch, verify_txn=verify)
+        code = Errors.NONE
+    except KafkaError as exc:
+        code = exc.code
+    for tp in offsets:
+        errors[tp] = code
+    return per_partition_response(msg, request.topics, errors)

@@ -1,0 +1,278 @@
+"""The transaction coordinator: one ``TxnMetadata`` per transactional id.
+
+Every change is first a record in ``__transaction_state`` (partition = hash of
+the transactional id); ``replay`` alone installs it, and start-up replays the
+topic, then finishes any commit or abort found half done. Semantics follow
+Kafka's transaction version 1 (PROTOCOL.md 4.4-4.6):
+
+- EndTxn persists PrepareCommit/PrepareAbort, answers the client, then a
+  completion task writes the markers and persists CompleteCommit/CompleteAbort.
+- A write in flight for an id makes other requests for it fail with
+  CONCURRENT_TRANSACTIONS, as Kafka's pending transitions do. One deliberate
+  difference: a request arriving while a completion is still writing markers
+  waits for that completion (a few local appends) and is then handled, where
+  Kafka answers CONCURRENT_TRANSACTIONS and the client retries after a backoff.
+  The outcome is the one the retry would get; only the round trip is saved.
+- An Ongoing transaction past its timeout, or one whose transactional id is
+  re-initialised, is fenced (epoch + 1) and aborted at the new epoch.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from protocol.errors import Errors, KafkaError
+
+from ..coordinator.runtime import CoordinatorLog
+from .markers import COORDINATOR_EPOCH, OFFSETS_TOPIC, write_markers
+from .state import COMPLETE, MAX_EPOCH, PREPARING, TxnMetadata, TxnState, decode_key, encode_key
+
+log = logging.getLogger(__name__)
+
+TXN_TOPIC = "__transaction_state"
+NO_EPOCH = -1
+
+
+class TransactionCoordinator:
+    def __init__(self, context):
+        self.context = context
+        self.config = context.config
+        self.clock = context.clock
+        self.log = CoordinatorLog(context.logs, TXN_TOPIC, self.config["transaction.state.log.num.partitions"])
+        self.txns: dict[str, TxnMetadata] = {}
+        self._pending: dict[str, TxnState] = {}  # ids with a record write in flight
+        self._completions: dict[str, asyncio.Task] = {}
+        self._tasks: list[asyncio.Task] = []
+
+    # ------------------------------------------------------------------ replay
+
+    def load(self) -> None:
+        count = 0
+        for entry in self.log.replay():
+            if entry.key is None:
+                continue
+            txn_id = decode_key(entry.key)
+            if txn_id is not None:
+                self.replay(txn_id, None if entry.value is None else TxnMetadata.from_record(txn_id, entry.value))
+                count += 1
+        if count:
+            log.info("transaction coordinator: replayed %d record(s), %d transactional id(s)", count, len(self.txns))
+
+    def replay(self, txn_id: str, metadata: TxnMetadata | None) -> None:
+        if metadata is None or metadata.state == TxnState.DEAD:
+            self.txns.pop(txn_id, None)
+        else:
+            self.txns[txn_id] = metadata
+
+    async def _persist(self, target: TxnMetadata) -> None:
+        txn_id = target.transactional_id
+        value = None if target.state == TxnState.DEAD else target.value_bytes()
+        self._pending[txn_id] = target.state
+        try:
+            await self.log.append(self.log.partition_for(txn_id), [(encode_key(txn_id), value)], self.clock.now_ms())
+        finally:
+            del self._pending[txn_id]
+        self.replay(txn_id, target)
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def start(self) -> None:
+        for metadata in self.txns.values():
+            if metadata.state in PREPARING:
+                log.info("completing %s of %r left by the previous run", metadata.state.name,
+                         metadata.transactional_id)
+                self._complete_later(metadata)
+        loop = asyncio.get_running_loop()
+        self._tasks.append(loop.create_task(self._every(
+            "transaction.abort.timed.out.transaction.cleanup.interval.ms", self.abort_timed_out)))
+        self._tasks.append(loop.create_task(self._every(
+            "transaction.remove.expired.transaction.cleanup.interval.ms", self.expire_transactional_ids)))
+
+    async def close(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, *self._completions.values(), return_exceptions=True)
+
+    async def _every(self, setting: str, job) -> None:
+        while True:
+            await self.clock.sleep(self.config[setting] / 1000)
+            try:
+                await job()
+            except Exception:  # a background job must survive one bad round
+                log.exception("transaction coordinator job %s failed", job.__name__)
+
+    # ------------------------------------------------------------------ requests
+
+    async def init_producer_id(self, txn_id: str, timeout_ms: int, expected_id: int = -1,
+                               expected_epoch: int = NO_EPOCH) -> tuple[int, int]:
+        if not txn_id:
+            raise KafkaError(Errors.INVALID_REQUEST, "transactional id must not be empty")
+        if not 0 < timeout_ms <= self.config["transaction.max.timeout.ms"]:
+            raise KafkaError(Errors.INVALID_TRANSACTION_TIMEOUT,
+                             f"transaction timeout {timeout_ms} ms is not in (0, transaction.max.timeout.ms]")
+        while True:
+            metadata = await self._settled(txn_id)
+            now = self.clock.now_ms()
+            if metadata is None:
+                metadata = TxnMetadata(txn_id, self.context.producer_ids.allocate(), timeout_ms=timeout_ms,
+                                       last_update_ms=now)
+            if expected_id >= 0 and not _may_recover(metadata, expected_id, expected_epoch):
+                raise KafkaError(Errors.PRODUCER_FENCED, "a newer producer owns this transactional id")
+            if metadata.state == TxnState.ONGOING:
+                await self._fence_and_abort(metadata)  # the old producer's transaction; then bump below
+                continue
+            if metadata.state in PREPARING:
+                self._complete_later(metadata)
+                raise KafkaError(Errors.CONCURRENT_TRANSACTIONS)
+            target = _bump_epoch(metadata, expected_epoch, timeout_ms, now, self.context.producer_ids.allocate)
+            await self._persist(target)
+            return target.producer_id, target.producer_epoch
+
+    async def add_partitions(self, txn_id: str, producer_id: int, epoch: int,
+                             partitions: set[tuple[str, int]]) -> None:
+        metadata = await self._checked(txn_id, producer_id, epoch)
+        if metadata.state in PREPARING:
+            raise KafkaError(Errors.CONCURRENT_TRANSACTIONS)
+        if metadata.state == TxnState.ONGOING and partitions <= metadata.partitions:
+            return
+        now = self.clock.now_ms()
+        start = now if metadata.state in COMPLETE else metadata.start_ms
+        await self._persist(metadata.transition_to(TxnState.ONGOING, partitions=metadata.partitions | partitions,
+                                                   start_ms=start, last_update_ms=now))
+
+    async def end_txn(self, txn_id: str, producer_id: int, epoch: int, commit: bool) -> None:
+        metadata = await self._checked(txn_id, producer_id, epoch)
+        state = metadata.state
+        if state == TxnState.ONGOING:
+            target = metadata.transition_to(TxnState.PREPARE_COMMIT if commit else TxnState.PREPARE_ABORT,
+                                            last_update_ms=self.clock.now_ms())
+            await self._persist(target)
+            self._complete_later(target)
+            return
+        if state == (TxnState.COMPLETE_COMMIT if commit else TxnState.COMPLETE_ABORT):
+            return  # a retry of the EndTxn that completed it
+        if state == (TxnState.PREPARE_COMMIT if commit else TxnState.PREPARE_ABORT):
+            raise KafkaError(Errors.CONCURRENT_TRANSACTIONS)
+        raise KafkaError(Errors.INVALID_TXN_STATE,
+                         f"cannot {'commit' if commit else 'abort'} in state {state.name}")
+
+    def verify_partition(self, txn_id: str | None, producer_id: int, epoch: int, topic: str, index: int) -> None:
+        """Is (topic, index) in this producer's ongoing transaction? (KIP-890 part 1)"""
+        metadata = self.txns.get(txn_id) if txn_id else None
+        if metadata is not None and metadata.producer_id == producer_id and epoch < metadata.producer_epoch:
+            raise KafkaError(Errors.INVALID_PRODUCER_EPOCH, "the producer has been fenced")
+        if (metadata is None or metadata.producer_id != producer_id or metadata.producer_epoch != epoch
+                or metadata.state != TxnState.ONGOING or (topic, index) not in metadata.partitions):
+            raise KafkaError(Errors.INVALID_TXN_STATE,
+                             f"{topic}-{index} is not in an ongoing transaction of this producer")
+
+    def offsets_partition(self, group_id: str) -> tuple[str, int]:
+        return OFFSETS_TOPIC, self.context.offsets.log.partition_for(group_id)
+
+    # ------------------------------------------------------------------ background
+
+    async def abort_timed_out(self) -> int:
+        """Fence and abort every Ongoing transaction past its transaction.timeout.ms."""
+        aborted = 0
+        for txn_id in list(self.txns):
+            metadata = self.txns.get(txn_id)
+            if metadata is None or txn_id in self._pending or txn_id in self._completions:
+                continue
+            if metadata.state == TxnState.ONGOING and metadata.start_ms + metadata.timeout_ms < self.clock.now_ms():
+                log.info("aborting transaction of %r (producer %d): open longer than %d ms", txn_id,
+                         metadata.producer_id, metadata.timeout_ms)
+                await self._fence_and_abort(metadata)
+                aborted += 1
+            elif metadata.state in PREPARING:  # a completion that failed earlier
+                self._complete_later(metadata)
+        return aborted
+
+    async def expire_transactional_ids(self) -> int:
+        """Remove ids idle past transactional.id.expiration.ms (a tombstone in the log)."""
+        expiration = self.config["transactional.id.expiration.ms"]
+        expired = 0
+        for txn_id in list(self.txns):
+            metadata = self.txns.get(txn_id)
+            if metadata is None or txn_id in self._pending or metadata.state not in COMPLETE:
+                continue
+            now = self.clock.now_ms()
+            if metadata.last_update_ms + expiration <= now:
+                await self._persist(metadata.transition_to(TxnState.DEAD, last_update_ms=now))
+                expired += 1
+        if expired:
+            log.info("expired %d transactional id(s)", expired)
+        return expired
+
+    # ------------------------------------------------------------------ internals
+
+    async def _settled(self, txn_id: str) -> TxnMetadata | None:
+        """The id's metadata once a completion in flight has finished."""
+        task = self._completions.get(txn_id)
+        if task is not None:
+            await asyncio.wait([task])  # never cancels the completion itself
+        if txn_id in self._pending:
+            raise KafkaError(Errors.CONCURRENT_TRANSACTIONS)
+        return self.txns.get(txn_id)
+
+    async def _checked(self, txn_id: str, producer_id: int, epoch: int) -> TxnMetadata:
+        if not txn_id:
+            raise KafkaError(Errors.INVALID_REQUEST, "transactional id must not be empty")
+        metadata = await self._settled(txn_id)
+        if metadata is None or metadata.producer_id != producer_id:
+            raise KafkaError(Errors.INVALID_PRODUCER_ID_MAPPING,
+                             "the producer id does not belong to this transactional id")
+        if epoch != metadata.producer_epoch:
+            raise KafkaError(Errors.PRODUCER_FENCED, "a newer producer epoch exists for this transactional id")
+        return metadata
+
+    async def _fence_and_abort(self, metadata: TxnMetadata) -> None:
+        epoch = metadata.producer_epoch if metadata.epoch_exhausted else metadata.producer_epoch + 1
+        target = metadata.transition_to(TxnState.PREPARE_ABORT, producer_epoch=epoch,
+                                        last_producer_epoch=NO_EPOCH, last_update_ms=self.clock.now_ms())
+        await self._persist(target)
+        self._complete_later(target)
+        await asyncio.wait([self._completions[target.transactional_id]])
+
+    def _complete_later(self, prepared: TxnMetadata) -> None:
+        txn_id = prepared.transactional_id
+        if txn_id in self._completions:
+            return
+        task = asyncio.get_running_loop().create_task(self._complete(prepared))
+        self._completions[txn_id] = task
+        task.add_done_callback(lambda _done: self._completions.pop(txn_id, None))
+
+    async def _complete(self, prepared: TxnMetadata) -> None:
+        commit = prepared.state == TxnState.PREPARE_COMMIT
+        # A marker fails only for a partition that no longer exists or a producer a newer
+        # epoch has fenced: neither can be fixed by retrying, so the transaction completes.
+        await write_markers(self.context, prepared.producer_id, prepared.producer_epoch, COORDINATOR_EPOCH,
+                            commit, sorted(prepared.partitions))
+        await self._persist(prepared.transition_to(
+            TxnState.COMPLETE_COMMIT if commit else TxnState.COMPLETE_ABORT,
+            partitions=frozenset(), last_update_ms=self.clock.now_ms()))
+
+
+def _may_recover(metadata: TxnMetadata, producer_id: int, epoch: int) -> bool:
+    """KIP-360: may a producer that names its id and epoch re-initialise?"""
+    return (metadata.producer_epoch == NO_EPOCH or producer_id == metadata.producer_id
+            or (producer_id == metadata.previous_producer_id and epoch >= MAX_EPOCH))
+
+
+def _bump_epoch(metadata: TxnMetadata, expected_epoch: int, timeout_ms: int, now: int, allocate) -> TxnMetadata:
+    """The Empty state InitProducerId leaves: epoch + 1, or a new producer id once exhausted."""
+    common = dict(timeout_ms=timeout_ms, partitions=frozenset(), start_ms=-1, last_update_ms=now)
+    if metadata.epoch_exhausted:
+        return metadata.transition_to(TxnState.EMPTY, producer_id=allocate(), producer_epoch=0,
+                                      last_producer_epoch=NO_EPOCH, previous_producer_id=metadata.producer_id,
+                                      **common)
+    bumped = metadata.producer_epoch + 1
+    if expected_epoch == NO_EPOCH:
+        epoch, last = bumped, NO_EPOCH
+    elif metadata.producer_epoch == NO_EPOCH or expected_epoch == metadata.producer_epoch:
+        epoch, last = bumped, metadata.producer_epoch
+    elif expected_epoch == metadata.last_producer_epoch:
+        epoch, last = metadata.producer_epoch, metadata.last_producer_epoch  # a retry of a bump that happened
+    else:
+        raise KafkaError(Errors.PRODUCER_FENCED, f"epoch {expected_epoch} is not the current epoch")
+    return metadata.transition_to(TxnState.EMPTY, producer_epoch=epoch, last_producer_epoch=last, **common)
