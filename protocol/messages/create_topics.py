@@ -2,24 +2,26 @@
 
 from ._dsl import BOOL, INT16, INT32, STRING, Array, Field, Message, Struct
 
+CreatableTopic = Struct(
+    "CreatableTopic",
+    Field("name", STRING),
+    Field("num_partitions", INT32),
+    Field("replication_factor", INT16),
+    Field("assignments", Array(Struct(
+        "CreatableReplicaAssignment",
+        Field("partition_index", INT32),
+        Field("broker_ids", Array(INT32)),
+    ))),
+    Field("configs", Array(Struct(
+        "CreatableTopicConfig",
+        Field("name", STRING),
+        Field("value", STRING, nullable="0+"),
+    ))),
+)
+
 REQUEST = Message(
     "CreateTopicsRequest", 19, "2-4", "5+",
-    Field("topics", Array(Struct(
-        "CreatableTopic",
-        Field("name", STRING),
-        Field("num_partitions", INT32),
-        Field("replication_factor", INT16),
-        Field("assignments", Array(Struct(
-            "CreatableReplicaAssignment",
-            Field("partition_index", INT32),
-            Field("broker_ids", Array(INT32)),
-        ))),
-        Field("configs", Array(Struct(
-            "CreatableTopicConfig",
-            Field("name", STRING),
-            Field("value", STRING, nullable="0+"),
-        ))),
-    ))),
+    Field("topics", Array(CreatableTopic)),
     Field("timeout_ms", INT32, default=60000),
     Field("validate_only", BOOL, "1+"),
 )
