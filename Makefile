@@ -39,6 +39,7 @@ test: $(VENV)/.installed-test system-deps
 
 bench: $(VENV)/.installed-bench
 	$(PY) -m bench.throughput
+	$(PY) -m bench.transactions
 
 clean:
 	rm -rf $(VENV) .pytest_cache build *.egg-info

@@ -9,6 +9,7 @@ are closed by the same COMMIT/ABORT markers as data partitions.
 
 from __future__ import annotations
 
+import functools
 import logging
 from dataclasses import dataclass
 from typing import Iterator
@@ -29,6 +30,7 @@ def java_string_hash(text: str) -> int:
     return h - (1 << 32) if h & 0x80000000 else h
 
 
+@functools.lru_cache(maxsize=65536)
 def partition_for(key: str, num_partitions: int) -> int:
     """Kafka's ``Utils.abs(key.hashCode()) % n``; abs(INT_MIN) is 0 there."""
     h = java_string_hash(key)

@@ -9,6 +9,8 @@ record, and only replaying that record installs it.
 from __future__ import annotations
 
 import enum
+import functools
+import struct
 from dataclasses import dataclass, field, replace
 
 from protocol.records import NO_PRODUCER_EPOCH, NO_PRODUCER_ID
@@ -17,6 +19,14 @@ from ..coordinator import records
 
 #: Kafka bumps to a new producer id once the epoch reaches Short.MAX_VALUE - 1.
 MAX_EPOCH = 32766
+
+# Precompiled pieces of TransactionLogValue v0 (declared with construct in
+# coordinator/records.py; a test checks they agree): the coordinator writes
+# several records per transaction, and construct's build costs ~14 µs each.
+_VALUE_HEAD = struct.Struct(">hqhibi")
+_VALUE_TAIL = struct.Struct(">qq")
+_INT16 = struct.Struct(">h")
+_INT32 = struct.Struct(">i")
 
 
 class TxnState(enum.IntEnum):
@@ -80,20 +90,20 @@ class TxnMetadata:
         return encode_key(self.transactional_id)
 
     def value_bytes(self) -> bytes:
+        """TransactionLogValue v0; partitions are null in Empty, as Kafka writes them."""
         by_topic: dict[str, list[int]] = {}
         for topic, index in sorted(self.partitions):
             by_topic.setdefault(topic, []).append(index)
-        partitions = None if self.state == TxnState.EMPTY else [
-            {"topic": topic, "partition_ids": ids} for topic, ids in by_topic.items()]
-        return records.TransactionLogValue.build({
-            "version": records.TXN_VALUE_VERSION, "producer_id": self.producer_id,
-            "producer_epoch": self.producer_epoch, "transaction_timeout_ms": self.timeout_ms,
-            "transaction_status": int(self.state),
-            "partition_count": -1 if partitions is None else len(partitions),
-            "transaction_partitions": partitions,
-            "transaction_last_update_timestamp_ms": self.last_update_ms,
-            "transaction_start_timestamp_ms": self.start_ms,
-        })
+        empty = self.state == TxnState.EMPTY
+        out = bytearray(_VALUE_HEAD.pack(records.TXN_VALUE_VERSION, self.producer_id, self.producer_epoch,
+                                         self.timeout_ms, int(self.state), -1 if empty else len(by_topic)))
+        if not empty:
+            for topic, ids in by_topic.items():
+                name = topic.encode()
+                out += _INT16.pack(len(name)) + name + _INT32.pack(len(ids))
+                out += struct.pack(f">{len(ids)}i", *ids)
+        out += _VALUE_TAIL.pack(self.last_update_ms, self.start_ms)
+        return bytes(out)
 
     @classmethod
     def from_record(cls, transactional_id: str, value: bytes) -> TxnMetadata:
@@ -105,6 +115,7 @@ class TxnMetadata:
                    parsed.transaction_start_timestamp_ms, parsed.transaction_last_update_timestamp_ms)
 
 
+@functools.lru_cache(maxsize=4096)
 def encode_key(transactional_id: str) -> bytes:
     return records.TransactionLogKey.build({"version": records.TXN_KEY_VERSION,
                                             "transactional_id": transactional_id})
