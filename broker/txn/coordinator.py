@@ -240,7 +240,14 @@ class TransactionCoordinator:
             return
         task = asyncio.get_running_loop().create_task(self._complete(prepared))
         self._completions[txn_id] = task
-        task.add_done_callback(lambda _done: self._completions.pop(txn_id, None))
+
+        def finished(done: asyncio.Task) -> None:
+            self._completions.pop(txn_id, None)
+            if not done.cancelled() and done.exception() is not None:
+                # The state stays Prepare*: the timeout job retries the completion.
+                log.error("completing the transaction of %r failed: %r", txn_id, done.exception())
+
+        task.add_done_callback(finished)
 
     async def _complete(self, prepared: TxnMetadata) -> None:
         commit = prepared.state == TxnState.PREPARE_COMMIT
