@@ -167,13 +167,11 @@ def run(broker: Broker, args) -> dict:
             "idle RSS MiB": idle}
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--messages", type=int, default=200_000)
-    parser.add_argument("--size", type=int, default=1024)
-    parser.add_argument("--partitions", type=int, default=1)
-    parser.add_argument("--rounds", type=int, default=3)
-    args = parser.parse_args(argv)
+def compare(run, args, title: str) -> None:
+    """``run(broker, args)`` on each broker for ``args.rounds`` interleaved rounds; print the medians.
+
+    A metric is better higher when its name holds "/s", lower otherwise.
+    """
     rounds: dict[str, list[dict]] = {"weir": [], "tansu": []}
     for number in range(args.rounds):
         for starter in (start_weir, start_tansu):
@@ -186,13 +184,22 @@ def main(argv=None) -> int:
                 f"{k} {v:.1f}" for k, v in rounds[broker.name][-1].items()), flush=True)
     results = {name: {metric: statistics.median(r[metric] for r in runs) for metric in runs[0]}
                for name, runs in rounds.items()}
-    print(f"\nmedians of {args.rounds} round(s): {args.messages} x {args.size} B, {args.partitions} partition(s), "
-          "acks=all, confluent-kafka")
-    print(f"{'metric':<16}{'weir':>12}{'tansu':>12}{'weir/tansu':>12}  better")
+    print(f"\nmedians of {args.rounds} round(s): {title}")
+    print(f"{'metric':<20}{'weir':>12}{'tansu':>12}{'weir/tansu':>12}  better")
     for metric in results["weir"]:
         weir, tansu = results["weir"][metric], results["tansu"][metric]
-        better = "higher" if "MB/s" in metric else "lower"
-        print(f"{metric:<16}{weir:>12.1f}{tansu:>12.1f}{weir / tansu:>11.2f}x  {better}")
+        better = "higher" if "/s" in metric else "lower"
+        print(f"{metric:<20}{weir:>12.1f}{tansu:>12.1f}{weir / tansu:>11.2f}x  {better}")
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--messages", type=int, default=200_000)
+    parser.add_argument("--size", type=int, default=1024)
+    parser.add_argument("--partitions", type=int, default=1)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args(argv)
+    compare(run, args, f"{args.messages} x {args.size} B, {args.partitions} partition(s), acks=all, confluent-kafka")
     return 0
 
 

@@ -15,13 +15,12 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import sys
 import time
 
 from confluent_kafka import Producer
 
-from bench.throughput import create_topic, start_tansu, start_weir
+from bench.throughput import compare, create_topic
 
 
 def transactional_producer(bootstrap: str, txn_id: str) -> Producer:
@@ -85,24 +84,8 @@ def main(argv=None) -> int:
     parser.add_argument("--commits", type=int, default=1000)
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args(argv)
-    rounds: dict[str, list[dict]] = {"weir": [], "tansu": []}
-    for number in range(args.rounds):
-        for starter in (start_weir, start_tansu):
-            broker = starter()
-            try:
-                rounds[broker.name].append(run(broker, args))
-            finally:
-                broker.stop()
-            print(f"round {number + 1} {broker.name}: " + ", ".join(
-                f"{k} {v:.1f}" for k, v in rounds[broker.name][-1].items()), flush=True)
-    results = {name: {metric: statistics.median(r[metric] for r in runs) for metric in runs[0]}
-               for name, runs in rounds.items()}
-    print(f"\nmedians of {args.rounds} round(s): {args.messages} x {args.size} B committed every {args.per_txn}; "
-          f"{args.commits} one-message transactions; confluent-kafka")
-    print(f"{'metric':<20}{'weir':>10}{'tansu':>10}{'weir/tansu':>12}  (higher is better)")
-    for metric in results["weir"]:
-        weir, tansu = results["weir"][metric], results["tansu"][metric]
-        print(f"{metric:<20}{weir:>10.1f}{tansu:>10.1f}{weir / tansu:>11.2f}x")
+    compare(run, args, f"{args.messages} x {args.size} B committed every {args.per_txn}; "
+                       f"{args.commits} one-message transactions; confluent-kafka")
     return 0
 
 

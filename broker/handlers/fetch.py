@@ -80,13 +80,14 @@ def _read_one(context, topic, wanted, limit, read_committed):
         if wanted.current_leader_epoch > LEADER_EPOCH:
             raise KafkaError(Errors.UNKNOWN_LEADER_EPOCH)
         partition = context.logs.partition(topic, wanted.partition)
-        bound = partition.last_stable_offset if read_committed else None
-        result = partition.read(wanted.fetch_offset, limit, bound) if limit > 0 else None
+        last_stable_offset = partition.last_stable_offset
+        result = (partition.read(wanted.fetch_offset, limit, last_stable_offset if read_committed else None)
+                  if limit > 0 else None)
     except KafkaError as exc:
         answer.error_code = exc.code
         return answer
     answer.high_watermark = partition.high_watermark
-    answer.last_stable_offset = partition.last_stable_offset
+    answer.last_stable_offset = last_stable_offset
     answer.log_start_offset = partition.log_start_offset
     if result is not None:
         answer.records = result.records

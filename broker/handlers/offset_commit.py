@@ -12,8 +12,8 @@ from protocol.errors import Errors, KafkaError
 from protocol.messages import offset_commit as msg
 
 from ..dispatcher import handles
-from ._offset_requests import per_partition_response, requested_offsets
 from ..group.offsets import validate_group_id
+from ._offset_requests import per_partition_response, requested_offsets
 
 
 @handles(ApiKey.OFFSET_COMMIT, versions=(2, 8))

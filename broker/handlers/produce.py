@@ -23,7 +23,6 @@ async def handle(context, header, request):
     acks = request.acks
     version = header.api_version
     now_ms = context.clock.now_ms()
-    logs = context.logs
     responses = []
     for topic_data in request.topic_data:
         answers = []
@@ -48,11 +47,8 @@ async def _produce_one(context, topic, partition_data, acks, version, now_ms, tr
         if batch is None or not len(batch):
             raise KafkaError(Errors.INVALID_RECORD, "produce request without records")
         batch_header = partition.validate_client_batch(batch, version)
-
-        def verify(header):
-            context.txn.verify_partition(transactional_id, header.producer_id, header.producer_epoch,
-                                         topic, partition_data.index)
-
+        verify = (context.txn.verifier(transactional_id, topic, partition_data.index)
+                  if batch_header.is_transactional else None)
         result = await partition.append_client_batch(batch, batch_header, now_ms, verify)
         await logs.maybe_flush(partition)
     except KafkaError as exc:

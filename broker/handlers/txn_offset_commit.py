@@ -16,9 +16,8 @@ from protocol.errors import Errors, KafkaError
 from protocol.messages import txn_offset_commit as msg
 
 from ..dispatcher import handles
-from ._offset_requests import per_partition_response, requested_offsets
 from ..group.offsets import validate_group_id
-from ..txn.markers import OFFSETS_TOPIC
+from ._offset_requests import per_partition_response, requested_offsets
 
 
 @handles(ApiKey.TXN_OFFSET_COMMIT, versions=(0, 3))
@@ -26,12 +25,7 @@ async def handle(context, header, request):
     offsets, errors = requested_offsets(context, request.topics, context.clock.now_ms())
     try:
         validate_group_id(request.group_id)
-        index = context.offsets.log.partition_for(request.group_id)
-
-        def verify(batch_header):
-            context.txn.verify_partition(request.transactional_id, batch_header.producer_id,
-                                         batch_header.producer_epoch, OFFSETS_TOPIC, index)
-
+        verify = context.txn.verifier(request.transactional_id, *context.txn.offsets_partition(request.group_id))
         await context.offsets.commit(request.group_id, offsets, producer_id=request.producer_id,
                                      producer_epoch=request.producer_epoch, verify_txn=verify)
         code = Errors.NONE

@@ -192,14 +192,20 @@ class Partition:
                 duplicate = self.producers.check_client_batch(header)
                 if duplicate is not None:
                     return AppendResult(duplicate.first_offset, -1, self.log_start_offset)
-            if header.is_transactional and not self.producers.has_open_txn(header.producer_id):
-                if verify_txn is None or header.producer_id < 0:
-                    raise KafkaError(Errors.INVALID_TXN_STATE, "transactional batch outside a transaction")
-                verify_txn(header)
+            if header.is_transactional:
+                self._check_txn_start(header, verify_txn)
             base_offset = await self._write(batch, header)
             if header.producer_id >= 0:
                 self.producers.record_batch(header, base_offset)
             return AppendResult(base_offset, -1, self.log_start_offset)
+
+    def _check_txn_start(self, header: rec.BatchHeader, verify_txn) -> None:
+        """A transactional batch that opens a transaction here needs the coordinator's yes."""
+        if self.producers.has_open_txn(header.producer_id):
+            return
+        if verify_txn is None or header.producer_id < 0:
+            raise KafkaError(Errors.INVALID_TXN_STATE, "transactional batch outside a transaction")
+        verify_txn(header)
 
     async def append_coordinator_batch(self, batch: memoryview, header: rec.BatchHeader,
                                        verify_txn: Callable[[rec.BatchHeader], None] | None = None) -> AppendResult:
@@ -211,10 +217,8 @@ class Partition:
         async with self._append_lock:
             if header.producer_id >= 0:
                 self.producers.check_epoch(header.producer_id, header.producer_epoch)
-            if header.is_transactional and not self.producers.has_open_txn(header.producer_id):
-                if verify_txn is None:
-                    raise KafkaError(Errors.INVALID_TXN_STATE, "transactional batch outside a transaction")
-                verify_txn(header)
+            if header.is_transactional:
+                self._check_txn_start(header, verify_txn)
             base_offset = await self._write(batch, header)
             if header.producer_id >= 0:
                 self.producers.record_batch(header, base_offset)

@@ -25,7 +25,8 @@ import logging
 from protocol.errors import Errors, KafkaError
 
 from ..coordinator.runtime import CoordinatorLog
-from .markers import COORDINATOR_EPOCH, OFFSETS_TOPIC, write_markers
+from ..group.offsets import OFFSETS_TOPIC
+from .markers import COORDINATOR_EPOCH, write_markers
 from .state import COMPLETE, MAX_EPOCH, PREPARING, TxnMetadata, TxnState, decode_key, encode_key
 
 log = logging.getLogger(__name__)
@@ -166,6 +167,12 @@ class TransactionCoordinator:
                 or metadata.state != TxnState.ONGOING or (topic, index) not in metadata.partitions):
             raise KafkaError(Errors.INVALID_TXN_STATE,
                              f"{topic}-{index} is not in an ongoing transaction of this producer")
+
+    def verifier(self, txn_id: str | None, topic: str, index: int):
+        """``verify_partition`` bound to one partition, as the append paths take it."""
+        def verify(header) -> None:
+            self.verify_partition(txn_id, header.producer_id, header.producer_epoch, topic, index)
+        return verify
 
     def offsets_partition(self, group_id: str) -> tuple[str, int]:
         return OFFSETS_TOPIC, self.context.offsets.log.partition_for(group_id)

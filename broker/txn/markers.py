@@ -13,9 +13,10 @@ from typing import Iterable
 
 from protocol.errors import Errors, KafkaError
 
+from ..group.offsets import OFFSETS_TOPIC
+
 log = logging.getLogger(__name__)
 
-OFFSETS_TOPIC = "__consumer_offsets"
 #: One node, never re-elected: the coordinator epoch markers carry never changes.
 COORDINATOR_EPOCH = 0
 

@@ -36,11 +36,7 @@ async def produce(context, pid, epoch, index, value, seq=0):
     partition = context.logs.partition("data", index)
     batch = memoryview(rec.encode_batch([rec.Record(value, timestamp=1)], producer_id=pid, producer_epoch=epoch,
                                         base_sequence=seq, transactional=True))
-
-    def verify(header):
-        context.txn.verify_partition(TXN, header.producer_id, header.producer_epoch, "data", index)
-
-    await partition.append_client_batch(batch, rec.read_header(batch), 0, verify)
+    await partition.append_client_batch(batch, rec.read_header(batch), 0, context.txn.verifier(TXN, "data", index))
 
 
 async def settle(context):

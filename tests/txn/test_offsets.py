@@ -13,12 +13,8 @@ async def txn_commit_offsets(context, txn_id, offset):
     topic, index = context.txn.offsets_partition(GROUP)
     context.offsets.log.partition(index)
     await context.txn.add_partitions(txn_id, pid, epoch, {(topic, index)})
-
-    def verify(header):
-        context.txn.verify_partition(txn_id, header.producer_id, header.producer_epoch, topic, index)
-
     await context.offsets.commit(GROUP, {TP: OffsetEntry(offset, -1, "m", 0)}, producer_id=pid,
-                                 producer_epoch=epoch, verify_txn=verify)
+                                 producer_epoch=epoch, verify_txn=context.txn.verifier(txn_id, topic, index))
     return pid, epoch
 
 
@@ -64,12 +60,9 @@ async def test_offsets_need_the_group_partition_in_the_transaction(tmp_path):
         pid, epoch = await context.txn.init_producer_id("t1", 60000)
         await context.txn.add_partitions("t1", pid, epoch, {TP})  # data only, no AddOffsetsToTxn
         topic, index = context.txn.offsets_partition(GROUP)
-
-        def verify(header):
-            context.txn.verify_partition("t1", header.producer_id, header.producer_epoch, topic, index)
-
         code = await code_of(context.offsets.commit(GROUP, {TP: OffsetEntry(1, -1, "", 0)}, producer_id=pid,
-                                                    producer_epoch=epoch, verify_txn=verify))
+                                                    producer_epoch=epoch,
+                                                    verify_txn=context.txn.verifier("t1", topic, index)))
         assert code == Errors.INVALID_TXN_STATE
         assert fetched(context) == (-1, Errors.NONE)
     finally:
