@@ -79,6 +79,11 @@ SETTINGS: dict[str, Setting] = {
     "socket.request.max.bytes": Setting(_int(1), 104857600, "largest request frame; refused before allocation"),
     "producer.id.expiration.ms": Setting(_int(1), 86400000, "drop idle producer state after this"),
     "offsets.topic.num.partitions": Setting(_int(1), 50, "partitions of __consumer_offsets"),
+    "group.min.session.timeout.ms": Setting(_int(1), 6000, "shortest session.timeout.ms a consumer may ask for"),
+    "group.max.session.timeout.ms": Setting(_int(1), 1800000, "longest session.timeout.ms a consumer may ask for"),
+    "group.initial.rebalance.delay.ms": Setting(
+        _int(0), 3000, "how long the first rebalance of an empty group waits for more members"),
+    "group.max.size": Setting(_int(1), 2147483647, "most members a group may have"),
     "transaction.state.log.num.partitions": Setting(_int(1), 50, "partitions of __transaction_state"),
     "transaction.max.timeout.ms": Setting(_int(1), 900000, "largest transaction.timeout.ms a producer may ask for"),
     "transaction.abort.timed.out.transaction.cleanup.interval.ms": Setting(

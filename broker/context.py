@@ -9,6 +9,7 @@ from pathlib import Path
 from broker.clock import Clock, SystemClock
 from broker.config import BrokerConfig
 from broker.log.manager import LogManager
+from broker.group.coordinator import GroupCoordinator
 from broker.group.offsets import OffsetStore
 from broker.txn.coordinator import TransactionCoordinator
 from broker.txn.producer_ids import ProducerIdAllocator
@@ -43,19 +44,22 @@ class BrokerContext:
         self.logs = LogManager(self.data_dir, self.config, self.clock)
         self.producer_ids = ProducerIdAllocator(self.data_dir)
         self.offsets = OffsetStore(self)
+        self.groups = GroupCoordinator(self)
         self.txn = TransactionCoordinator(self)
 
     def open(self) -> None:
         """Load the log store, then rebuild the coordinators by replaying their topics."""
         self.logs.open()
-        self.offsets.load()
+        self.groups.load()
         self.txn.load()
 
     def start_background_jobs(self) -> None:
         self.logs.start_background_jobs()
         self.txn.start()
+        self.groups.start()
 
     async def close(self) -> None:
+        await self.groups.close()
         await self.txn.close()
         await self.logs.close()
 

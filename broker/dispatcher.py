@@ -36,6 +36,7 @@ class Handler:
     advertise_min: int
     fn: Callable[..., Any]
     is_async: bool
+    wants_client_host: bool  # JoinGroup records where a member connects from
 
 
 HANDLERS: dict[int, Handler] = {}
@@ -48,7 +49,8 @@ def handles(api_key: ApiKey, *, versions: tuple[int, int], advertise_min: int | 
             raise ValueError(f"{api_key.name}: versions {versions} outside the schema {schema}")
         HANDLERS[api_key] = Handler(api_key, versions[0], versions[1],
                                     versions[0] if advertise_min is None else advertise_min,
-                                    fn, inspect.iscoroutinefunction(fn))
+                                    fn, inspect.iscoroutinefunction(fn),
+                                    "client_host" in inspect.signature(fn).parameters)
         return fn
     return register
 
@@ -61,7 +63,7 @@ class Dispatcher:
     def __init__(self, context):
         self.context = context
 
-    async def dispatch(self, request: RawRequest) -> bytes | None:
+    async def dispatch(self, request: RawRequest, client_host: str = "") -> bytes | None:
         """Answer one request; None when no response is due. Raises ClosingError."""
         header = request.header
         handler = HANDLERS.get(header.api_key)
@@ -74,7 +76,10 @@ class Dispatcher:
                                f"(served: v{handler.min_version}-{handler.max_version})")
         module = BY_KEY[header.api_key]
         body = module.REQUEST.decode(header.api_version, request.body, exact=False)
-        result = handler.fn(self.context, header, body)
+        if handler.wants_client_host:
+            result = handler.fn(self.context, header, body, client_host=client_host)
+        else:
+            result = handler.fn(self.context, header, body)
         if handler.is_async:
             result = await result
         if result is NO_RESPONSE:

@@ -32,12 +32,14 @@ class KafkaConnection(asyncio.Protocol):
         self._transport: asyncio.Transport | None = None
         self._worker: asyncio.Task | None = None
         self._peer = "?"
+        self._client_host = ""
         self._paused = False
 
     def connection_made(self, transport):
         self._transport = transport
         peer = transport.get_extra_info("peername")
         self._peer = f"{peer[0]}:{peer[1]}" if peer else "?"
+        self._client_host = f"/{peer[0]}" if peer else ""  # as Kafka shows it in DescribeGroups
         self._connections.add(self)
         self._worker = asyncio.get_running_loop().create_task(self._serve())
 
@@ -72,7 +74,7 @@ class KafkaConnection(asyncio.Protocol):
                     self._paused = False
                     self._transport.resume_reading()
                 try:
-                    response = await dispatch(request)
+                    response = await dispatch(request, self._client_host)
                 except (ClosingError, DecodeError) as exc:
                     self._close(f"{exc} (api key {request.header.api_key} v{request.header.api_version}, "
                                 f"client {request.header.client_id!r})")

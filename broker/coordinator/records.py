@@ -64,3 +64,51 @@ OffsetCommitValue = c.Struct(
     "commit_timestamp" / c.Int64sb,
     "expire_timestamp" / c.If(c.this.version == 1, c.Int64sb),
 ).compile()
+
+# Key version 2: a classic group's metadata; the value is GroupMetadataValue.
+# Weir writes value v3 and reads v0-3 (v4, flexible, is what Kafka 4 may write
+# after an upgrade; a Weir data directory never holds it).
+GROUP_METADATA_VALUE_VERSION = 3
+
+GroupMetadataKey = c.Struct(
+    "version" / c.Int16sb,
+    "group" / _STRING,
+).compile()
+
+
+class _NullableString(c.Adapter):
+    """int16 length (-1 = null) then UTF-8 bytes."""
+
+    def _decode(self, obj, context, path):
+        return None if obj.length < 0 else obj.data.decode("utf8")
+
+    def _encode(self, obj, context, path):
+        if obj is None:
+            return {"length": -1, "data": b""}
+        data = obj.encode("utf8")
+        return {"length": len(data), "data": data}
+
+
+_NULLABLE_STRING = _NullableString(c.Struct(
+    "length" / c.Int16sb,
+    "data" / c.If(c.this.length >= 0, c.Bytes(c.this.length)),
+))
+
+GroupMetadataValue = c.Struct(
+    "version" / c.Int16sb,
+    "protocol_type" / _STRING,
+    "generation" / c.Int32sb,
+    "protocol" / _NULLABLE_STRING,
+    "leader" / _NULLABLE_STRING,
+    "current_state_timestamp" / c.If(c.this.version >= 2, c.Int64sb),
+    "members" / c.PrefixedArray(c.Int32sb, c.Struct(
+        "member_id" / _STRING,
+        "group_instance_id" / c.If(c.this._.version >= 3, _NULLABLE_STRING),
+        "client_id" / _STRING,
+        "client_host" / _STRING,
+        "rebalance_timeout" / c.If(c.this._.version >= 1, c.Int32sb),
+        "session_timeout" / c.Int32sb,
+        "subscription" / c.Prefixed(c.Int32sb, c.GreedyBytes),
+        "assignment" / c.Prefixed(c.Int32sb, c.GreedyBytes),
+    )),
+).compile()

@@ -8,21 +8,18 @@ over an older one, as in Kafka), ABORT discards them. While any are pending
 for a group's partition, OffsetFetch with require_stable answers
 UNSTABLE_OFFSET_COMMIT for it (KIP-447).
 
-Group membership (JoinGroup and friends) is not part of this module; offsets
-are stored for any group id, the way Kafka stores them for a "simple" group.
+Who may commit is the group coordinator's question (``coordinator.py``); this
+module only stores.
 """
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass
 
 from protocol.errors import Errors, KafkaError
 
 from ..coordinator import records
 from ..coordinator.runtime import CoordinatorLog
-
-log = logging.getLogger(__name__)
 
 OFFSETS_TOPIC = "__consumer_offsets"
 TopicPartition = tuple[str, int]
@@ -45,24 +42,14 @@ class OffsetStore:
         self.committed: dict[str, dict[TopicPartition, OffsetEntry]] = {}
         self.pending: dict[int, dict[str, dict[TopicPartition, OffsetEntry]]] = {}  # producer id -> group -> ...
 
-    # ------------------------------------------------------------------ replay
+    # ------------------------------------------------------------------ replay (the group coordinator
+    # reads the topic and hands offset records and markers here)
 
-    def load(self) -> None:
-        count = 0
-        for entry in self.log.replay():
-            if entry.marker_commit is not None:
-                self.complete_txn(entry.partition, entry.header.producer_id, entry.marker_commit, entry.offset)
-                continue
-            producer_id = entry.header.producer_id if entry.header.is_transactional else None
-            self.replay(entry.offset, entry.key, entry.value, producer_id)
-            count += 1
-        if count:
-            log.info("offsets: replayed %d record(s) for %d group(s)", count, len(self.committed))
-
-    def replay(self, record_offset: int, key: bytes, value: bytes | None, producer_id: int | None) -> None:
+    def replay(self, record_offset: int, key: bytes, value: bytes | None, producer_id: int | None) -> str | None:
+        """Install one offset record; its group id (None for a record that is not an offset)."""
         version = records.RecordKeyVersion.parse(key[:2])
         if version not in (0, records.OFFSET_KEY_VERSION):
-            return  # group metadata records belong to group membership
+            return None  # group metadata and KIP-848 records belong to the group coordinator
         parsed = records.OffsetCommitKey.parse(key)
         tp = (parsed.topic, parsed.partition)
         if producer_id is not None:
@@ -71,10 +58,11 @@ class OffsetStore:
             target = self.committed.setdefault(parsed.group, {})
         if value is None:
             target.pop(tp, None)
-            return
+            return parsed.group
         data = records.OffsetCommitValue.parse(value)
         leader_epoch = data.leader_epoch if data.leader_epoch is not None else -1
         target[tp] = OffsetEntry(data.offset, leader_epoch, data.metadata, data.commit_timestamp, record_offset)
+        return parsed.group
 
     def complete_txn(self, log_partition: int, producer_id: int, commit: bool, marker_offset: int) -> None:
         """A marker on ``__consumer_offsets-log_partition`` settles that producer's offsets there."""
@@ -100,13 +88,23 @@ class OffsetStore:
         if not offsets:
             return
         items = list(offsets.items())
-        encoded = [(_encode_key(group, tp), _encode_value(entry)) for tp, entry in items]
+        encoded = [(offset_key(group, tp), _encode_value(entry)) for tp, entry in items]
         transactional = producer_id >= 0
         base = await self.log.append(self.log.partition_for(group), encoded, self.clock.now_ms(),
                                      producer_id=producer_id, producer_epoch=producer_epoch,
                                      transactional=transactional, verify_txn=verify_txn)
         for i, (key, value) in enumerate(encoded):
             self.replay(base + i, key, value, producer_id if transactional else None)
+
+    async def delete(self, group: str, partitions: list[TopicPartition],
+                     also: list[tuple[bytes, None]] = ()) -> None:
+        """Tombstones for the group's offsets of these partitions (plus ``also``), in one batch."""
+        encoded = [(offset_key(group, tp), None) for tp in partitions] + list(also)
+        if not encoded:
+            return
+        base = await self.log.append(self.log.partition_for(group), encoded, self.clock.now_ms())
+        for i, (key, _value) in enumerate(encoded[:len(partitions)]):
+            self.replay(base + i, key, None, None)
 
     # ------------------------------------------------------------------ reads
 
@@ -136,7 +134,7 @@ def validate_group_id(group: str | None) -> None:
         raise KafkaError(Errors.INVALID_GROUP_ID, "group id must not be empty")
 
 
-def _encode_key(group: str, tp: TopicPartition) -> bytes:
+def offset_key(group: str, tp: TopicPartition) -> bytes:
     return records.OffsetCommitKey.build({"version": records.OFFSET_KEY_VERSION, "group": group,
                                           "topic": tp[0], "partition": tp[1]})
 

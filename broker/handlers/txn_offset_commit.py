@@ -6,9 +6,9 @@ put in the transaction; they become the group's offsets when the COMMIT
 marker lands there and vanish on ABORT. An older producer epoch is
 INVALID_PRODUCER_EPOCH; a partition not in the transaction INVALID_TXN_STATE.
 
-Simplification until group membership exists: the v3 generation and member
-id (KIP-447) are not yet checked against a live group, as Kafka treats a
-group without members.
+v3 (KIP-447) carries the consumer's generation, member id and instance id,
+checked as for OffsetCommit, so a zombie from an old generation cannot
+commit; v0-2 carry none of them and are let through, as in Kafka.
 """
 
 from protocol.api_keys import ApiKey
@@ -16,7 +16,6 @@ from protocol.errors import Errors, KafkaError
 from protocol.messages import txn_offset_commit as msg
 
 from ..dispatcher import handles
-from ..group.offsets import validate_group_id
 from ._offset_requests import per_partition_response, requested_offsets
 
 
@@ -24,7 +23,8 @@ from ._offset_requests import per_partition_response, requested_offsets
 async def handle(context, header, request):
     offsets, errors = requested_offsets(context, request.topics, context.clock.now_ms())
     try:
-        validate_group_id(request.group_id)
+        context.groups.validate_offset_commit(request.group_id, request.member_id, request.group_instance_id,
+                                              request.generation_id, transactional=True)
         verify = context.txn.verifier(request.transactional_id, *context.txn.offsets_partition(request.group_id))
         await context.offsets.commit(request.group_id, offsets, producer_id=request.producer_id,
                                      producer_epoch=request.producer_epoch, verify_txn=verify)

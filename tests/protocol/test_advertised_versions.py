@@ -11,6 +11,12 @@ EXPECTED = {
     8: (2, 8),    # OffsetCommit (v9 is KIP-848, v10 topic ids)
     9: (1, 8),    # OffsetFetch (v7 require_stable, v8 batched groups)
     10: (0, 4),   # FindCoordinator (v4 batched)
+    11: (0, 5),   # JoinGroup (v5 static membership; v6+ flexible, not needed by any client)
+    12: (0, 3),   # Heartbeat
+    13: (0, 3),   # LeaveGroup (v3 batched members, which kafka-python's remove_members needs)
+    14: (0, 3),   # SyncGroup
+    15: (0, 5),   # DescribeGroups (v6 answers GROUP_ID_NOT_FOUND for unknown groups)
+    16: (0, 5),   # ListGroups (v4 state filter, v5 type filter)
     18: (0, 4),   # ApiVersions
     19: (2, 4),   # CreateTopics
     20: (1, 4),   # DeleteTopics
@@ -22,6 +28,8 @@ EXPECTED = {
     27: (1, 1),   # WriteTxnMarkers: what admin "abort transaction" tools send
     28: (0, 3),   # TxnOffsetCommit
     32: (1, 2),   # DescribeConfigs
+    42: (0, 2),   # DeleteGroups
+    47: (0, 0),   # OffsetDelete
 }
 
 
@@ -41,3 +49,5 @@ def test_old_librdkafka_feature_probes_fall_inside_the_ranges():
     assert inside(2, 1), "OffsetTime"
     assert inside(22, 0), "IdempotentProducer"
     assert inside(10, 0), "LZ4 / BrokerGroupCoordinator"
+    assert all(inside(key, 0) for key in (10, 11, 12, 13, 14)) and inside(8, 2) and inside(9, 1), \
+        "balanced consumer"

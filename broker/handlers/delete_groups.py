@@ -1,0 +1,22 @@
+"""DeleteGroups (42), v0-2: an empty group and its committed offsets go; others are NON_EMPTY_GROUP."""
+
+from protocol.api_keys import ApiKey
+from protocol.errors import KafkaError
+from protocol.messages import delete_groups as msg
+
+from ..dispatcher import handles
+from ..group import admin
+from ..group.offsets import validate_group_id
+
+
+@handles(ApiKey.DELETE_GROUPS, versions=(0, 2))
+async def handle(context, header, request):
+    results = []
+    for group_id in request.groups_names:
+        try:
+            validate_group_id(group_id)
+            error = await admin.delete_group(context.groups, group_id)
+        except KafkaError as exc:
+            error = exc.error
+        results.append(msg.Result(group_id=group_id, error_code=error))
+    return msg.RESPONSE(results=results)

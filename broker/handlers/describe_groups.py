@@ -1,0 +1,22 @@
+"""DescribeGroups (15), v0-5: state, protocol and members of each group (unknown ones as Dead)."""
+
+from protocol.api_keys import ApiKey
+from protocol.messages import describe_groups as msg
+
+from ..dispatcher import handles
+from ..group import admin
+
+
+@handles(ApiKey.DESCRIBE_GROUPS, versions=(0, 5))
+def handle(context, header, request):
+    described = []
+    for group_id in request.groups:
+        summary = admin.describe(context.groups, group_id)
+        described.append(msg.Group(
+            error_code=summary.error, group_id=group_id, group_state=summary.state,
+            protocol_type=summary.protocol_type, protocol_data=summary.protocol,
+            members=[msg.Member(member_id=m.member_id, group_instance_id=m.group_instance_id, client_id=m.client_id,
+                                client_host=m.client_host, member_metadata=m.metadata,
+                                member_assignment=m.assignment)
+                     for m in summary.members]))
+    return msg.RESPONSE(groups=described)

@@ -1,0 +1,13 @@
+"""Heartbeat (12), v0-3: keeps a member's session; REBALANCE_IN_PROGRESS tells it to rejoin."""
+
+from protocol.api_keys import ApiKey
+from protocol.messages import heartbeat as msg
+
+from ..dispatcher import handles
+
+
+@handles(ApiKey.HEARTBEAT, versions=(0, 3))
+def handle(context, header, request):
+    error = context.groups.heartbeat(request.group_id, request.generation_id, request.member_id,
+                                     request.group_instance_id)
+    return msg.RESPONSE(error_code=error)

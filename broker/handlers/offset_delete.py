@@ -1,0 +1,24 @@
+"""OffsetDelete (47), v0: drop a group's committed offsets for partitions it no longer consumes."""
+
+from protocol.api_keys import ApiKey
+from protocol.errors import Errors, KafkaError
+from protocol.messages import offset_delete as msg
+
+from ..dispatcher import handles
+from ..group import admin
+from ..group.offsets import validate_group_id
+
+
+@handles(ApiKey.OFFSET_DELETE, versions=(0, 0))
+async def handle(context, header, request):
+    asked = [(topic.name, p.partition_index) for topic in request.topics for p in topic.partitions]
+    try:
+        validate_group_id(request.group_id)
+        errors = await admin.delete_offsets(context.groups, request.group_id, asked)
+    except KafkaError as exc:
+        return msg.RESPONSE(error_code=exc.code, topics=[])
+    by_topic: dict[str, list] = {}
+    for (topic, index), error in errors.items():
+        by_topic.setdefault(topic, []).append(msg.ResponsePartition(partition_index=index, error_code=error))
+    return msg.RESPONSE(error_code=Errors.NONE, topics=[
+        msg.ResponseTopic(name=name, partitions=parts) for name, parts in by_topic.items()])

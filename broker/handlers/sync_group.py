@@ -1,0 +1,14 @@
+"""SyncGroup (14), v0-3: the leader sends the assignment; every member gets its share."""
+
+from protocol.api_keys import ApiKey
+from protocol.messages import sync_group as msg
+
+from ..dispatcher import handles
+
+
+@handles(ApiKey.SYNC_GROUP, versions=(0, 3))
+async def handle(context, header, request):
+    result = await context.groups.sync_group(
+        request.group_id, request.generation_id, request.member_id, request.group_instance_id,
+        {a.member_id: bytes(a.assignment) for a in request.assignments})
+    return msg.RESPONSE(error_code=result.error, assignment=result.assignment)
