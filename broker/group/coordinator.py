@@ -266,7 +266,7 @@ class GroupCoordinator:
         if group.is_in(S.COMPLETING_REBALANCE):
             for member in group.members.values():
                 member.assignment = b""
-                _answer_sync(member, SyncResult(Errors.REBALANCE_IN_PROGRESS))
+                self._answer_sync(group, member, SyncResult(Errors.REBALANCE_IN_PROGRESS))
         _cancel(group.sync_timer)
         _cancel(group.join_timer)
         group.pending_sync.clear()
@@ -384,6 +384,11 @@ class GroupCoordinator:
             self._spawn(self._store_assignment(group, assignments))
         return await future
 
+    def _answer_sync(self, group: ClassicGroup, member: Member, result: SyncResult) -> None:
+        if member.awaiting_sync is not None:
+            _answer_sync(member, result)
+            self._schedule_session(group, member)  # it was alive while it waited
+
     def _synced(self, group: ClassicGroup, member: Member) -> None:
         group.pending_sync.discard(member.member_id)
         if not group.pending_sync:
@@ -402,12 +407,12 @@ class GroupCoordinator:
             return  # a rebalance started meanwhile; its answers went out already
         if error != Errors.NONE:
             for member in group.members.values():
-                _answer_sync(member, SyncResult(error))
+                self._answer_sync(group, member, SyncResult(error))
             self._prepare_rebalance(group, "storing the assignment failed")
             return
         for member in group.members.values():
             member.assignment = assignments.get(member.member_id, b"")
-            _answer_sync(member, SyncResult(Errors.NONE, member.assignment))
+            self._answer_sync(group, member, SyncResult(Errors.NONE, member.assignment))
         group.transition_to(S.STABLE, self.clock.now_ms())
 
     # ------------------------------------------------------------------ Heartbeat and LeaveGroup

@@ -52,13 +52,14 @@ class OffsetStore:
             return None  # group metadata and KIP-848 records belong to the group coordinator
         parsed = records.OffsetCommitKey.parse(key)
         tp = (parsed.topic, parsed.partition)
-        if producer_id is not None:
-            target = self.pending.setdefault(producer_id, {}).setdefault(parsed.group, {})
-        else:
-            target = self.committed.setdefault(parsed.group, {})
+        groups = self.pending.setdefault(producer_id, {}) if producer_id is not None else self.committed
         if value is None:
+            target = groups.get(parsed.group, {})
             target.pop(tp, None)
+            if not target:
+                groups.pop(parsed.group, None)
             return parsed.group
+        target = groups.setdefault(parsed.group, {})
         data = records.OffsetCommitValue.parse(value)
         leader_epoch = data.leader_epoch if data.leader_epoch is not None else -1
         target[tp] = OffsetEntry(data.offset, leader_epoch, data.metadata, data.commit_timestamp, record_offset)
