@@ -121,6 +121,8 @@ class TransactionCoordinator:
             if expected_id >= 0 and not _may_recover(metadata, expected_id, expected_epoch):
                 raise KafkaError(Errors.PRODUCER_FENCED, "a newer producer owns this transactional id")
             if metadata.state == TxnState.ONGOING:
+                log.info("aborting the open transaction of %r (producer %d, epoch %d): the id was initialised "
+                         "again", txn_id, metadata.producer_id, metadata.producer_epoch)
                 await self._fence_and_abort(metadata)  # the old producer's transaction; then bump below
                 continue
             if metadata.state in PREPARING:

@@ -53,13 +53,19 @@ class Member:
         self.process.wait(10)
 
 
-def wait_until(condition, timeout: float, what: str) -> None:
+def eventually(condition, timeout: float) -> bool:
+    """Poll ``condition`` until it holds (True) or ``timeout`` seconds pass (False)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if condition():
-            return
+            return True
         time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
+    return condition()
+
+
+def wait_until(condition, timeout: float, what: str) -> None:
+    if not eventually(condition, timeout):
+        raise AssertionError(f"timed out waiting for {what}")
 
 
 def shares(members: list[Member], partitions: int) -> bool:
