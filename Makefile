@@ -40,6 +40,7 @@ test: $(VENV)/.installed-test system-deps
 bench: $(VENV)/.installed-bench
 	$(PY) -m bench.throughput
 	$(PY) -m bench.transactions
+	$(PY) -m bench.pipeline
 
 clean:
 	rm -rf $(VENV) .pytest_cache build *.egg-info
