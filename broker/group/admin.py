@@ -8,7 +8,8 @@ from dataclasses import dataclass
 from protocol.errors import Errors, KafkaError
 
 from .classic import CONSUMER_PROTOCOL_TYPE, ClassicGroup, GroupState
-from .coordinator import GroupCoordinator, group_key
+from .coordinator import GroupCoordinator
+from .storage import group_key
 from .offsets import TopicPartition
 
 GROUP_TYPE = "classic"
