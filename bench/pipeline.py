@@ -20,6 +20,8 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import multiprocessing
+import queue
 import sys
 import time
 
@@ -31,6 +33,7 @@ sys.path.insert(0, str(REPO / "examples"))
 import exactly_once_orders as example  # noqa: E402
 
 STALL_S = 30  # no record for this long: the broker cannot run this pipeline
+PIPELINE_DEADLINE_S = 120
 
 
 def load_orders(bootstrap: str, count: int) -> None:
@@ -111,17 +114,39 @@ def _commit(consumer: Consumer, producer: Producer, exactly_once: bool) -> None:
         consumer.commit(offsets=positions, asynchronous=False)
 
 
+def _pipeline_child(results, *args) -> None:
+    try:
+        results.put(pipeline(*args))
+    except (KafkaException, TimeoutError, RuntimeError) as exc:
+        results.put(str(exc))
+
+
+def bounded_pipeline(bootstrap: str, records: int, commit_s: float, exactly_once: bool) -> float | str:
+    """The pipeline in a child process: a librdkafka call can block past its own timeout
+    (confluentinc/librdkafka#5456), and a broker that cannot run the pipeline must not stall the benchmark."""
+    results = multiprocessing.Queue()
+    child = multiprocessing.Process(target=_pipeline_child, args=(results, bootstrap, records, commit_s, exactly_once))
+    child.start()
+    try:
+        return results.get(timeout=PIPELINE_DEADLINE_S)
+    except queue.Empty:
+        return f"no result within {PIPELINE_DEADLINE_S} s"
+    finally:
+        child.kill()
+        child.join()
+
+
 def run(broker, args) -> dict:
     for topic in (example.ORDERS, example.CONFIRMATIONS, example.INVENTORY):
         create_topic(broker.bootstrap, topic, args.partitions)
     load_orders(broker.bootstrap, args.records)
     results = {}
     for name, exactly_once in (("exactly-once rec/s", True), ("at-least-once rec/s", False)):
-        try:
-            results[name] = pipeline(broker.bootstrap, args.records, args.commit_ms / 1000, exactly_once)
-        except (KafkaException, TimeoutError, RuntimeError) as exc:
-            print(f"{broker.name}: {name} failed: {exc}", flush=True)
-            results[name] = math.nan
+        outcome = bounded_pipeline(broker.bootstrap, args.records, args.commit_ms / 1000, exactly_once)
+        if isinstance(outcome, str):
+            print(f"{broker.name}: {name} failed: {outcome}", flush=True)
+            outcome = math.nan
+        results[name] = outcome
     return results
 
 
