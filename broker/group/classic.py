@@ -198,6 +198,12 @@ class ClassicGroup:
         votes = Counter(member.vote(candidates) for member in self.members.values())
         return votes.most_common(1)[0][0]
 
+    def current_generation(self, member: Member) -> JoinResult:
+        """The JoinGroup answer for a member of this generation (the leader also gets everyone's metadata)."""
+        is_leader = member.member_id == self.leader_id
+        return JoinResult(Errors.NONE, member.member_id, self.generation, self.protocol_name,
+                          self.leader_id or "", self.member_metadata() if is_leader else [])
+
     def member_metadata(self) -> list[tuple[str, str | None, bytes]]:
         """What the leader gets to compute the assignment from."""
         return [(m.member_id, m.group_instance_id, m.metadata(self.protocol_name))
