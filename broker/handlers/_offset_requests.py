@@ -1,6 +1,6 @@
-"""What OffsetCommit and TxnOffsetCommit share: reading the asked offsets, answering per partition."""
+"""What OffsetCommit and TxnOffsetCommit share: reading the asked offsets, storing them, answering per partition."""
 
-from protocol.errors import KafkaError
+from protocol.errors import Errors, KafkaError
 
 from ..group.offsets import OffsetEntry
 
@@ -28,3 +28,15 @@ def per_partition_response(msg, topics, errors):
                                   error_code=errors[(topic.name, part.partition_index)])
             for part in topic.partitions])
         for topic in topics])
+
+
+async def commit_and_answer(context, msg, topics, store):
+    """``await store(offsets)`` for the known partitions; its error (if any) is each of their answers."""
+    offsets, errors = requested_offsets(context, topics, context.clock.now_ms())
+    try:
+        await store(offsets)
+        code = Errors.NONE
+    except KafkaError as exc:
+        code = exc.code
+    errors.update(dict.fromkeys(offsets, code))
+    return per_partition_response(msg, topics, errors)

@@ -9,23 +9,16 @@ time is ignored, as Kafka 2.1+ ignores it.
 """
 
 from protocol.api_keys import ApiKey
-from protocol.errors import Errors, KafkaError
 from protocol.messages import offset_commit as msg
 
 from ..dispatcher import handles
-from ._offset_requests import per_partition_response, requested_offsets
+from ._offset_requests import commit_and_answer
 
 
 @handles(ApiKey.OFFSET_COMMIT, versions=(2, 8))
 async def handle(context, header, request):
-    offsets, errors = requested_offsets(context, request.topics, context.clock.now_ms())
-    try:
+    async def store(offsets):
         context.groups.validate_offset_commit(request.group_id, request.member_id, request.group_instance_id,
                                               request.generation_id_or_member_epoch, transactional=False)
         await context.offsets.commit(request.group_id, offsets)
-        code = Errors.NONE
-    except KafkaError as exc:
-        code = exc.code
-    for tp in offsets:
-        errors[tp] = code
-    return per_partition_response(msg, request.topics, errors)
+    return await commit_and_answer(context, msg, request.topics, store)

@@ -12,25 +12,18 @@ commit; v0-2 carry none of them and are let through, as in Kafka.
 """
 
 from protocol.api_keys import ApiKey
-from protocol.errors import Errors, KafkaError
 from protocol.messages import txn_offset_commit as msg
 
 from ..dispatcher import handles
-from ._offset_requests import per_partition_response, requested_offsets
+from ._offset_requests import commit_and_answer
 
 
 @handles(ApiKey.TXN_OFFSET_COMMIT, versions=(0, 3))
 async def handle(context, header, request):
-    offsets, errors = requested_offsets(context, request.topics, context.clock.now_ms())
-    try:
+    async def store(offsets):
         context.groups.validate_offset_commit(request.group_id, request.member_id, request.group_instance_id,
                                               request.generation_id, transactional=True)
         verify = context.txn.verifier(request.transactional_id, *context.txn.offsets_partition(request.group_id))
         await context.offsets.commit(request.group_id, offsets, producer_id=request.producer_id,
                                      producer_epoch=request.producer_epoch, verify_txn=verify)
-        code = Errors.NONE
-    except KafkaError as exc:
-        code = exc.code
-    for tp in offsets:
-        errors[tp] = code
-    return per_partition_response(msg, request.topics, errors)
+    return await commit_and_answer(context, msg, request.topics, store)
