@@ -40,6 +40,21 @@ class Reporter:
             say("A", ",".join(map(str, partitions)))
 
 
+def report_records(batches) -> dict:
+    """kafka-python and aiokafka batches ({tp: records}): report each record; the next offset per partition."""
+    nexts = {}
+    for tp, records in batches.items():
+        for record in records:
+            say("R", tp.partition, record.offset, record.value.decode())
+        nexts[tp] = records[-1].offset + 1
+    return nexts
+
+
+def report_commits(nexts: dict) -> None:
+    for tp, offset in nexts.items():
+        say("C", tp.partition, offset)
+
+
 def run_confluent(bootstrap: str, group: str, topic: str, instance: str | None, session_ms: int,
                   stop: threading.Event) -> None:
     from confluent_kafka import Consumer, KafkaException, TopicPartition
@@ -79,21 +94,19 @@ def run_kafka_python(bootstrap: str, group: str, topic: str, instance: str | Non
                              heartbeat_interval_ms=HEARTBEAT_MS, group_instance_id=instance)
     reporter = Reporter()
     while not stop.is_set():
-        batches = consumer.poll(timeout_ms=200)
+        # kafka-python 3.0.12 can lose a JoinGroup that completes just as poll()'s timeout ends (the
+        # next poll sees no rejoin needed and never enables heartbeats or takes the assignment); a
+        # timeout longer than a rebalance takes keeps the join inside one poll
+        batches = consumer.poll(timeout_ms=2000)
         reporter.assigned(tp.partition for tp in consumer.assignment())
         if not batches:
             continue
-        nexts = {}
-        for tp, records in batches.items():
-            for record in records:
-                say("R", tp.partition, record.offset, record.value.decode())
-            nexts[tp] = records[-1].offset + 1
+        nexts = report_records(batches)
         try:
             consumer.commit({tp: OffsetAndMetadata(o, "", -1) for tp, o in nexts.items()})
         except KafkaError:
             continue
-        for tp, o in nexts.items():
-            say("C", tp.partition, o)
+        report_commits(nexts)
     consumer.close()
 
 
@@ -112,17 +125,12 @@ async def run_aiokafka(bootstrap: str, group: str, topic: str, instance: str | N
         reporter.assigned(tp.partition for tp in consumer.assignment())
         if not batches:
             continue
-        nexts = {}
-        for tp, records in batches.items():
-            for record in records:
-                say("R", tp.partition, record.offset, record.value.decode())
-            nexts[tp] = records[-1].offset + 1
+        nexts = report_records(batches)
         try:
             await consumer.commit(nexts)
         except KafkaError:
             continue
-        for tp, o in nexts.items():
-            say("C", tp.partition, o)
+        report_commits(nexts)
     await consumer.stop()
 
 

@@ -63,9 +63,10 @@ def eventually(condition, timeout: float) -> bool:
     return condition()
 
 
-def wait_until(condition, timeout: float, what: str) -> None:
+def wait_until(condition, timeout: float, what) -> None:
+    """``what`` names the awaited state; a callable is asked only on failure (to describe what was seen)."""
     if not eventually(condition, timeout):
-        raise AssertionError(f"timed out waiting for {what}")
+        raise AssertionError(f"timed out waiting for {what() if callable(what) else what}")
 
 
 def shares(members: list[Member], partitions: int) -> bool:

@@ -19,14 +19,16 @@ def test_group_of_three_shares_partitions_and_hands_them_on(group_broker, member
     produce(bootstrap, topic_name, 6, 5)
     members.extend(Member(client, bootstrap, "shared", topic_name) for _ in range(3))
     first, second, third = members
-    wait_until(lambda: shares(members, 6) and all(m.assignment for m in members), 60, "three members sharing")
+    wait_until(lambda: shares(members, 6) and all(m.assignment for m in members), 60,
+               lambda: f"three members sharing; assignments {[m.assignment for m in members]}")
     third.kill()  # dies: no LeaveGroup, no more heartbeats; its session times out
     wait_until(lambda: shares([first, second], 6), 30, "the dead member's partitions to move")
     assert group_broker.log_contains("missed its session timeout")
     second.leave()  # leaves: LeaveGroup, rebalance at once
     wait_until(lambda: shares([first], 6), 30, "the last member to own everything")
-    seen = {value for m in members for _p, _o, value in m.records}
-    assert seen == {f"{p}-{i}" for p in range(6) for i in range(5)}
+    everything = {f"{p}-{i}" for p in range(6) for i in range(5)}
+    wait_until(lambda: {value for m in members for _p, _o, value in m.records} == everything, 30,
+               "every record to have been read by some member")
     first.leave()
 
 
