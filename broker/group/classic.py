@@ -51,7 +51,6 @@ class Member:
     # a parked JoinGroup / SyncGroup answer; set while the member waits
     awaiting_join: asyncio.Future | None = None
     awaiting_sync: asyncio.Future | None = None
-    is_new: bool = False
     session_timer: object = field(default=None, repr=False)
 
     def metadata(self, protocol: str) -> bytes:

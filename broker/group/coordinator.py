@@ -168,7 +168,6 @@ class GroupCoordinator:
         raise KafkaError(Errors.UNKNOWN_MEMBER_ID)
 
     def _add_member(self, group: ClassicGroup, member: Member):
-        member.is_new = True
         member.awaiting_join = future = asyncio.get_running_loop().create_future()
         group.add(member)
         self.rebalance.schedule_session(group, member)

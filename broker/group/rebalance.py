@@ -110,7 +110,7 @@ class Rebalancer:
         log.info("group %s: generation %d with %d member(s), protocol %s, leader %s", group.group_id,
                  generation, len(group.members), group.protocol_name, group.leader_id)
         for member in joined:
-            future, member.awaiting_join, member.is_new = member.awaiting_join, None, False
+            future, member.awaiting_join = member.awaiting_join, None
             future.set_result(group.current_generation(member))
             self.schedule_session(group, member)
 
