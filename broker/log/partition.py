@@ -314,10 +314,14 @@ class Partition:
 
     # ------------------------------------------------------------------ reading
 
-    def read(self, offset: int, max_bytes: int, upper_bound: int | None = None) -> ReadResult:
+    def read(self, offset: int, max_bytes: int, upper_bound: int | None = None, *,
+             min_one: bool = True) -> ReadResult:
         """Whole batches from the one containing ``offset``, below ``upper_bound`` (default HW).
 
-        At least one batch is returned even past ``max_bytes`` (KIP-74).
+        With ``min_one`` the first batch is returned even past ``max_bytes`` (KIP-74: the
+        first partition of a fetch response that has data); without it only batches that
+        fit, possibly none. Deviation: Kafka then sends the bytes that fit, a partial
+        batch the client discards; whole batches (or nothing) say the same in fewer bytes.
         """
         high_watermark = self.high_watermark
         if offset < self.log_start_offset or offset > self.log_end_offset:
@@ -327,18 +331,17 @@ class Partition:
         data, end_offset = b"", offset
         if offset < bound:
             for segment in self._segments_from(offset):
-                data, end_offset = self._read_segment(segment, offset, max_bytes, bound)
-                if data:
+                found = segment.position_of(offset)
+                if found is not None:  # else the offset is past this segment's last batch: the next one
+                    data, end_offset = self._read_segment(segment, found, offset, max_bytes, bound, min_one)
                     break
         return ReadResult(data, high_watermark, self.log_start_offset, max(end_offset, offset))
 
     @staticmethod
-    def _read_segment(segment: Segment, offset: int, max_bytes: int, bound: int) -> tuple[bytes | memoryview, int]:
-        found = segment.position_of(offset)
-        if found is None:
-            return b"", offset
+    def _read_segment(segment: Segment, found: tuple[int, rec.BatchHeader], offset: int, max_bytes: int,
+                      bound: int, min_one: bool) -> tuple[bytes | memoryview, int]:
         start, first = found
-        if first.base_offset >= bound:
+        if first.base_offset >= bound or (first.size > max_bytes and not min_one):
             return b"", offset
         length = min(max(max_bytes, first.size), segment.size - start)
         data = segment.read(start, length)
