@@ -372,13 +372,24 @@ class Partition:
         return None
 
     def max_timestamp_offset(self) -> tuple[int, int] | None:
-        """(offset, timestamp) of the batch with the largest timestamp (ListOffsets -3)."""
-        best = None
-        for segment in self.segments:
-            for batch in segment.scan(0):
-                if best is None or batch.header.max_timestamp > best[1]:
-                    best = (batch.header.last_offset, batch.header.max_timestamp)
-        return best
+        """(offset, timestamp) of the record with the largest timestamp (ListOffsets -3).
+
+        As Kafka since KAFKA-16310: of the batches sharing the largest timestamp the
+        earliest wins (the first segment holding it, then its first batch, found from the
+        time index), and in that batch the earliest record carrying the timestamp.
+        """
+        segment = max(self.segments, key=lambda s: s.max_timestamp)  # max() keeps the first of equals
+        header = segment.first_batch_at_or_after_time(segment.max_timestamp)
+        if header is None:
+            return None
+        if header.attributes & rec.TIMESTAMP_TYPE_FLAG:
+            return header.base_offset, header.max_timestamp  # LogAppendTime: every record has the batch's
+        position, _ = segment.position_of(header.base_offset)
+        _, records = rec.decode_batch(segment.read(position, header.size))
+        # the first record with the batch's largest timestamp, read from the records themselves: the
+        # stored header's max timestamp is the producer's, where Kafka recomputes it on append
+        winner = max(records, key=lambda record: record.timestamp)
+        return winner.offset, winner.timestamp
 
     # ------------------------------------------------------------------ waiting
 
