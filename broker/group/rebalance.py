@@ -9,6 +9,10 @@ A new generation's members must send SyncGroup within the rebalance timeout;
 every member must heartbeat (or have a request parked) within its session.
 All of these are timers on the injected clock. The coordinator
 (``coordinator.py``) decides when a rebalance starts; this module runs it.
+
+A parked answer whose connection closed (its future was cancelled with the
+connection's task) is dropped wherever it is delivered (``answer``); the
+member stays, as in Kafka, until its session or the SyncGroup deadline ends.
 """
 
 from __future__ import annotations
