@@ -31,7 +31,7 @@ from ..coordinator import records
 from . import storage
 from .classic import ClassicGroup, GroupState, JoinResult, Member, SyncResult
 from .offsets import validate_group_id
-from .rebalance import Rebalancer, resolve_join, resolve_sync
+from .rebalance import Rebalancer, answer, resolve_join, resolve_sync
 
 log = logging.getLogger(__name__)
 
@@ -221,12 +221,12 @@ class GroupCoordinator:
             if group.members.get(member.member_id) is member:
                 group.replace_static_member(member.group_instance_id, member.member_id, old_id)
                 member.protocols, member.rebalance_timeout_ms, member.session_timeout_ms = previous
-            future.set_result(JoinResult(Errors.UNKNOWN_SERVER_ERROR))
+            answer(future, JoinResult(Errors.UNKNOWN_SERVER_ERROR))
             return
         # the leader id is the one before the replacement, so a replaced leader acts as a follower
         # and syncs for the assignment it already has
-        future.set_result(JoinResult(Errors.NONE, member.member_id, generation, group.protocol_name,
-                                     leader_before or ""))
+        answer(future, JoinResult(Errors.NONE, member.member_id, generation, group.protocol_name,
+                                  leader_before or ""))
 
     def _expire_pending(self, group: ClassicGroup, member_id: str) -> None:
         if member_id in group.pending_members:

@@ -9,6 +9,10 @@ A new generation's members must send SyncGroup within the rebalance timeout;
 every member must heartbeat (or have a request parked) within its session.
 All of these are timers on the injected clock. The coordinator
 (``coordinator.py``) decides when a rebalance starts; this module runs it.
+
+A parked answer whose connection closed (its future was cancelled with the
+connection's task) is dropped wherever it is delivered (``answer``); the
+member stays, as in Kafka, until its session or the SyncGroup deadline ends.
 """
 
 from __future__ import annotations
@@ -98,8 +102,7 @@ class Rebalancer:
             group.join_timer = self.clock.call_later(group.rebalance_timeout_ms() / 1000,
                                                      functools.partial(self.complete_join, group))
             return
-        if group.members.get(group.leader_id) not in joined:
-            group.leader_id = joined[0].member_id
+        self._choose_leader(group, joined)
         group.generation += 1
         group.protocol_name = group.select_protocol()
         group.transition_to(S.COMPLETING_REBALANCE, now)
@@ -110,9 +113,23 @@ class Rebalancer:
         log.info("group %s: generation %d with %d member(s), protocol %s, leader %s", group.group_id,
                  generation, len(group.members), group.protocol_name, group.leader_id)
         for member in joined:
-            future, member.awaiting_join = member.awaiting_join, None
-            future.set_result(group.current_generation(member))
+            # a member whose connection closed stays in the generation (Kafka cannot tell either);
+            # its session or the SyncGroup deadline removes it
+            resolve_join(member, group.current_generation(member))
             self.schedule_session(group, member)
+
+    @staticmethod
+    def _choose_leader(group: ClassicGroup, joined: list[Member]) -> None:
+        """Kafka keeps the leader if it rejoined, else takes the first member that did.
+
+        Beyond Kafka: a leader whose JoinGroup connection has closed is passed over for a
+        member that can still be answered. Kafka cannot see the disconnect and keeps it, so
+        the group waits for the dead leader's session to end before anyone is assigned.
+        """
+        leader = group.members.get(group.leader_id)
+        reachable = [member for member in joined if can_answer(member.awaiting_join)]
+        if leader not in joined or (leader not in reachable and reachable):
+            group.leader_id = (reachable or joined)[0].member_id
 
     async def _persist_logged(self, group: ClassicGroup) -> None:
         try:
@@ -171,20 +188,32 @@ class Rebalancer:
         self.remove_member(group, member, f"member {member.member_id} session expired")
 
 
+def can_answer(waiter) -> bool:
+    """A parked answer can still be delivered: its request's connection has not closed.
+
+    Closing a connection cancels its task, and with it the future the parked request awaits.
+    """
+    return waiter is not None and not waiter.done()
+
+
+def answer(waiter, result) -> None:
+    """Deliver a parked answer; one whose connection has gone is dropped, as Kafka drops it."""
+    if can_answer(waiter):
+        waiter.set_result(result)
+
+
 def resolve_join(member: Member, result: JoinResult) -> None:
     """Answer the member's parked JoinGroup, if it has one."""
     if member.awaiting_join is not None:
-        if not member.awaiting_join.done():
-            member.awaiting_join.set_result(result)
-        member.awaiting_join = None
+        waiter, member.awaiting_join = member.awaiting_join, None
+        answer(waiter, result)
 
 
 def resolve_sync(member: Member, result: SyncResult) -> None:
     """Answer the member's parked SyncGroup, if it has one."""
     if member.awaiting_sync is not None:
-        if not member.awaiting_sync.done():
-            member.awaiting_sync.set_result(result)
-        member.awaiting_sync = None
+        waiter, member.awaiting_sync = member.awaiting_sync, None
+        answer(waiter, result)
 
 
 def cancel(timer) -> None:

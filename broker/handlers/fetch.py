@@ -2,7 +2,10 @@
 
 Returns stored batches untouched, from the batch containing the fetch offset,
 bounded by the high watermark (read_uncommitted) or the last stable offset
-(read_committed), with at least one whole batch (KIP-74). Read_committed
+(read_committed). KIP-74: the response holds at most ``max_bytes`` and each
+partition at most ``partition_max_bytes``, except that the first batch of the
+first partition with data is returned whole whatever its size; later
+partitions get only the whole batches that still fit, possibly none. Read_committed
 answers list the aborted transactions overlapping the returned batches; the
 client drops those (the broker never filters), and markers wake long polls. Waits up to
 max_wait_ms for min_bytes, woken by appends to any fetched partition.
@@ -63,8 +66,9 @@ def _read_all(context, request):
     for topic in request.topics:
         answers = []
         for wanted in topic.partitions:
+            # KIP-74: only the first batch of the first partition with data may exceed the limits
             answer = _read_one(context, topic.topic, wanted, min(wanted.partition_max_bytes, remaining),
-                               read_committed)
+                               total == 0, read_committed)
             size = len(answer.records) if answer.records else 0
             total += size
             remaining = max(remaining - size, 0)
@@ -73,7 +77,7 @@ def _read_all(context, request):
     return responses, total
 
 
-def _read_one(context, topic, wanted, limit, read_committed):
+def _read_one(context, topic, wanted, limit, min_one, read_committed):
     answer = msg.PartitionData(partition_index=wanted.partition, high_watermark=-1, records=b"",
                                aborted_transactions=[] if read_committed else None)
     try:
@@ -81,8 +85,9 @@ def _read_one(context, topic, wanted, limit, read_committed):
             raise KafkaError(Errors.UNKNOWN_LEADER_EPOCH)
         partition = context.logs.partition(topic, wanted.partition)
         last_stable_offset = partition.last_stable_offset
-        result = (partition.read(wanted.fetch_offset, limit, last_stable_offset if read_committed else None)
-                  if limit > 0 else None)
+        result = (partition.read(wanted.fetch_offset, max(limit, 0), last_stable_offset if read_committed else None,
+                                 min_one=min_one)
+                  if limit > 0 or min_one else None)
     except KafkaError as exc:
         answer.error_code = exc.code
         return answer

@@ -2,7 +2,8 @@
 
 -1 latest (the last stable offset under read_committed, else the high
 watermark), -2 earliest (log start), -3 the record with the largest timestamp
-(v7), and a timestamp: the first record at or after it (-1/-1 when none).
+(v7; the earliest such record, as Kafka since KAFKA-16310), and a timestamp:
+the first record at or after it (-1/-1 when none).
 """
 
 from protocol.api_keys import ApiKey

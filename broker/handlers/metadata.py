@@ -6,11 +6,17 @@ topics are auto-created when both the request (v4+) and
 request for an auto-created topic with LEADER_NOT_AVAILABLE while the
 controller elects a leader; here creation is synchronous, so the topic is
 returned ready at once and clients skip a retry.
+
+v10-11 carry a topic id field but may not use it: a null name or a non-zero
+id there is INVALID_REQUEST, answered as Kafka's ``getErrorResponse`` does
+(every asked topic with that error, a null name as "", no brokers). v12 looks
+a topic with a null name up by its id.
 """
 
 from protocol.api_keys import ApiKey
 from protocol.errors import Errors, KafkaError
 from protocol.messages import metadata as msg
+from protocol.primitives import ZERO_UUID
 
 from ..dispatcher import handles
 from ..log.partition import LEADER_EPOCH
@@ -24,11 +30,20 @@ def handle(context, header, request):
         wanted = [(name, None) for name in logs.topics]
     else:
         wanted = [(t.name, t.topic_id) for t in request.topics]
+        if version < 12 and any(name is None or topic_id != ZERO_UUID for name, topic_id in wanted):
+            return _invalid_request(wanted)
     topics = [_describe(context, name, topic_id, request.allow_auto_topic_creation) for name, topic_id in wanted]
     node = context.node_id
     return msg.RESPONSE(
         brokers=[msg.Broker(node_id=node, host=context.advertised_host, port=context.advertised_port)],
         cluster_id=context.cluster_id, controller_id=node, topics=topics)
+
+
+def _invalid_request(wanted):
+    return msg.RESPONSE(brokers=[], cluster_id=None, controller_id=-1, topics=[
+        msg.Topic(error_code=Errors.INVALID_REQUEST, name=name if name is not None else "", topic_id=topic_id,
+                  is_internal=False, partitions=[])
+        for name, topic_id in wanted])
 
 
 def _describe(context, name, topic_id, allow_create):

@@ -314,10 +314,14 @@ class Partition:
 
     # ------------------------------------------------------------------ reading
 
-    def read(self, offset: int, max_bytes: int, upper_bound: int | None = None) -> ReadResult:
+    def read(self, offset: int, max_bytes: int, upper_bound: int | None = None, *,
+             min_one: bool = True) -> ReadResult:
         """Whole batches from the one containing ``offset``, below ``upper_bound`` (default HW).
 
-        At least one batch is returned even past ``max_bytes`` (KIP-74).
+        With ``min_one`` the first batch is returned even past ``max_bytes`` (KIP-74: the
+        first partition of a fetch response that has data); without it only batches that
+        fit, possibly none. Deviation: Kafka then sends the bytes that fit, a partial
+        batch the client discards; whole batches (or nothing) say the same in fewer bytes.
         """
         high_watermark = self.high_watermark
         if offset < self.log_start_offset or offset > self.log_end_offset:
@@ -327,18 +331,17 @@ class Partition:
         data, end_offset = b"", offset
         if offset < bound:
             for segment in self._segments_from(offset):
-                data, end_offset = self._read_segment(segment, offset, max_bytes, bound)
-                if data:
+                found = segment.position_of(offset)
+                if found is not None:  # else the offset is past this segment's last batch: the next one
+                    data, end_offset = self._read_segment(segment, found, offset, max_bytes, bound, min_one)
                     break
         return ReadResult(data, high_watermark, self.log_start_offset, max(end_offset, offset))
 
     @staticmethod
-    def _read_segment(segment: Segment, offset: int, max_bytes: int, bound: int) -> tuple[bytes | memoryview, int]:
-        found = segment.position_of(offset)
-        if found is None:
-            return b"", offset
+    def _read_segment(segment: Segment, found: tuple[int, rec.BatchHeader], offset: int, max_bytes: int,
+                      bound: int, min_one: bool) -> tuple[bytes | memoryview, int]:
         start, first = found
-        if first.base_offset >= bound:
+        if first.base_offset >= bound or (first.size > max_bytes and not min_one):
             return b"", offset
         length = min(max(max_bytes, first.size), segment.size - start)
         data = segment.read(start, length)
@@ -369,13 +372,24 @@ class Partition:
         return None
 
     def max_timestamp_offset(self) -> tuple[int, int] | None:
-        """(offset, timestamp) of the batch with the largest timestamp (ListOffsets -3)."""
-        best = None
-        for segment in self.segments:
-            for batch in segment.scan(0):
-                if best is None or batch.header.max_timestamp > best[1]:
-                    best = (batch.header.last_offset, batch.header.max_timestamp)
-        return best
+        """(offset, timestamp) of the record with the largest timestamp (ListOffsets -3).
+
+        As Kafka since KAFKA-16310: of the batches sharing the largest timestamp the
+        earliest wins (the first segment holding it, then its first batch, found from the
+        time index), and in that batch the earliest record carrying the timestamp.
+        """
+        segment = max(self.segments, key=lambda s: s.max_timestamp)  # max() keeps the first of equals
+        header = segment.first_batch_at_or_after_time(segment.max_timestamp)
+        if header is None:
+            return None
+        if header.attributes & rec.TIMESTAMP_TYPE_FLAG:
+            return header.base_offset, header.max_timestamp  # LogAppendTime: every record has the batch's
+        position, _ = segment.position_of(header.base_offset)
+        _, records = rec.decode_batch(segment.read(position, header.size))
+        # the first record with the batch's largest timestamp, read from the records themselves: the
+        # stored header's max timestamp is the producer's, where Kafka recomputes it on append
+        winner = max(records, key=lambda record: record.timestamp)
+        return winner.offset, winner.timestamp
 
     # ------------------------------------------------------------------ waiting
 

@@ -262,3 +262,16 @@ async def test_deleting_a_topic_waits_for_a_write_in_flight(tmp_path):
                                      manager.delete_topic("doomed"))
     assert result.base_offset == 0, "the write finished before its file was closed"
     assert not (tmp_path / "doomed-0").exists()
+
+
+def test_read_past_the_first_batch_of_a_response_returns_only_whole_batches_that_fit(tmp_path):
+    """A partition after the first one with data (KIP-74) gets only batches that fit, maybe none."""
+    p = open_partition(tmp_path)
+    for i in range(5):
+        append(p, bytes([i]) * 500)
+    size = p.segments[0].size // 5
+    assert p.read(0, size - 1, min_one=False).records == b""
+    assert len(read_values(p, 0, max_bytes=size - 1)) == 1  # the first of the response: one batch regardless
+    result = p.read(1, 2 * size + size // 2, min_one=False)
+    assert len(result.records) == 2 * size and result.end_offset == 3
+    assert len(p.read(0, 5 * size, min_one=False).records) == 5 * size
