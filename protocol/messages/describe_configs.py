@@ -1,9 +1,9 @@
-"""DescribeConfigs (key 32), v1-2 (flexible v4 is not served)."""
+"""DescribeConfigs (key 32), v1-4; v4+ flexible."""
 
 from ._dsl import BOOL, INT8, INT16, INT32, STRING, Array, Field, Message, Struct
 
 REQUEST = Message(
-    "DescribeConfigsRequest", 32, "1-2", "4+",
+    "DescribeConfigsRequest", 32, "1-4", "4+",
     Field("resources", Array(Struct(
         "DescribeConfigsResource",
         Field("resource_type", INT8),
@@ -11,6 +11,7 @@ REQUEST = Message(
         Field("configuration_keys", Array(STRING), nullable="0+"),
     ))),
     Field("include_synonyms", BOOL, "1+"),
+    Field("include_documentation", BOOL, "3+"),
 )
 
 Synonym = Struct(
@@ -28,6 +29,8 @@ ConfigEntry = Struct(
     Field("config_source", INT8, "1+", default=-1),
     Field("is_sensitive", BOOL),
     Field("synonyms", Array(Synonym), "1+"),
+    Field("config_type", INT8, "3+"),
+    Field("documentation", STRING, "3+", nullable="0+", default=None),
 )
 
 Result = Struct(
@@ -40,7 +43,7 @@ Result = Struct(
 )
 
 RESPONSE = Message(
-    "DescribeConfigsResponse", 32, "1-2", "4+",
+    "DescribeConfigsResponse", 32, "1-4", "4+",
     Field("throttle_time_ms", INT32),
     Field("results", Array(Result)),
 )
