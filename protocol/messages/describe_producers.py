@@ -2,13 +2,15 @@
 
 from ._dsl import INT16, INT32, INT64, STRING, Array, Field, Message, Struct
 
+TopicRequest = Struct(
+    "TopicRequest",
+    Field("name", STRING),
+    Field("partition_indexes", Array(INT32)),
+)
+
 REQUEST = Message(
     "DescribeProducersRequest", 61, "0", "0+",
-    Field("topics", Array(Struct(
-        "TopicRequest",
-        Field("name", STRING),
-        Field("partition_indexes", Array(INT32)),
-    ))),
+    Field("topics", Array(TopicRequest)),
 )
 
 ProducerState = Struct(
