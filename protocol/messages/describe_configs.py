@@ -2,14 +2,16 @@
 
 from ._dsl import BOOL, INT8, INT16, INT32, STRING, Array, Field, Message, Struct
 
+Resource = Struct(
+    "DescribeConfigsResource",
+    Field("resource_type", INT8),
+    Field("resource_name", STRING),
+    Field("configuration_keys", Array(STRING), nullable="0+"),
+)
+
 REQUEST = Message(
     "DescribeConfigsRequest", 32, "1-4", "4+",
-    Field("resources", Array(Struct(
-        "DescribeConfigsResource",
-        Field("resource_type", INT8),
-        Field("resource_name", STRING),
-        Field("configuration_keys", Array(STRING), nullable="0+"),
-    ))),
+    Field("resources", Array(Resource)),
     Field("include_synonyms", BOOL, "1+"),
     Field("include_documentation", BOOL, "3+"),
 )
