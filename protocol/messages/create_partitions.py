@@ -2,14 +2,16 @@
 
 from ._dsl import BOOL, INT16, INT32, STRING, Array, Field, Message, Struct
 
+Assignment = Struct(
+    "CreatePartitionsAssignment",
+    Field("broker_ids", Array(INT32)),
+)
+
 Topic = Struct(
     "CreatePartitionsTopic",
     Field("name", STRING),
     Field("count", INT32),
-    Field("assignments", Array(Struct(
-        "CreatePartitionsAssignment",
-        Field("broker_ids", Array(INT32)),
-    )), nullable="0+", default=None),
+    Field("assignments", Array(Assignment), nullable="0+", default=None),
 )
 
 REQUEST = Message(

@@ -4,17 +4,21 @@ from ._dsl import INT16, INT32, INT64, STRING, Array, Field, Message, Struct
 
 HIGH_WATERMARK = -1  # an offset of -1 means "up to the high watermark"
 
+RequestPartition = Struct(
+    "DeleteRecordsPartition",
+    Field("partition_index", INT32),
+    Field("offset", INT64),
+)
+
+RequestTopic = Struct(
+    "DeleteRecordsTopic",
+    Field("name", STRING),
+    Field("partitions", Array(RequestPartition)),
+)
+
 REQUEST = Message(
     "DeleteRecordsRequest", 21, "0-2", "2+",
-    Field("topics", Array(Struct(
-        "DeleteRecordsTopic",
-        Field("name", STRING),
-        Field("partitions", Array(Struct(
-            "DeleteRecordsPartition",
-            Field("partition_index", INT32),
-            Field("offset", INT64),
-        ))),
-    ))),
+    Field("topics", Array(RequestTopic)),
     Field("timeout_ms", INT32),
 )
 
