@@ -418,7 +418,7 @@ class Partition:
             oldest.delete()
             deleted += 1
         if deleted:
-            self.log_start_offset = max(self.log_start_offset, self.segments[0].base_offset)
+            self.log_start_offset = self.segments[0].base_offset
             log.info("%s-%d: retention deleted %d segment(s); log start offset now %d",
                      self.topic, self.index, deleted, self.log_start_offset)
         return deleted
