@@ -23,6 +23,6 @@ def handle(context, header, request):
                                 client_host=m.client_host, member_metadata=m.metadata,
                                 member_assignment=m.assignment)
                      for m in summary.members]))
-        if request.include_authorized_operations:
+        if request.include_authorized_operations and summary.error == 0:  # as Kafka: not on an error
             described[-1].authorized_operations = authorized_operations.GROUP
     return msg.RESPONSE(groups=described)
