@@ -92,7 +92,8 @@ def synonyms(config: BrokerConfig, name: str) -> list[tuple[str, str | None, int
     found = [(n, text(config.dynamic_node[n]), DYNAMIC_BROKER_CONFIG) for n in names if n in config.dynamic_node]
     found += [(n, text(config.dynamic_default[n]), DYNAMIC_DEFAULT_BROKER_CONFIG)
               for n in names if n in config.dynamic_default]
-    found += [(n, text(config.static_value(n)), STATIC_BROKER_CONFIG) for n in names if n in SETTINGS and config.is_set(n)]
+    found += [(n, text(config.static_value(n)), STATIC_BROKER_CONFIG)
+              for n in names if n in SETTINGS and config.is_set(n)]
     found += [(n, text(_default(n)), DEFAULT_CONFIG) for n in names if _default(n) is not None]
     while found and found[0][0] != name:
         found.pop(0)

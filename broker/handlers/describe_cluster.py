@@ -22,11 +22,12 @@ CONTROLLER_ENDPOINT = 2
 @handles(ApiKey.DESCRIBE_CLUSTER, versions=(0, 2))
 def handle(context, header, request):
     endpoint = request.endpoint_type
+    v0 = header.api_version == 0  # v0 has no endpoint types: INVALID_REQUEST
     if endpoint not in (msg.BROKER_ENDPOINT, CONTROLLER_ENDPOINT):
-        return msg.RESPONSE(error_code=Errors.INVALID_REQUEST if header.api_version == 0 else Errors.UNSUPPORTED_ENDPOINT_TYPE,
+        return msg.RESPONSE(error_code=Errors.INVALID_REQUEST if v0 else Errors.UNSUPPORTED_ENDPOINT_TYPE,
                             error_message=f"Unsupported endpoint type {endpoint}", cluster_id=context.cluster_id)
     if endpoint != msg.BROKER_ENDPOINT:
-        return msg.RESPONSE(error_code=Errors.INVALID_REQUEST if header.api_version == 0 else Errors.MISMATCHED_ENDPOINT_TYPE,
+        return msg.RESPONSE(error_code=Errors.INVALID_REQUEST if v0 else Errors.MISMATCHED_ENDPOINT_TYPE,
                             error_message="The request was sent to an endpoint of type BROKER, "
                                           "but we wanted an endpoint of type CONTROLLER",
                             cluster_id=context.cluster_id)

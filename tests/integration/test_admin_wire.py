@@ -5,7 +5,6 @@ import asyncio
 
 import pytest
 
-from client import Connection
 from protocol.api_keys import ApiKey
 from protocol.errors import Errors
 from protocol.messages import (describe_cluster, describe_groups, describe_producers, describe_transactions,
