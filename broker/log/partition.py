@@ -355,20 +355,26 @@ class Partition:
         return (memoryview(data)[:end] if end < len(data) else data), end_offset
 
     def offset_for_timestamp(self, timestamp: int) -> tuple[int, int] | None:
-        """(offset, timestamp) of the first record at or after ``timestamp``."""
+        """(offset, timestamp) of the first record at or after ``timestamp`` and at or after the
+        log start offset: records DeleteRecords removed may still sit in the first segment."""
+        start = self.log_start_offset
         for segment in self.segments:
             if segment.max_timestamp < timestamp:
                 continue
             header = segment.first_batch_at_or_after_time(timestamp)
             if header is None:
                 continue
-            if header.is_control:
-                return header.base_offset, header.max_timestamp
             position, _ = segment.position_of(header.base_offset)
-            _, records = rec.decode_batch(segment.read(position, header.size))
-            for record in records:
-                if record.timestamp >= timestamp:
-                    return record.offset, record.timestamp
+            for batch in segment.scan(position):
+                header = batch.header
+                if header.max_timestamp < timestamp or header.last_offset < start:
+                    continue
+                if header.is_control:
+                    return header.base_offset, header.max_timestamp
+                _, records = rec.decode_batch(segment.read(batch.position, header.size))
+                for record in records:
+                    if record.timestamp >= timestamp and record.offset >= start:
+                        return record.offset, record.timestamp
         return None
 
     def max_timestamp_offset(self) -> tuple[int, int] | None:

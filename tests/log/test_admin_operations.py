@@ -113,3 +113,15 @@ def test_dynamic_broker_settings_rank_persist_and_feed_topic_defaults(tmp_path):
     restarted = BrokerConfig({"log.retention.bytes": "100"})
     DynamicBrokerConfigs(tmp_path, restarted).load()
     assert restarted["log.retention.bytes"] == 300 and restarted.dynamic_default == {"log.retention.bytes": 200}
+
+
+def test_timestamp_lookups_skip_records_below_the_log_start(tmp_path):
+    p = open_partition(tmp_path)
+    append(p, b"a", b"b", timestamp=1000)
+    append(p, b"c", timestamp=900)
+    append(p, b"d", timestamp=2000)
+    assert p.offset_for_timestamp(1000) == (0, 1000)
+    p.delete_records_before(2)
+    assert p.offset_for_timestamp(1000) == (3, 2000), "0 and 1 are deleted; 2 is older than asked"
+    assert p.offset_for_timestamp(500) == (2, 900)
+    assert p.offset_for_timestamp(3000) is None
