@@ -88,7 +88,10 @@ class Partition:
     @property
     def last_stable_offset(self) -> int:
         first_unstable = self.producers.first_unstable_offset()
-        return self.high_watermark if first_unstable is None else min(first_unstable, self.high_watermark)
+        if first_unstable is None:
+            return self.high_watermark
+        # An open transaction DeleteRecords cut into holds the LSO at the log start, as in Kafka.
+        return max(min(first_unstable, self.high_watermark), self.log_start_offset)
 
     @property
     def size_bytes(self) -> int:

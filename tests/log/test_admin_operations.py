@@ -125,3 +125,14 @@ def test_timestamp_lookups_skip_records_below_the_log_start(tmp_path):
     assert p.offset_for_timestamp(1000) == (3, 2000), "0 and 1 are deleted; 2 is older than asked"
     assert p.offset_for_timestamp(500) == (2, 900)
     assert p.offset_for_timestamp(3000) is None
+
+
+async def test_the_lso_does_not_fall_below_a_deleted_records_start(tmp_path):
+    from tests.log.test_partition_transactions import plain_append, txn_append
+    p = open_partition(tmp_path)
+    await plain_append(p, b"before")
+    await txn_append(p, b"open")
+    await plain_append(p, b"after")
+    assert p.last_stable_offset == 1
+    p.delete_records_before(2)
+    assert p.last_stable_offset == 2, "Kafka keeps the first unstable offset at or above the log start"
