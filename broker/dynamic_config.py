@@ -14,10 +14,11 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 from protocol.errors import Errors, KafkaError
 
-from .config import DYNAMIC_SETTINGS, SETTINGS, BrokerConfig
+from .config import DYNAMIC_SETTINGS, SETTINGS, BrokerConfig, ConfigError
 
 FILE_NAME = "dynamic-broker-configs.json"
 CLUSTER_DEFAULT = ""  # the resource name of the cluster-wide layer
@@ -31,7 +32,7 @@ class DynamicBrokerConfigs:
         self.texts: dict[str, dict[str, str]] = {CLUSTER_DEFAULT: {}, self.node: {}}
 
     def load(self) -> None:
-        """Install the persisted layers. A setting that no longer parses is a start-up error."""
+        """Install the persisted layers. A setting that no longer parses is a ConfigError at start-up."""
         if self.path.exists():
             stored = json.loads(self.path.read_text())
             self.texts[CLUSTER_DEFAULT] = dict(stored.get("cluster", {}))
@@ -84,6 +85,16 @@ class DynamicBrokerConfigs:
         self._install()
 
     def _install(self) -> None:
-        self.config.dynamic_default = {name: SETTINGS[name].parse(text)
-                                       for name, text in self.texts[CLUSTER_DEFAULT].items()}
-        self.config.dynamic_node = {name: SETTINGS[name].parse(text) for name, text in self.texts[self.node].items()}
+        self.config.dynamic_default = self._parsed(self.texts[CLUSTER_DEFAULT])
+        self.config.dynamic_node = self._parsed(self.texts[self.node])
+
+    def _parsed(self, texts: dict[str, str]) -> dict[str, Any]:
+        values = {}
+        for name, text in texts.items():
+            if name not in DYNAMIC_SETTINGS:
+                raise ConfigError(f"{self.path}: {name} cannot be set dynamically")
+            try:
+                values[name] = SETTINGS[name].parse(text)
+            except ValueError as exc:
+                raise ConfigError(f"{self.path}: invalid value {text!r} for {name}: {exc}") from None
+        return values

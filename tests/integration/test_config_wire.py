@@ -98,7 +98,7 @@ async def test_incremental_topic_changes_are_described_persisted_and_live(broker
 
 
 async def test_incremental_append_subtract_and_errors(conn):
-    assert await incremental(conn, TOPIC, T, ("cleanup.policy", APPEND, "compact")) == Errors.NONE
+    assert await incremental(conn, TOPIC, T, ("cleanup.policy", APPEND, "compact"), version=0) == Errors.NONE
     assert (await describe(conn, TOPIC, T))[1]["cleanup.policy"].value == "delete,compact"
     assert await incremental(conn, TOPIC, T, ("cleanup.policy", SUBTRACT, "delete")) == Errors.NONE
     assert (await describe(conn, TOPIC, T))[1]["cleanup.policy"].value == "compact"

@@ -136,3 +136,11 @@ async def test_the_lso_does_not_fall_below_a_deleted_records_start(tmp_path):
     assert p.last_stable_offset == 1
     p.delete_records_before(2)
     assert p.last_stable_offset == 2, "Kafka keeps the first unstable offset at or above the log start"
+
+
+def test_a_bad_dynamic_config_file_is_a_config_error(tmp_path):
+    from broker.config import ConfigError
+    from broker.dynamic_config import FILE_NAME
+    (tmp_path / FILE_NAME).write_text(json.dumps({"cluster": {"log.segment.bytes": "tiny"}, "node": {}}))
+    with pytest.raises(ConfigError, match="log.segment.bytes"):
+        DynamicBrokerConfigs(tmp_path, BrokerConfig()).load()
