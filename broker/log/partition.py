@@ -442,7 +442,7 @@ class Partition:
         nothing. The new start is persisted (Kafka's log-start-offset-checkpoint,
         one file per partition here) before the answer, and whole segments below
         it are deleted at once (Kafka leaves that to its retention thread). Producer
-        state is left as it is, so a restart rebuilds the same state.
+        state is kept: a restart gets it back from the snapshot written at each roll.
         """
         if offset > self.high_watermark:
             raise KafkaError(Errors.OFFSET_OUT_OF_RANGE,
