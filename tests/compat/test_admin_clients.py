@@ -124,3 +124,31 @@ def test_kafka_python_transactions_and_producers(shared_broker, topic_name):
             producer.close()
     finally:
         admin.close()
+
+
+def test_kafka_python_partitions_records_and_configs(shared_broker, topic_name):
+    from kafka.admin import ConfigResource as KafkaConfigResource
+    admin = KafkaAdminClient(bootstrap_servers=shared_broker.bootstrap)
+    try:
+        admin.create_topics([KafkaNewTopic(topic_name, 1, 1)])
+        assert admin.describe_cluster()["controller_id"] == 0
+        admin.create_partitions({topic_name: 2})
+        producer = KafkaProducer(bootstrap_servers=shared_broker.bootstrap)
+        for n in range(5):
+            producer.send(topic_name, b"%d" % n, partition=1)
+        producer.flush(10)
+        producer.close()
+        tp = KafkaTopicPartition(topic_name, 1)
+        deleted = admin.delete_records({tp: 3})
+        assert deleted[tp]["low_watermark"] == 3
+        # legacy AlterConfigs: the client re-sends the topic's current dynamic configs, which it finds
+        # by their DYNAMIC_TOPIC_CONFIG source in DescribeConfigs; both must survive the second call
+        admin.alter_configs([KafkaConfigResource("TOPIC", topic_name, {"retention.ms": "3600000"})],
+                            incremental=False)
+        admin.alter_configs([KafkaConfigResource("TOPIC", topic_name, {"segment.bytes": "1048576"})],
+                            incremental=False)
+        modified = admin.describe_configs([KafkaConfigResource("TOPIC", topic_name)])["topic"][topic_name]
+        assert {name: entry["value"] for name, entry in modified.items()} == {
+            "retention.ms": "3600000", "segment.bytes": "1048576"}
+    finally:
+        admin.close()
