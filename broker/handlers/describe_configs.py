@@ -9,7 +9,8 @@ asked (v1+), documentation only when asked (v3+); config types are always
 sent (v3+). BROKER "" lists only the cluster-wide dynamic defaults, as Kafka
 does; a broker setting is read-only unless Kafka lets it change at run time
 and Weir acts on it. Kafka's topic settings Weir does not model are not
-listed.
+listed. BROKER_LOGGER, GROUP and CLIENT_METRICS resources are INVALID_REQUEST:
+Weir has none of them.
 """
 
 from protocol.api_keys import ApiKey
