@@ -50,7 +50,7 @@ async def handle(context, header, request):
 
 async def _produce_one(context, topic, partition_data, acks, version, now_ms, transactional_id):
     logs = context.logs
-    answer = msg.PartitionResponse(index=partition_data.index, base_offset=-1)
+    answer = msg.PartitionResponse(index=partition_data.index, base_offset=-1, error_message=None)
     partition = None
     try:
         if acks not in (-1, 0, 1):
