@@ -105,7 +105,7 @@ def validate_records(batch: memoryview, header: rec.BatchHeader, now_ms: int, po
     """Walk ``batch``'s records (header and CRC already checked); the batch to store."""
     source = header.compression
     if source == Compression.NONE:
-        data = bytes(batch)
+        data = batch  # walked in place: indexing a memoryview costs what indexing bytes does, a copy does not
         start = rec.HEADER_SIZE
     else:
         try:
@@ -209,7 +209,7 @@ def _raise_record_errors(data: bytes, start: int, header: rec.BatchHeader, now_m
 
 
 def _varint_slow(data: bytes, pos: int, max_bytes: int) -> tuple[int, int]:
-    """A zigzag varint of up to ``max_bytes`` bytes (5: Java int, wrapping as Java's does; 10: long)."""
+    """A zigzag varint of up to ``max_bytes`` bytes (5: an int, 10: a long; excess bits dropped as Java's do)."""
     raw = 0
     shift = 0
     for _ in range(max_bytes):
@@ -217,19 +217,21 @@ def _varint_slow(data: bytes, pos: int, max_bytes: int) -> tuple[int, int]:
         pos += 1
         raw |= (byte & 0x7F) << shift
         if byte < 0x80:
-            if max_bytes == 5:
-                raw &= 0xFFFFFFFF
+            raw &= 0xFFFFFFFF if max_bytes == 5 else 0xFFFFFFFFFFFFFFFF
             return (raw >> 1) ^ -(raw & 1), pos
         shift += 7
     raise _Malformed("Found invalid record structure: varint too long")
 
 
-def walk(data: bytes, pos: int, count: int) -> tuple[int, int, int]:
+def walk(data, pos: int, count: int) -> tuple[int, int, int]:
     """Check the framing of ``count`` records filling ``data[pos:]`` exactly.
 
-    Returns (smallest timestamp delta, largest timestamp delta, records without
-    a key). Raises ``_Malformed`` or ``IndexError``. Written for speed: see the
-    module docstring.
+    ``data`` is bytes or a memoryview of bytes. Returns (smallest timestamp
+    delta, largest timestamp delta, records without a key). Raises
+    ``_Malformed`` or ``IndexError``. Written for speed: each varint is decoded
+    inline for 1 and 2 bytes and left in zigzag form (``raw``: odd means
+    negative, ``raw >> 1`` is the size of a non-negative one); keys and values
+    are jumped over.
     """
     end = len(data)
     min_delta = LONG_MAX
@@ -237,99 +239,97 @@ def walk(data: bytes, pos: int, count: int) -> tuple[int, int, int]:
     null_keys = 0
     for index in range(count):
         # record length
-        byte = data[pos]
-        if byte < 0x80:
-            length = (byte >> 1) ^ -(byte & 1)
+        raw = data[pos]
+        if raw < 0x80:
             pos += 1
         else:
-            raw = data[pos + 1]
-            if raw < 0x80:
-                raw = (byte & 0x7F) | (raw << 7)
-                length = (raw >> 1) ^ -(raw & 1)
+            second = data[pos + 1]
+            if second < 0x80:
+                raw = (raw & 0x7F) | (second << 7)
                 pos += 2
             else:
-                length, pos = _varint_slow(data, pos, 5)
-        record_end = pos + length
-        if record_end > end:
+                raw, pos = _zigzag_slow(data, pos, 5)
+        record_end = pos + (raw >> 1)
+        if raw & 1 or record_end > end:
+            length = (raw >> 1) ^ -(raw & 1)
             raise _Malformed(f"Invalid record size: expected {length} bytes in record payload, but instead the "
                              f"buffer has only {end - pos} remaining bytes.")
         # attributes (unused), then the timestamp delta (a varlong)
         pos += 1
-        byte = data[pos]
-        if byte < 0x80:
-            delta = (byte >> 1) ^ -(byte & 1)
+        raw = data[pos]
+        if raw < 0x80:
             pos += 1
         else:
-            raw = data[pos + 1]
-            if raw < 0x80:
-                raw = (byte & 0x7F) | (raw << 7)
-                delta = (raw >> 1) ^ -(raw & 1)
+            second = data[pos + 1]
+            if second < 0x80:
+                raw = (raw & 0x7F) | (second << 7)
                 pos += 2
             else:
-                delta, pos = _varint_slow(data, pos, 10)
+                raw, pos = _zigzag_slow(data, pos, 10)
+        delta = (raw >> 1) ^ -(raw & 1)
         if delta > max_delta:
             max_delta = delta
         if delta < min_delta:
             min_delta = delta
         # offset delta: must be this record's index
-        byte = data[pos]
-        if byte < 0x80:
-            delta = (byte >> 1) ^ -(byte & 1)
+        raw = data[pos]
+        if raw < 0x80:
             pos += 1
         else:
-            raw = data[pos + 1]
-            if raw < 0x80:
-                raw = (byte & 0x7F) | (raw << 7)
-                delta = (raw >> 1) ^ -(raw & 1)
+            second = data[pos + 1]
+            if second < 0x80:
+                raw = (raw & 0x7F) | (second << 7)
                 pos += 2
             else:
-                delta, pos = _varint_slow(data, pos, 5)
-        if delta != index:
-            raise _Malformed(f"Record {index} has offset delta {delta}; deltas must run 0, 1, 2, ...")
-        # key
-        byte = data[pos]
-        if byte < 0x80:
-            size = (byte >> 1) ^ -(byte & 1)
+                raw, pos = _zigzag_slow(data, pos, 5)
+        if raw != index << 1:
+            raise _Malformed(f"Record {index} has offset delta {(raw >> 1) ^ -(raw & 1)}; deltas must run 0, 1, 2, "
+                             "...")
+        # key: any negative size is a null key, as Kafka reads it
+        raw = data[pos]
+        if raw < 0x80:
             pos += 1
         else:
-            raw = data[pos + 1]
-            if raw < 0x80:
-                raw = (byte & 0x7F) | (raw << 7)
-                size = (raw >> 1) ^ -(raw & 1)
+            second = data[pos + 1]
+            if second < 0x80:
+                raw = (raw & 0x7F) | (second << 7)
                 pos += 2
             else:
-                size, pos = _varint_slow(data, pos, 5)
-        if size < 0:
+                raw, pos = _zigzag_slow(data, pos, 5)
+        if raw & 1:
             null_keys += 1
         else:
-            pos += size
+            pos += raw >> 1
         # value
-        byte = data[pos]
-        if byte < 0x80:
-            size = (byte >> 1) ^ -(byte & 1)
+        raw = data[pos]
+        if raw < 0x80:
             pos += 1
         else:
-            raw = data[pos + 1]
-            if raw < 0x80:
-                raw = (byte & 0x7F) | (raw << 7)
-                size = (raw >> 1) ^ -(raw & 1)
+            second = data[pos + 1]
+            if second < 0x80:
+                raw = (raw & 0x7F) | (second << 7)
                 pos += 2
             else:
-                size, pos = _varint_slow(data, pos, 5)
-        if size > 0:
-            pos += size
+                raw, pos = _zigzag_slow(data, pos, 5)
+        if not raw & 1:
+            pos += raw >> 1
         # headers
-        byte = data[pos]
-        if byte == 0:
-            pos += 1
-        else:
+        if data[pos]:
             pos = _skip_headers(data, pos, record_end)
+        else:
+            pos += 1
         if pos != record_end:
-            raise _Malformed(f"Invalid record size: expected to read {length} bytes in record payload, but "
-                             f"instead read {pos - record_end + length}")
+            raise _Malformed(f"Invalid record {index}: its fields end {pos - record_end:+d} bytes from the end its "
+                             "length varint gives")
     if pos != end:
         raise _Malformed("Incorrect declared batch size, records still remaining in file")
     return min_delta, max_delta, null_keys
+
+
+def _zigzag_slow(data, pos: int, max_bytes: int) -> tuple[int, int]:
+    """``_varint_slow``, the value returned in zigzag form (as ``walk`` keeps it)."""
+    value, pos = _varint_slow(data, pos, max_bytes)
+    return (value << 1) ^ (value >> 63), pos
 
 
 def _skip_headers(data: bytes, pos: int, record_end: int) -> int:
