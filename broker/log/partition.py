@@ -202,8 +202,8 @@ class Partition:
         async with self._append_lock:
             if header.producer_id >= 0:
                 duplicate = self.producers.check_client_batch(header)
-                if duplicate is not None:
-                    return AppendResult(duplicate.first_offset, -1, self.log_start_offset)
+                if duplicate is not None:  # Kafka answers a retry with the stored batch's maxTimestamp
+                    return AppendResult(duplicate.first_offset, duplicate.timestamp, self.log_start_offset)
             if header.is_transactional:
                 self._check_txn_start(header, verify_txn)
             base_offset = await self._write(memoryview(batch), header)

@@ -25,9 +25,10 @@ def append(partition, *values, timestamp=1000, **batch_args):
     return submit(partition, validated.batch, validated.header).base_offset
 
 
-def submit(partition, batch, header=None):
+def submit(partition, batch, header=None, log_append_time_ms=-1):
     batch = memoryview(batch)
-    return asyncio.run(partition.append_client_batch(batch, header or rec.read_header(batch), 0))
+    return asyncio.run(partition.append_client_batch(batch, header or rec.read_header(batch), 0,
+                                                     log_append_time_ms=log_append_time_ms))
 
 
 def read_values(partition, offset=0, max_bytes=10**9, upper_bound=None):

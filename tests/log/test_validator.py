@@ -97,7 +97,13 @@ def test_log_append_time_topic_stamps_max_timestamp_and_the_attribute(tmp_path):
     assert header.attributes & rec.TIMESTAMP_TYPE_FLAG and header.base_timestamp == NOW - 10 * HOUR
     assert rec.crc_ok(validated.batch, 0, header)
     result = submit(p, validated.batch, header)
-    assert result.base_offset == 0
+    assert (result.base_offset, result.log_append_time_ms) == (0, -1), "submit() passes no append time"
+    idempotent = batch(record(0), 1, producer_id=4, base_sequence=0)
+    first = p.validate_client_batch(memoryview(idempotent), 9, NOW + 1)
+    assert submit(p, first.batch, first.header, first.log_append_time_ms).log_append_time_ms == NOW + 1
+    retry = p.validate_client_batch(memoryview(idempotent), 9, NOW + 50)
+    answer = submit(p, retry.batch, retry.header, retry.log_append_time_ms)
+    assert (answer.base_offset, answer.log_append_time_ms) == (2, NOW + 1), "a retry gets the original append time"
     refused = refusal(p, batch(record(0), 1, attributes=rec.TIMESTAMP_TYPE_FLAG))
     assert refused.error == Errors.INVALID_TIMESTAMP
     assert refused.record_errors[0][1].endswith("Producer should not set timestamp type to LogAppendTime.")
