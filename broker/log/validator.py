@@ -8,7 +8,11 @@ Kafka's codes:
 - framing: each record's length varint is filled exactly by its fields, the
   records fill the batch exactly and there are as many as the header counts;
   varints end within 5 bytes (10 for the timestamp delta); header keys are
-  not null -> INVALID_RECORD, no error message (Kafka's ``InvalidRecordException``);
+  not null -> INVALID_RECORD, no error message (Kafka's ``InvalidRecordException``).
+  Stricter than Kafka in one place: for a compressed batch kept in its codec
+  Kafka reads records with ``readPartiallyFrom``, which does not compare a
+  record's length varint with its fields; we check every batch the same way,
+  since consumers read with the full check and would stall on such a record;
 - offset deltas run 0, 1, 2, ... -> INVALID_RECORD. Deviation: Kafka stores an
   uncompressed batch's deltas as sent and rebuilds a compressed batch whose
   deltas have gaps; we refuse both, since a gap gives records offsets outside
