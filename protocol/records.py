@@ -170,7 +170,8 @@ def _read_blob(buf, pos):
     return bytes(raw), pos
 
 
-def _decode_records(buf, count: int, base_offset: int, base_timestamp: int) -> list[Record]:
+def _decode_records(buf, count: int, base_offset: int, base_timestamp: int,
+                    log_append_time: int | None = None) -> list[Record]:
     records = []
     pos = 0
     for _ in range(count):
@@ -189,7 +190,8 @@ def _decode_records(buf, count: int, base_offset: int, base_timestamp: int) -> l
             headers.append(((name or b"").decode("utf-8"), header_value))
         if pos != end:
             raise p.DecodeError("record length does not match its fields")
-        records.append(Record(value, key, headers, base_timestamp + timestamp_delta,
+        timestamp = base_timestamp + timestamp_delta if log_append_time is None else log_append_time
+        records.append(Record(value, key, headers, timestamp,
                               base_offset + offset_delta))
     return records
 
@@ -257,8 +259,10 @@ def decode_batch(buf, pos: int = 0) -> tuple[BatchHeader, list[Record]]:
     if not crc_ok(buf, pos, header):
         raise p.DecodeError("batch CRC mismatch")
     payload = decompress(header.compression, memoryview(buf)[pos + HEADER_SIZE:end])
+    # In a LogAppendTime batch every record's timestamp is the batch's maxTimestamp.
+    log_append_time = header.max_timestamp if header.attributes & TIMESTAMP_TYPE_FLAG else None
     return header, _decode_records(payload, header.records_count, header.base_offset,
-                                   header.base_timestamp)
+                                   header.base_timestamp, log_append_time)
 
 
 def decode_batches(buf) -> Iterator[tuple[BatchHeader, list[Record]]]:

@@ -98,6 +98,9 @@ def test_log_append_time_topic_stamps_max_timestamp_and_the_attribute(tmp_path):
     assert rec.crc_ok(validated.batch, 0, header)
     result = submit(p, validated.batch, header)
     assert (result.base_offset, result.log_append_time_ms) == (0, -1), "submit() passes no append time"
+    _, decoded = rec.decode_batch(p.read(0, 10**6).records)
+    assert [r.timestamp for r in decoded] == [NOW, NOW], "records of a LogAppendTime batch read maxTimestamp"
+    assert p.offset_for_timestamp(NOW - HOUR) == (0, NOW), "ListOffsets by time finds the append time"
     idempotent = batch(record(0), 1, producer_id=4, base_sequence=0)
     first = p.validate_client_batch(memoryview(idempotent), 9, NOW + 1)
     assert submit(p, first.batch, first.header, first.log_append_time_ms).log_append_time_ms == NOW + 1
