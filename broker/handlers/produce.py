@@ -76,7 +76,7 @@ async def _produce_one(context, topic, partition_data, acks, version, now_ms, tr
         return answer
     except KafkaError as exc:
         answer.error_code = exc.code
-        if isinstance(exc, BatchRefused) or exc.error == Errors.UNKNOWN_SERVER_ERROR:
+        if isinstance(exc, BatchRefused):  # Kafka's LogValidator failures carry the log start offset
             answer.log_start_offset = partition.log_start_offset
             log.log(logging.WARNING if exc.error == Errors.UNKNOWN_SERVER_ERROR else logging.DEBUG,
                     "refused a produced batch for %s-%d: %s", topic, partition_data.index, exc.message)

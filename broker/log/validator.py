@@ -41,7 +41,9 @@ epoch, sequence, transactional flag and offsets are kept.
 The record walk is the hot path: one pass over a ``bytes`` object, varints
 decoded inline with 1- and 2-byte fast paths, keys and values jumped over
 without slicing. Only a failed batch is walked a second time to name its
-records.
+records. It costs about 1 µs per record in CPython 3.11 (``python -m
+bench.validation``), most of a 1 KiB record's produce cost; a C walk is the
+known remedy if that matters.
 """
 
 from __future__ import annotations
@@ -115,8 +117,8 @@ def validate_records(batch: memoryview, header: rec.BatchHeader, now_ms: int, po
         try:
             data = decompress(source, batch[rec.HEADER_SIZE:])
         except Exception as exc:  # each codec library raises its own kinds
-            raise KafkaError(Errors.UNKNOWN_SERVER_ERROR,
-                             f"{source.name} payload does not decompress in {topic_partition}: {exc}") from None
+            raise BatchRefused(Errors.UNKNOWN_SERVER_ERROR,
+                               f"{source.name} payload does not decompress in {topic_partition}: {exc}") from None
         start = 0
     count = header.records_count
     try:
