@@ -50,6 +50,25 @@ def _one_of(*allowed: str, why: str) -> Callable[[str], str]:
     return parse
 
 
+def _choice(*allowed: str) -> Callable[[str], str]:
+    def parse(text: str) -> str:
+        value = text.strip()
+        if value not in allowed:
+            raise ValueError(f"String must be one of: {', '.join(allowed)}")
+        return value
+    return parse
+
+
+def _gzip_level(text: str) -> int:
+    value = int(text.strip())
+    if value != -1 and not 1 <= value <= 9:
+        raise ValueError("must be -1 or between 1 and 9")
+    return value
+
+
+COMPRESSION_TYPES = ("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer")
+
+
 @dataclass(frozen=True)
 class Setting:
     parse: Callable[[str], Any]
@@ -84,6 +103,17 @@ SETTINGS: dict[str, Setting] = {
     "group.initial.rebalance.delay.ms": Setting(
         _int(0), 3000, "how long the first rebalance of an empty group waits for more members"),
     "group.max.size": Setting(_int(1), 2147483647, "most members a group may have"),
+    "compression.type": Setting(_choice(*COMPRESSION_TYPES), "producer",
+                                "codec batches are stored with; producer keeps the producer's"),
+    "compression.gzip.level": Setting(_gzip_level, -1, "gzip level when recompressing; -1 is zlib's default"),
+    "compression.lz4.level": Setting(_int(1, 17), 9, "lz4 level when recompressing"),
+    "compression.zstd.level": Setting(_int(-131072, 22), 3, "zstd level when recompressing"),
+    "log.message.timestamp.type": Setting(_choice("CreateTime", "LogAppendTime"), "CreateTime",
+                                          "LogAppendTime stamps each batch with the broker's append time"),
+    "log.message.timestamp.before.max.ms": Setting(
+        _int(0), LONG_MAX, "refuse a CreateTime record older than this relative to the broker's clock"),
+    "log.message.timestamp.after.max.ms": Setting(
+        _int(0), 3600000, "refuse a CreateTime record newer than this relative to the broker's clock (Kafka 4.0)"),
     "transaction.state.log.num.partitions": Setting(_int(1), 50, "partitions of __transaction_state"),
     "transaction.max.timeout.ms": Setting(_int(1), 900000, "largest transaction.timeout.ms a producer may ask for"),
     "transaction.abort.timed.out.transaction.cleanup.interval.ms": Setting(
@@ -108,10 +138,15 @@ TOPIC_SETTINGS: dict[str, tuple[str | None, Callable[[str], Any]]] = {
     # (Connect, schema registries) create compacted topics and work correctly without it.
     "cleanup.policy": (None, _one_of("delete", "compact", "compact,delete", "delete,compact",
                                      why="compaction itself is not implemented")),
-    # Batches are stored as produced; recompressing or restamping them is not implemented.
-    "compression.type": (None, _one_of("producer", why="batches are stored as the producer compressed them")),
+    "compression.type": ("compression.type", _choice(*COMPRESSION_TYPES)),
+    "compression.gzip.level": ("compression.gzip.level", _gzip_level),
+    "compression.lz4.level": ("compression.lz4.level", _int(1, 17)),
+    "compression.zstd.level": ("compression.zstd.level", _int(-131072, 22)),
     "min.insync.replicas": (None, _int(1, 1)),
-    "message.timestamp.type": (None, _one_of("CreateTime", why="LogAppendTime restamping is not implemented")),
+    "message.timestamp.type": ("log.message.timestamp.type", _choice("CreateTime", "LogAppendTime")),
+    # Kafka 4 removed message.timestamp.difference.max.ms (KIP-937); it is an unknown name here too.
+    "message.timestamp.before.max.ms": ("log.message.timestamp.before.max.ms", _int(0)),
+    "message.timestamp.after.max.ms": ("log.message.timestamp.after.max.ms", _int(0)),
     "unclean.leader.election.enable": (None, _bool),
 }
 

@@ -1,7 +1,9 @@
 """Record-batch compression codecs: gzip, snappy (xerial framing), lz4 (frame), zstd.
 
-The broker never (de)compresses on the hot path; batches are stored as they
-arrive. This module serves our client, the tests and ListOffsets-by-timestamp.
+The broker decompresses each produced batch to validate its records, and
+recompresses it when the topic's ``compression.type`` names another codec
+(``broker/log/validator.py``); our client, the tests and ListOffsets-by-timestamp
+use this module too.
 """
 
 from __future__ import annotations
@@ -27,11 +29,12 @@ _XERIAL_BLOCK = 32 * 1024
 _BLOCK_LEN = struct.Struct(">i")
 
 
-def compress(codec: Compression, data: bytes) -> bytes:
+def compress(codec: Compression, data: bytes, level: int | None = None) -> bytes:
+    """``level``: gzip 1-9 (-1 or None: zlib's default), lz4 1-17, zstd -131072..22; snappy has none."""
     if codec == Compression.NONE:
         return bytes(data)
     if codec == Compression.GZIP:
-        return bytes(cramjam.gzip.compress(data))
+        return bytes(cramjam.gzip.compress(data, level=None if level == -1 else level))
     if codec == Compression.SNAPPY:
         out = bytearray(_XERIAL_HEADER)
         view = memoryview(data)
@@ -41,9 +44,9 @@ def compress(codec: Compression, data: bytes) -> bytes:
             out += block
         return bytes(out)
     if codec == Compression.LZ4:
-        return bytes(cramjam.lz4.compress(data))
+        return bytes(cramjam.lz4.compress(data, level=level))
     if codec == Compression.ZSTD:
-        return bytes(cramjam.zstd.compress(data))
+        return bytes(cramjam.zstd.compress(data, level=level))
     raise ValueError(f"unknown compression codec {codec}")
 
 

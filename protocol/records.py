@@ -1,9 +1,11 @@
 """RecordBatch v2 (magic 2): the 61-byte header, records, control records.
 
-The broker only ever reads the header (``BATCH_HEADER``, one precompiled
-``struct.Struct``) and checks the CRC; records are built and decoded by
-clients. ``BatchHeaderFormat`` declares the same header with construct; tests
-check the two agree.
+The broker reads the header (``BATCH_HEADER``, one precompiled
+``struct.Struct``), checks the CRC and walks the records without decoding them
+(``broker/log/validator.py``); it rewrites a header only to restamp or
+recompress a batch (``restamp_batch``, ``rebuild_batch``). Records are built
+and decoded by clients. ``BatchHeaderFormat`` declares the same header with
+construct; tests check the two agree.
 """
 
 from __future__ import annotations
@@ -24,6 +26,9 @@ HEADER_SIZE = BATCH_HEADER.size  # 61
 LOG_OVERHEAD = 12  # baseOffset + batchLength precede what batchLength counts
 CRC_START = 21  # the CRC covers attributes (offset 21) to the end of the batch
 MIN_BATCH_LENGTH = HEADER_SIZE - LOG_OVERHEAD
+_CRC = struct.Struct(">I")  # at 17
+_ATTRIBUTES = struct.Struct(">h")  # at 21
+_MAX_TIMESTAMP = struct.Struct(">q")  # at 35
 
 COMPRESSION_MASK = 0x07
 TIMESTAMP_TYPE_FLAG = 0x08
@@ -165,7 +170,8 @@ def _read_blob(buf, pos):
     return bytes(raw), pos
 
 
-def _decode_records(buf, count: int, base_offset: int, base_timestamp: int) -> list[Record]:
+def _decode_records(buf, count: int, base_offset: int, base_timestamp: int,
+                    log_append_time: int | None = None) -> list[Record]:
     records = []
     pos = 0
     for _ in range(count):
@@ -184,7 +190,8 @@ def _decode_records(buf, count: int, base_offset: int, base_timestamp: int) -> l
             headers.append(((name or b"").decode("utf-8"), header_value))
         if pos != end:
             raise p.DecodeError("record length does not match its fields")
-        records.append(Record(value, key, headers, base_timestamp + timestamp_delta,
+        timestamp = base_timestamp + timestamp_delta if log_append_time is None else log_append_time
+        records.append(Record(value, key, headers, timestamp,
                               base_offset + offset_delta))
     return records
 
@@ -215,8 +222,31 @@ def encode_batch(records: list[Record], *, base_offset: int = 0,
         base_offset, batch_length, partition_leader_epoch, MAGIC, 0, attributes, len(records) - 1,
         base_timestamp, max_timestamp, producer_id, producer_epoch, base_sequence, len(records)))
     out += payload
-    struct.pack_into(">I", out, 17, crc32c.crc32c(memoryview(out)[CRC_START:]))
+    return _with_crc(out)
+
+
+def _with_crc(out: bytearray) -> bytes:
+    _CRC.pack_into(out, 17, crc32c.crc32c(memoryview(out)[CRC_START:]))
     return bytes(out)
+
+
+def rebuild_batch(header: BatchHeader, payload: bytes, *, attributes: int, max_timestamp: int) -> bytes:
+    """``header``'s batch around a new (recompressed) records payload: every field kept
+    but the attributes, maxTimestamp, length and CRC."""
+    out = bytearray(BATCH_HEADER.pack(
+        header.base_offset, HEADER_SIZE - LOG_OVERHEAD + len(payload), header.partition_leader_epoch, MAGIC, 0,
+        attributes, header.last_offset_delta, header.base_timestamp, max_timestamp, header.producer_id,
+        header.producer_epoch, header.base_sequence, header.records_count))
+    out += payload
+    return _with_crc(out)
+
+
+def restamp_batch(batch, *, attributes: int, max_timestamp: int) -> bytes:
+    """A copy of ``batch`` with new attributes and maxTimestamp, and its CRC recomputed."""
+    out = bytearray(batch)
+    _ATTRIBUTES.pack_into(out, 21, attributes)
+    _MAX_TIMESTAMP.pack_into(out, 35, max_timestamp)
+    return _with_crc(out)
 
 
 def decode_batch(buf, pos: int = 0) -> tuple[BatchHeader, list[Record]]:
@@ -229,8 +259,10 @@ def decode_batch(buf, pos: int = 0) -> tuple[BatchHeader, list[Record]]:
     if not crc_ok(buf, pos, header):
         raise p.DecodeError("batch CRC mismatch")
     payload = decompress(header.compression, memoryview(buf)[pos + HEADER_SIZE:end])
+    # In a LogAppendTime batch every record's timestamp is the batch's maxTimestamp.
+    log_append_time = header.max_timestamp if header.attributes & TIMESTAMP_TYPE_FLAG else None
     return header, _decode_records(payload, header.records_count, header.base_offset,
-                                   header.base_timestamp)
+                                   header.base_timestamp, log_append_time)
 
 
 def decode_batches(buf) -> Iterator[tuple[BatchHeader, list[Record]]]:

@@ -2,20 +2,33 @@
 
 v0-2 are advertised only so that librdkafka < 2.11.1 keeps compression enabled
 (KAFKA-18659, as Kafka 4 does); a v0-2 request closes the connection.
-Per partition: header checks and CRC (never decompressing), the idempotent
-producer's sequence/epoch checks, then one write of the stored bytes. An error
-in one partition is that partition's answer only. acks=0 gets no response.
+Per partition: header checks and CRC, then every record walked as Kafka's
+LogValidator does (broker/log/validator.py: framing, counts, offset deltas,
+decompression, timestamps, keys on compacted topics), the idempotent
+producer's sequence/epoch checks, then one write of the batch, recompressed
+or restamped if the topic's compression.type / message.timestamp.type say so.
+An error in one partition is that partition's answer only. acks=0 gets no
+response. As Kafka fills them: ``error_message`` and v8+ ``record_errors`` only
+for per-record failures (RecordValidationException); log_start_offset in
+errors raised while validating records; log_append_time_ms on LogAppendTime
+topics.
 A transactional batch that opens a transaction on a partition is verified with
 the transaction coordinator first (the partition must be in that producer's
 ongoing transaction, KIP-890 part 1): INVALID_TXN_STATE otherwise, as Kafka
 answers Produce below v11, or INVALID_PRODUCER_EPOCH for a fenced producer.
 """
 
+import logging
+
 from protocol.api_keys import ApiKey
 from protocol.errors import Errors, KafkaError
 from protocol.messages import produce as msg
 
 from ..dispatcher import NO_RESPONSE, handles
+from ..log.validator import BatchRefused, RecordValidationError
+
+log = logging.getLogger(__name__)
+_RECORD_ERROR = next(f.type.element for f in msg.PartitionResponse.fields if f.name == "record_errors")
 
 
 @handles(ApiKey.PRODUCE, versions=(3, 10), advertise_min=0)
@@ -37,7 +50,8 @@ async def handle(context, header, request):
 
 async def _produce_one(context, topic, partition_data, acks, version, now_ms, transactional_id):
     logs = context.logs
-    answer = msg.PartitionResponse(index=partition_data.index, base_offset=-1)
+    answer = msg.PartitionResponse(index=partition_data.index, base_offset=-1, error_message=None)
+    partition = None
     try:
         if acks not in (-1, 0, 1):
             raise KafkaError(Errors.INVALID_REQUIRED_ACKS)
@@ -46,14 +60,26 @@ async def _produce_one(context, topic, partition_data, acks, version, now_ms, tr
         batch = partition_data.records
         if batch is None or not len(batch):
             raise KafkaError(Errors.INVALID_RECORD, "produce request without records")
-        batch_header = partition.validate_client_batch(batch, version)
+        validated = partition.validate_client_batch(batch, version, now_ms)
+        header = validated.header
         verify = (context.txn.verifier(transactional_id, topic, partition_data.index)
-                  if batch_header.is_transactional else None)
-        result = await partition.append_client_batch(batch, batch_header, now_ms, verify)
+                  if header.is_transactional else None)
+        result = await partition.append_client_batch(validated.batch, header, now_ms, verify,
+                                                     validated.log_append_time_ms)
         await logs.maybe_flush(partition)
-    except KafkaError as exc:
+    except RecordValidationError as exc:
         answer.error_code = exc.code
         answer.error_message = exc.message
+        answer.record_errors = [_RECORD_ERROR(batch_index=index, batch_index_error_message=message)
+                                for index, message in exc.record_errors]
+        answer.log_start_offset = partition.log_start_offset
+        return answer
+    except KafkaError as exc:
+        answer.error_code = exc.code
+        if isinstance(exc, BatchRefused):  # Kafka's LogValidator failures carry the log start offset
+            answer.log_start_offset = partition.log_start_offset
+            log.log(logging.WARNING if exc.error == Errors.UNKNOWN_SERVER_ERROR else logging.DEBUG,
+                    "refused a produced batch for %s-%d: %s", topic, partition_data.index, exc.message)
         return answer
     answer.base_offset = result.base_offset
     answer.log_append_time_ms = result.log_append_time_ms

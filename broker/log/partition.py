@@ -1,8 +1,10 @@
 """One topic partition: an ordered list of segments, its offsets and producer state.
 
 On a single node the high watermark equals the log end offset as soon as a
-write returns. The produce path reads only the 61-byte batch header, checks the
-CRC and writes the stored bytes; fetch hands stored batches back untouched.
+write returns. The produce path checks the 61-byte batch header and the CRC,
+walks the records (``validator.py``) and writes the batch as sent, or as the
+topic's compression.type / LogAppendTime rewrote it; fetch hands stored
+batches back untouched.
 
 Transactions: a producer's first transactional batch opens a transaction here;
 the earliest open one holds the last stable offset (LSO) back, and its
@@ -29,6 +31,7 @@ from protocol.errors import Errors, KafkaError
 from .producer_state import ProducerStateManager
 from .segment import Segment
 from .txn_index import AbortedTxn
+from .validator import TopicPolicy, ValidatedBatch, validate_records
 
 log = logging.getLogger(__name__)
 
@@ -160,8 +163,9 @@ class Partition:
 
     # ------------------------------------------------------------------ appending
 
-    def validate_client_batch(self, batch: memoryview, produce_version: int) -> rec.BatchHeader:
-        """Header-only checks of one produced batch, with Kafka's error codes."""
+    def validate_client_batch(self, batch: memoryview, produce_version: int, now_ms: int) -> ValidatedBatch:
+        """Kafka's checks of one produced batch: header and CRC here, then every record
+        (``validator.py``); the batch to store, recompressed or restamped as the topic says."""
         if len(batch) < rec.HEADER_SIZE:
             raise KafkaError(Errors.CORRUPT_MESSAGE, "record batch shorter than its header")
         header = rec.read_header(batch)
@@ -169,6 +173,13 @@ class Partition:
             raise KafkaError(Errors.INVALID_RECORD, f"magic {header.magic} is not supported; use v2 batches")
         if header.size != len(batch):
             raise KafkaError(Errors.INVALID_RECORD, "exactly one record batch per partition is allowed")
+        if (header.attributes & rec.COMPRESSION_MASK) > Compression.ZSTD:
+            raise KafkaError(Errors.UNSUPPORTED_COMPRESSION_TYPE, "unknown compression codec")
+        if header.compression == Compression.ZSTD and produce_version < 7:
+            raise KafkaError(Errors.UNSUPPORTED_COMPRESSION_TYPE, "zstd needs Produce v7 or later")
+        if header.base_offset != 0:
+            raise KafkaError(Errors.INVALID_RECORD, f"The baseOffset of the record batch in the append to "
+                             f"{self.topic}-{self.index} should be 0, but it is {header.base_offset}")
         if header.size > self.config["max.message.bytes"]:
             raise KafkaError(Errors.MESSAGE_TOO_LARGE,
                              f"batch of {header.size} bytes exceeds max.message.bytes")
@@ -178,14 +189,15 @@ class Partition:
             raise KafkaError(Errors.INVALID_RECORD, "record count does not match lastOffsetDelta")
         if header.is_control:
             raise KafkaError(Errors.INVALID_RECORD, "clients may not write control batches")
-        if (header.attributes & rec.COMPRESSION_MASK) > Compression.ZSTD:
-            raise KafkaError(Errors.UNSUPPORTED_COMPRESSION_TYPE, "unknown compression codec")
-        if header.compression == Compression.ZSTD and produce_version < 7:
-            raise KafkaError(Errors.UNSUPPORTED_COMPRESSION_TYPE, "zstd needs Produce v7 or later")
-        return header
+        if header.producer_id >= 0 and header.base_sequence < 0:
+            raise KafkaError(Errors.INVALID_RECORD, f"Invalid sequence number {header.base_sequence} in record "
+                             f"batch with producerId {header.producer_id}")
+        return validate_records(batch, header, now_ms, TopicPolicy.of(self.config), f"{self.topic}-{self.index}",
+                                self.config["max.message.bytes"])
 
-    async def append_client_batch(self, batch: memoryview, header: rec.BatchHeader, now_ms: int,
-                                  verify_txn: Callable[[rec.BatchHeader], None] | None = None) -> AppendResult:
+    async def append_client_batch(self, batch: memoryview | bytes, header: rec.BatchHeader, now_ms: int,
+                                  verify_txn: Callable[[rec.BatchHeader], None] | None = None,
+                                  log_append_time_ms: int = -1) -> AppendResult:
         """Append a validated batch, or answer a retried one with its original offset.
 
         A transactional batch that would open a transaction here must first pass
@@ -196,14 +208,14 @@ class Partition:
         async with self._append_lock:
             if header.producer_id >= 0:
                 duplicate = self.producers.check_client_batch(header)
-                if duplicate is not None:
-                    return AppendResult(duplicate.first_offset, -1, self.log_start_offset)
+                if duplicate is not None:  # Kafka answers a retry with the stored batch's maxTimestamp
+                    return AppendResult(duplicate.first_offset, duplicate.timestamp, self.log_start_offset)
             if header.is_transactional:
                 self._check_txn_start(header, verify_txn)
-            base_offset = await self._write(batch, header)
+            base_offset = await self._write(memoryview(batch), header)
             if header.producer_id >= 0:
                 self.producers.record_batch(header, base_offset)
-            return AppendResult(base_offset, -1, self.log_start_offset)
+            return AppendResult(base_offset, log_append_time_ms, self.log_start_offset)
 
     def _check_txn_start(self, header: rec.BatchHeader, verify_txn) -> None:
         """A transactional batch that opens a transaction here needs the coordinator's yes."""

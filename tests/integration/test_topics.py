@@ -28,8 +28,14 @@ def test_create_topics_validation(shared_broker, topic_name):
         topic_name + "-rf": KafkaError.INVALID_REPLICATION_FACTOR}
     assert create(admin, NewTopic(topic_name + "-cfg", 1, 1, config={"no.such.config": "1"})) == {
         topic_name + "-cfg": KafkaError.INVALID_CONFIG}
-    assert create(admin, NewTopic(topic_name + "-lat", 1, 1, config={"message.timestamp.type": "LogAppendTime"})) == {
-        topic_name + "-lat": KafkaError.INVALID_CONFIG}, "unimplemented settings are refused, not ignored"
+    assert create(admin, NewTopic(topic_name + "-none", 1, 1, config={"compression.type": "none"})) == {
+        topic_name + "-none": KafkaError.INVALID_CONFIG}, "Kafka's topic codec names: uncompressed, not none"
+    assert create(admin, NewTopic(topic_name + "-diff", 1, 1, config={
+        "message.timestamp.difference.max.ms": "1000"})) == {
+        topic_name + "-diff": KafkaError.INVALID_CONFIG}, "removed in Kafka 4 (KIP-937)"
+    assert create(admin, NewTopic(topic_name + "-lat", 1, 1, config={
+        "message.timestamp.type": "LogAppendTime", "compression.type": "zstd", "compression.zstd.level": "7",
+        "message.timestamp.after.max.ms": "1000"})) == {topic_name + "-lat": None}
     assert create(admin, NewTopic(topic_name + "-dry", 1, 1), validate_only=True) == {topic_name + "-dry": None}
     assert topic_name + "-dry" not in admin.list_topics(timeout=10).topics
 

@@ -21,13 +21,14 @@ def open_partition(path, **overrides):
 
 def append(partition, *values, timestamp=1000, **batch_args):
     batch = memoryview(rec.encode_batch([rec.Record(v, timestamp=timestamp) for v in values], **batch_args))
-    header = partition.validate_client_batch(batch, 9)
-    return submit(partition, batch, header).base_offset
+    validated = partition.validate_client_batch(batch, 9, 0)
+    return submit(partition, validated.batch, validated.header).base_offset
 
 
-def submit(partition, batch, header=None):
+def submit(partition, batch, header=None, log_append_time_ms=-1):
     batch = memoryview(batch)
-    return asyncio.run(partition.append_client_batch(batch, header or rec.read_header(batch), 0))
+    return asyncio.run(partition.append_client_batch(batch, header or rec.read_header(batch), 0,
+                                                     log_append_time_ms=log_append_time_ms))
 
 
 def read_values(partition, offset=0, max_bytes=10**9, upper_bound=None):
@@ -162,7 +163,7 @@ def test_producer_state_survives_restart_with_and_without_snapshot(tmp_path):
 def test_client_batch_validation(tmp_path, mutate, error):
     p = open_partition(tmp_path)
     with pytest.raises(KafkaError) as err:
-        p.validate_client_batch(memoryview(mutate(rec.encode_batch([rec.Record(b"v")]))), 9)
+        p.validate_client_batch(memoryview(mutate(rec.encode_batch([rec.Record(b"v")]))), 9, 0)
     assert err.value.error == error
 
 
@@ -171,13 +172,13 @@ def test_control_batches_from_clients_and_zstd_below_v7_are_refused(tmp_path):
     marker = rec.encode_control_batch(commit=True, producer_id=1, producer_epoch=0, coordinator_epoch=0,
                                       timestamp=0)
     with pytest.raises(KafkaError) as err:
-        p.validate_client_batch(memoryview(marker), 9)
+        p.validate_client_batch(memoryview(marker), 9, 0)
     assert err.value.error == Errors.INVALID_RECORD
     zstd = rec.encode_batch([rec.Record(b"v")], compression=rec.Compression.ZSTD)
     with pytest.raises(KafkaError) as err:
-        p.validate_client_batch(memoryview(zstd), 6)
+        p.validate_client_batch(memoryview(zstd), 6, 0)
     assert err.value.error == Errors.UNSUPPORTED_COMPRESSION_TYPE
-    assert p.validate_client_batch(memoryview(zstd), 7).records_count == 1
+    assert p.validate_client_batch(memoryview(zstd), 7, 0).header.records_count == 1
 
 
 async def test_large_batches_written_off_the_loop_stay_ordered(tmp_path):

@@ -16,8 +16,8 @@ def allow(_header):
 async def txn_append(partition, *values, pid=PID, epoch=EPOCH, seq=0, verify=allow, transactional=True):
     batch = memoryview(rec.encode_batch([rec.Record(v, timestamp=1000) for v in values], producer_id=pid,
                                         producer_epoch=epoch, base_sequence=seq, transactional=transactional))
-    header = partition.validate_client_batch(batch, 9)
-    return (await partition.append_client_batch(batch, header, 0, verify)).base_offset
+    validated = partition.validate_client_batch(batch, 9, 0)
+    return (await partition.append_client_batch(validated.batch, validated.header, 0, verify)).base_offset
 
 
 async def plain_append(partition, *values):
