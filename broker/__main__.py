@@ -22,6 +22,7 @@ import uvloop
 from . import handlers  # noqa: F401  (registers every API handler)
 from .config import BrokerConfig, ConfigError, read_properties
 from .context import BrokerContext
+from .log.open_files import raise_open_files_limit
 from .dispatcher import Dispatcher
 from .server import Server
 
@@ -83,6 +84,7 @@ def main(argv=None) -> int:
     except (ConfigError, OSError) as exc:
         print(f"weir: configuration error: {exc}", file=sys.stderr)
         return 2
+    raise_open_files_limit()  # before anything sizes itself by the limit (weir.max.open.segment.files)
     context = BrokerContext(config, Path(args.data_dir), args.host, args.port)
     uvloop.run(serve(context, started))
     return 0
