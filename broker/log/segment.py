@@ -50,6 +50,7 @@ class Segment:
         self._files = files
         self._fd: int | None = None  # open while used; created on the first write
         self._pins = 0
+        self._release_when_unpinned = False
         try:
             self.size = os.stat(self.log_path).st_size
         except FileNotFoundError:
@@ -124,8 +125,7 @@ class Segment:
             self.txn_index.flush()
         except OSError as exc:
             raise storage_error(exc, f"cannot seal {self.log_path}") from None
-        if not self.pinned:
-            self.release()
+        self.release()
 
     def truncate(self, position: int) -> None:
         os.ftruncate(self._handle(), position)
@@ -157,6 +157,9 @@ class Segment:
 
     def unpin(self) -> None:
         self._pins -= 1
+        if not self._pins and self._release_when_unpinned:
+            self._release_when_unpinned = False
+            self.release()
 
     def _handle(self) -> int:
         fd = self._fd
@@ -175,11 +178,15 @@ class Segment:
         return fd
 
     def release(self) -> None:
-        """Close the file (it reopens on the next use); never while pinned."""
-        if self._fd is not None:
-            self._files.closed(self)
-            os.close(self._fd)
-            self._fd = None
+        """Close the file (it reopens on the next use); a pinned one once its worker thread is done."""
+        if self._fd is None:
+            return
+        if self._pins:
+            self._release_when_unpinned = True
+            return
+        self._files.closed(self)
+        os.close(self._fd)
+        self._fd = None
 
     # ---------------------------------------------------------------- reading
 

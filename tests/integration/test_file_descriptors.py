@@ -7,6 +7,7 @@ silently dropped every new connection.
 """
 
 import json
+import shutil
 import socket
 import time
 
@@ -99,6 +100,30 @@ def test_a_creation_failing_midway_leaves_nothing_and_a_restart_loads_cleanly(tm
         broker.stop()
 
 
+def test_a_crash_midway_through_a_creation_leaves_nothing_a_restart_loads(tmp_path, topic_name):
+    broker = BrokerProcess(tmp_path / "data").start()
+    try:
+        admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+        admin.create_topics([NewTopic(topic_name, 10_000, 1)], operation_timeout=60)
+        deadline = time.monotonic() + 60
+        while len(topic_dirs(broker.data_dir, topic_name)) < 100:
+            assert time.monotonic() < deadline, "the creation never started"
+            time.sleep(0.01)
+        broker.kill()
+        committed = (broker.data_dir / "topics" / f"{topic_name}.json").exists()
+        broker.start()
+        partitions = AdminClient({"bootstrap.servers": broker.bootstrap}).list_topics(timeout=10).topics.get(
+            topic_name)
+        if committed:  # the kill came after the topic's record: all of it
+            assert len(partitions.partitions) == 10_000
+        else:
+            assert partitions is None or partitions.error is not None
+            assert topic_dirs(broker.data_dir, topic_name) == []
+            assert broker.log_contains(f"no topic {topic_name} was committed")
+    finally:
+        broker.stop(timeout=SHUTDOWN_MANY)
+
+
 async def test_out_of_descriptors_is_answered_and_logged_and_recovers(tmp_path):
     broker = BrokerProcess(tmp_path / "data", open_files_limit=200,
                            overrides={"weir.max.open.segment.files": "1"}).start()
@@ -172,7 +197,7 @@ def test_a_half_created_topic_from_the_old_layout_does_not_stop_new_connections(
     data_dir = tmp_path / "data"
     broker = BrokerProcess(data_dir).start()
     broker.stop()
-    (data_dir / "topics").rmdir()  # a data directory from before topic records
+    shutil.rmtree(data_dir / "topics", ignore_errors=True)  # a data directory from before topic records
     meta = json.dumps({"version": 0, "topic_id": "ab" * 16, "configs": {}})
     for index in range(3000):
         directory = data_dir / f"half-{index}"

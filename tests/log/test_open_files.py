@@ -92,6 +92,11 @@ def test_a_pinned_segment_is_never_closed_under_a_worker_thread(tmp_path):
     first.active.unpin()
     append(make_partition(tmp_path / "c", files, 2), b"c")
     assert first.active._fd is None and len(files) == 1
+    first.active.pin()
+    first.close()  # e.g. a topic deleted during a worker-thread fsync: closed once the thread is done
+    assert first.active._fd is not None
+    first.active.unpin()
+    assert first.active._fd is None and open_fds_under(tmp_path / "a") == 0
 
 
 def test_out_of_descriptors_is_a_storage_error(tmp_path):
