@@ -22,8 +22,8 @@ import uvloop
 from . import handlers  # noqa: F401  (registers every API handler)
 from .config import BrokerConfig, ConfigError, read_properties
 from .context import BrokerContext
-from .log.open_files import raise_open_files_limit
 from .dispatcher import Dispatcher
+from .log.open_files import raise_open_files_limit
 from .server import Server
 
 log = logging.getLogger("weir")
