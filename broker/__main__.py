@@ -23,6 +23,7 @@ from . import handlers  # noqa: F401  (registers every API handler)
 from .config import BrokerConfig, ConfigError, read_properties
 from .context import BrokerContext
 from .dispatcher import Dispatcher
+from .log.open_files import raise_open_files_limit
 from .server import Server
 
 log = logging.getLogger("weir")
@@ -78,6 +79,7 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    raise_open_files_limit()  # before anything sizes itself by the limit (weir.max.open.segment.files)
     try:
         config = load_config(args)
         context = BrokerContext(config, Path(args.data_dir), args.host, args.port)  # loads dynamic settings

@@ -81,6 +81,17 @@ SETTINGS: dict[str, Setting] = {
     "broker.id": Setting(_int(0), 0, "alias of node.id"),
     "advertised.listeners": Setting(_str, "", "PLAINTEXT://host:port clients should use; default: the listen address"),
     "num.partitions": Setting(_int(1), 1, "partitions of an auto-created topic"),
+    # KIP-578 proposed this name (never adopted by Kafka, which has no per-broker limit; its
+    # default was "no limit"). Here unset means derived from the open-file budget: as many
+    # partitions as can all keep their active segment open within weir.max.open.segment.files,
+    # at least 1000. Internal topics count but are never refused. Refusals answer POLICY_VIOLATION.
+    "max.broker.partitions": Setting(_int(1), None, "most partitions this broker hosts; unset = derived "
+                                                    "from weir.max.open.segment.files (at least 1000)"),
+    # Weir's own setting (Kafka keeps every segment's files open and leaves the bound to ulimit -n):
+    # segment .log files open at once across the broker; least recently used ones are closed past it
+    # and reopen on their next read or write. Unset: half the soft RLIMIT_NOFILE, at most 16384.
+    "weir.max.open.segment.files": Setting(_int(1), None, "segment files open at once; unset = half "
+                                                          "the open files limit, at most 16384"),
     "default.replication.factor": Setting(_int(1, 1), 1, "only 1 is possible on one node"),
     "auto.create.topics.enable": Setting(_bool, True, "create unknown topics on Metadata/Produce"),
     "delete.topic.enable": Setting(_bool, True, "allow DeleteTopics"),

@@ -1,4 +1,4 @@
-"""The asyncio server: the only module that touches sockets.
+"""The asyncio server: with listener.py (accepting), the only code that touches sockets.
 
 Each connection parses frames as they arrive (sans-IO ``ServerConnection``)
 and queues them; one task per connection answers them strictly in order, so
@@ -16,6 +16,7 @@ from protocol.connection import ServerConnection
 from protocol.primitives import DecodeError
 
 from .dispatcher import ClosingError, Dispatcher
+from .listener import Listener
 
 log = logging.getLogger(__name__)
 
@@ -102,23 +103,22 @@ class Server:
     def __init__(self, context, dispatcher: Dispatcher):
         self.context = context
         self.dispatcher = dispatcher
-        self._server: asyncio.AbstractServer | None = None
+        self._listener: Listener | None = None
         self._connections: set[KafkaConnection] = set()
 
     async def start(self) -> None:
         max_frame = self.context.config["socket.request.max.bytes"]
-        loop = asyncio.get_running_loop()
-        self._server = await loop.create_server(
-            lambda: KafkaConnection(self.dispatcher, max_frame, self._connections),
-            self.context.host, self.context.port, reuse_address=True, backlog=1024)
+        # Our own accept loop, not loop.create_server: see listener.py (accept failures are logged).
+        self._listener = Listener(lambda: KafkaConnection(self.dispatcher, max_frame, self._connections),
+                                  self.context.host, self.context.port, backlog=1024)
+        await self._listener.start()
 
     @property
     def port(self) -> int:
-        return self._server.sockets[0].getsockname()[1]
+        return self._listener.sockets[0].getsockname()[1]
 
     async def stop(self) -> None:
-        if self._server is not None:
-            self._server.close()
+        if self._listener is not None:
+            await self._listener.close()
             for connection in list(self._connections):
                 connection.close()
-            await self._server.wait_closed()

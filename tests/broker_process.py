@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import resource
 import signal
 import socket
 import subprocess
@@ -24,10 +25,12 @@ def free_port() -> int:
 class BrokerProcess:
     """``start()`` waits for the ready line; the log is kept for assertions."""
 
-    def __init__(self, data_dir: Path, port: int | None = None, overrides: dict[str, str] | None = None):
+    def __init__(self, data_dir: Path, port: int | None = None, overrides: dict[str, str] | None = None,
+                 open_files_limit: int | None = None):
         self.data_dir = Path(data_dir)
         self.port = port or free_port()
         self.overrides = dict(overrides or {})
+        self.open_files_limit = open_files_limit  # RLIMIT_NOFILE (soft and hard) of the broker process
         self.process: subprocess.Popen | None = None
         self.lines: list[str] = []
         self._ready = threading.Event()
@@ -46,12 +49,29 @@ class BrokerProcess:
     def start(self, timeout: float = 20.0) -> "BrokerProcess":
         self._ready.clear()
         self.process = subprocess.Popen(self.command(), cwd=REPO, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                                        text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+                                        text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+                                        preexec_fn=self._limit_open_files if self.open_files_limit else None)
         threading.Thread(target=self._drain, args=(self.process,), daemon=True).start()
         if not self._ready.wait(timeout):
             self.kill()
             raise RuntimeError("broker did not become ready:\n" + "".join(self.lines[-30:]))
         return self
+
+    def _limit_open_files(self) -> None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (self.open_files_limit, self.open_files_limit))
+
+    def open_files(self, under: Path | None = None) -> int:
+        """Descriptors the broker process holds (per /proc), optionally only files under ``under``."""
+        count = 0
+        fd_dir = f"/proc/{self.process.pid}/fd"
+        for fd in os.listdir(fd_dir):
+            try:
+                target = os.readlink(f"{fd_dir}/{fd}")
+            except OSError:  # closed meanwhile
+                continue
+            if under is None or target.startswith(str(under)):
+                count += 1
+        return count
 
     def _drain(self, process: subprocess.Popen) -> None:
         for line in process.stderr:

@@ -5,6 +5,14 @@ TOPIC_ALREADY_EXISTS, INVALID_PARTITIONS, INVALID_REPLICATION_FACTOR (one
 node can hold one replica), INVALID_REPLICA_ASSIGNMENT, INVALID_CONFIG, and
 INVALID_REQUEST for a name given twice. ``validate_only`` checks and creates
 nothing.
+
+Bounds, as Kafka's controller: a request whose topics add up to more than
+10,000 partitions is refused whole, every topic answered POLICY_VIOLATION
+("Excessively large number of partitions per request."), before anything else
+is checked. A topic that would take the broker past ``max.broker.partitions``
+is answered POLICY_VIOLATION (KIP-578's limit; see LogManager.check_capacity).
+Creation is all-or-nothing per topic: a failure midway (KAFKA_STORAGE_ERROR,
+e.g. out of file descriptors) leaves no partition of it behind.
 """
 
 from collections import Counter
@@ -15,13 +23,18 @@ from protocol.messages import create_topics as msg
 
 from ..config import ConfigError, parse_topic_config
 from ..dispatcher import handles
-from ..log.manager import validate_topic_name
+from ..log.manager import EXCESSIVE_PARTITIONS, MAX_PARTITIONS_PER_REQUEST, validate_topic_name
 
 
 @handles(ApiKey.CREATE_TOPICS, versions=(2, 4))
 def handle(context, header, request):
+    if _requested_partitions(context, request) > MAX_PARTITIONS_PER_REQUEST:
+        return msg.RESPONSE(topics=[msg.TopicResult(name=topic.name, error_code=Errors.POLICY_VIOLATION,
+                                                    error_message=EXCESSIVE_PARTITIONS)
+                                    for topic in request.topics])
     counts = Counter(t.name for t in request.topics)
     results = []
+    validated = 0  # partitions a validate-only request would have created so far
     for topic in request.topics:
         result = msg.TopicResult(name=topic.name)
         try:
@@ -29,12 +42,28 @@ def handle(context, header, request):
                 raise KafkaError(Errors.INVALID_REQUEST, f"Create topics request from client contains "
                                                          f"multiple entries for topic {topic.name}")
             partitions, overrides = _validate(context, topic)
-            if not request.validate_only:
+            context.logs.check_capacity(topic.name, partitions, pending=validated)
+            if request.validate_only:
+                validated += partitions
+            else:
                 context.logs.create_topic(topic.name, partitions, overrides)
         except KafkaError as exc:
             result.error_code, result.error_message = exc.code, exc.message
         results.append(result)
     return msg.RESPONSE(topics=results)
+
+
+def _requested_partitions(context, request) -> int:
+    """Partitions the request asks for, counted as Kafka's controller counts them."""
+    total = 0
+    for topic in request.topics:
+        if topic.assignments:
+            total += len(topic.assignments)
+        elif topic.num_partitions == -1:
+            total += context.config["num.partitions"]
+        elif topic.num_partitions > 0:
+            total += topic.num_partitions
+    return total
 
 
 def _validate(context, topic):

@@ -1,10 +1,14 @@
 """Sparse offset and time indexes of one segment.
 
-Kept in memory as parallel arrays and appended to their files as they grow, so
-a lookup is a bisect and an append is one small write. Entry formats follow
-Kafka's: ``.index`` holds (relative offset int32, position int32), ``.timeindex``
-holds (timestamp int64, relative offset int32). A file that fails validation is
-rebuilt from the log by the segment.
+Kept in memory as parallel arrays, so a lookup is a bisect and an append
+touches no file. The file is written whole (temporary file, fsync, rename)
+when the segment is sealed: only a sealed segment's index is trusted at
+start-up (the active segment's is rebuilt from its log), so an index holds no
+file descriptor (Kafka, too, rebuilds the active segment's indexes after an
+unclean shutdown). Entry formats follow Kafka's: ``.index`` holds (relative
+offset int32, position int32), ``.timeindex`` holds (timestamp int64, relative
+offset int32). A file that fails validation is rebuilt from the log by the
+segment.
 """
 
 from __future__ import annotations
@@ -28,7 +32,6 @@ class _Index:
 
     def __init__(self, path: str):
         self.path = path
-        self._fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
         self.keys = array("q")
         self.values = array("q")
 
@@ -36,9 +39,13 @@ class _Index:
         return len(self.keys)
 
     def load(self) -> bool:
-        """Read the file into memory; False when it is torn or out of order."""
+        """Read the file into memory; False when it is missing, torn or out of order."""
         size = self.ENTRY.size
-        raw = os.pread(self._fd, os.fstat(self._fd).st_size, 0)
+        try:
+            with open(self.path, "rb") as handle:
+                raw = handle.read()
+        except FileNotFoundError:
+            return False
         if len(raw) % size:
             return False
         keys, values = array("q"), array("q")
@@ -52,7 +59,6 @@ class _Index:
         return True
 
     def reset(self) -> None:
-        os.ftruncate(self._fd, 0)
         self.keys, self.values = array("q"), array("q")
 
     def truncate_to_value(self, max_value: int) -> None:
@@ -61,23 +67,36 @@ class _Index:
         if keep < len(self.keys):
             del self.keys[keep:]
             del self.values[keep:]
-            os.ftruncate(self._fd, keep * self.ENTRY.size)
 
     def append(self, key: int, value: int) -> None:
         self.keys.append(key)
         self.values.append(value)
-        os.write(self._fd, self._pack(key, value))
 
     def floor(self, key: int) -> int | None:
         """Value of the last entry whose key is <= ``key``."""
         i = bisect.bisect_right(self.keys, key)
         return self.values[i - 1] if i else None
 
-    def flush(self) -> None:
-        os.fsync(self._fd)
+    def write_file(self) -> None:
+        """Replace the file with the entries in memory, durably (a crash leaves old or new)."""
+        data = b"".join(self._pack(key, value) for key, value in zip(self.keys, self.values))
+        tmp = self.path + ".tmp"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, self.path)
 
-    def close(self) -> None:
-        os.close(self._fd)
+    def delete(self) -> None:
+        for path in (self.path, self.path + ".tmp"):
+            try:
+                os.unlink(path)
+            except FileNotFoundError:
+                pass
 
 
 class OffsetIndex(_Index):

@@ -28,6 +28,7 @@ from protocol import records as rec
 from protocol.compression import Compression
 from protocol.errors import Errors, KafkaError
 
+from .open_files import SegmentFiles
 from .producer_state import ProducerStateManager
 from .segment import Segment
 from .txn_index import AbortedTxn
@@ -42,6 +43,7 @@ _BASE_OFFSET = struct.Struct(">q")
 _LEADER_EPOCH = struct.Struct(">i")
 LEADER_EPOCH = 0  # one node, never re-elected: the leader epoch is always 0
 LOG_START_OFFSET_FILE = "log-start-offset"  # set by DeleteRecords; Kafka's log-start-offset-checkpoint
+PRIVATE_OPEN_FILES = 16  # open segment files of a partition made without the broker's budget
 
 
 @dataclass(slots=True)
@@ -60,11 +62,14 @@ class ReadResult:
 
 
 class Partition:
-    def __init__(self, topic: str, index: int, directory: Path, config: dict[str, Any]):
+    def __init__(self, topic: str, index: int, directory: Path, config: dict[str, Any],
+                 files: SegmentFiles | None = None):
         self.topic = topic
         self.index = index
         self.directory = directory
         self.config = config
+        # The broker's open-file budget, shared by every partition (a partition alone gets its own).
+        self.files = files if files is not None else SegmentFiles(PRIVATE_OPEN_FILES)
         self.segments: list[Segment] = []
         self._bases: list[int] = []
         self.log_start_offset = 0
@@ -108,9 +113,9 @@ class Partition:
         interval = self.config["index.interval.bytes"]
         bases = sorted(int(p.stem) for p in self.directory.glob("*.log") if p.stem.isdigit())
         for base in bases:
-            self._add_segment(Segment(self.directory, base, interval))
-        if not self.segments:
-            self._add_segment(Segment(self.directory, 0, interval))
+            self._add_segment(Segment(self.directory, base, interval, self.files))
+        if not self.segments:  # a new partition: its first .log is created by the first write
+            self._add_segment(Segment(self.directory, 0, interval, self.files))
         for segment in self.segments[:-1]:
             segment.load()
         self.active.recover()  # only the active segment can have a torn tail
@@ -292,7 +297,7 @@ class Partition:
         # baseOffset and partitionLeaderEpoch are outside the CRC: restamp them without a copy.
         chunks = (_BASE_OFFSET.pack(base_offset), batch[8:12], _LEADER_EPOCH.pack(LEADER_EPOCH), batch[16:])
         if size >= OFFLOAD_WRITE_BYTES:
-            position = await asyncio.get_running_loop().run_in_executor(None, segment.write, chunks, size)
+            position = await segment.write_in_worker(chunks, size)
         else:
             position = segment.write(chunks, size)
         # Only now, back on the loop, does the batch become visible (HW = LEO on one node).
@@ -310,7 +315,7 @@ class Partition:
         """Seal the active segment and start a new one at the log end."""
         offset = self.log_end_offset
         self.active.seal()
-        segment = Segment(self.directory, offset, self.config["index.interval.bytes"])
+        segment = Segment(self.directory, offset, self.config["index.interval.bytes"], self.files)
         segment.next_offset = offset
         self._add_segment(segment)
         self.producers.write_snapshot(offset)

@@ -3,10 +3,16 @@
 Files are named by the segment's 20-digit base offset, as Kafka names them.
 Batches are written exactly as produced, with only baseOffset and
 partitionLeaderEpoch restamped (neither is covered by the CRC).
+
+The ``.log`` file is opened on first use and stays open while used; the
+broker's ``SegmentFiles`` closes idle ones (see open_files.py) and a closed
+segment reopens on its next read or write. Indexes are in memory and written
+whole when the segment is sealed, so a segment holds one descriptor at most.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 from dataclasses import dataclass
@@ -16,6 +22,7 @@ from typing import Iterator
 from protocol import records as rec
 
 from .index import OffsetIndex, TimeIndex
+from .open_files import SegmentFiles, storage_error
 from .txn_index import TransactionIndex
 
 log = logging.getLogger(__name__)
@@ -35,13 +42,19 @@ class ScannedBatch:
 
 
 class Segment:
-    def __init__(self, directory: Path, base_offset: int, index_interval_bytes: int):
+    def __init__(self, directory: Path, base_offset: int, index_interval_bytes: int, files: SegmentFiles):
         self.directory = directory
         self.base_offset = base_offset
         stem = str(directory / segment_name(base_offset))
         self.log_path = stem + ".log"
-        self._fd = os.open(self.log_path, os.O_RDWR | os.O_CREAT, 0o644)
-        self.size = os.fstat(self._fd).st_size
+        self._files = files
+        self._fd: int | None = None  # open while used; created on the first write
+        self._pins = 0
+        self._release_when_unpinned = False
+        try:
+            self.size = os.stat(self.log_path).st_size
+        except FileNotFoundError:
+            self.size = 0
         self.offset_index = OffsetIndex(stem + ".index", base_offset)
         self.time_index = TimeIndex(stem + ".timeindex", base_offset)
         self.txn_index = TransactionIndex(stem + ".txnindex")
@@ -61,18 +74,31 @@ class Segment:
         loop reads. ``commit`` then makes the batch visible.
         """
         position = self.size
-        written = os.pwritev(self._fd, chunks, position)
+        fd = self._fd
+        if fd is None:  # only on the loop: a worker thread writes a pinned, open segment
+            fd = self._open()
+        written = os.pwritev(fd, chunks, position)
         if written != size:
             # A short write leaves a torn batch; cut it so the file stays a sequence of batches.
-            os.ftruncate(self._fd, position)
+            os.ftruncate(fd, position)
             raise OSError(f"short write to {self.log_path}: {written} of {size} bytes")
         return position
+
+    async def write_in_worker(self, chunks, size: int) -> int:
+        """``write`` from a worker thread, the file pinned open until it returns."""
+        self.pin()
+        try:
+            return await asyncio.get_running_loop().run_in_executor(None, self.write, chunks, size)
+        finally:
+            self.unpin()
 
     def commit(self, base_offset: int, last_offset: int, max_timestamp: int, position: int, size: int) -> None:
         """Account for a batch ``write`` put at ``position``: size, offsets, indexes."""
         self.size = position + size
         self.next_offset = last_offset + 1
         self.unflushed = True
+        if self._fd is not None:
+            self._files.used(self)
         self._index_batch(base_offset, max_timestamp, position, size)
 
     def _index_batch(self, base_offset: int, max_timestamp: int, position: int, size: int) -> None:
@@ -87,14 +113,22 @@ class Segment:
                 self.time_index.append(max_timestamp, base_offset)
 
     def seal(self) -> None:
-        """On roll: record the final max timestamp so retention can trust the time index."""
+        """On roll: record the final max timestamp so retention can trust the time index,
+        write the indexes, and let the file be closed (reads reopen it)."""
         if self.max_timestamp >= 0 and (not len(self.time_index)
                                         or self.time_index.keys[-1] < self.max_timestamp):
             self.time_index.append(self.max_timestamp, self.last_batch_offset)
-        self.flush()
+        try:
+            self.offset_index.write_file()
+            self.time_index.write_file()
+            self.flush()
+            self.txn_index.flush()
+        except OSError as exc:
+            raise storage_error(exc, f"cannot seal {self.log_path}") from None
+        self.release()
 
     def truncate(self, position: int) -> None:
-        os.ftruncate(self._fd, position)
+        os.ftruncate(self._handle(), position)
         self.size = position
         self.offset_index.truncate_to_position(position)
 
@@ -104,16 +138,60 @@ class Segment:
             self.fsync()
 
     def fsync(self) -> None:
-        """Pure I/O (safe in a worker thread): push this segment's files to the disk."""
-        os.fsync(self._fd)
-        self.offset_index.flush()
-        self.time_index.flush()
+        """Push this segment's files to the disk. Pure I/O on a pinned segment (safe in a
+        worker thread); on the event loop it reopens a closed file first. fsync through any
+        descriptor flushes all of a file's written data, so closing one loses nothing."""
+        os.fsync(self._fd if self._fd is not None else self._handle())
         self.txn_index.fsync()
+
+    # ---------------------------------------------------------------- the open file
+
+    @property
+    def pinned(self) -> bool:
+        return self._pins > 0
+
+    def pin(self) -> None:
+        """Open the file and keep it open until ``unpin`` (for work in a worker thread)."""
+        self._handle()
+        self._pins += 1
+
+    def unpin(self) -> None:
+        self._pins -= 1
+        if not self._pins and self._release_when_unpinned:
+            self._release_when_unpinned = False
+            self.release()
+
+    def _handle(self) -> int:
+        fd = self._fd
+        if fd is None:
+            return self._open()
+        self._files.used(self)
+        return fd
+
+    def _open(self) -> int:
+        try:
+            fd = os.open(self.log_path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise storage_error(exc, f"cannot open {self.log_path}") from None
+        self._fd = fd
+        self._files.opened(self)
+        return fd
+
+    def release(self) -> None:
+        """Close the file (it reopens on the next use); a pinned one once its worker thread is done."""
+        if self._fd is None:
+            return
+        if self._pins:
+            self._release_when_unpinned = True
+            return
+        self._files.closed(self)
+        os.close(self._fd)
+        self._fd = None
 
     # ---------------------------------------------------------------- reading
 
     def read(self, position: int, length: int) -> bytes:
-        return os.pread(self._fd, length, position)
+        return os.pread(self._handle(), length, position)
 
     def scan(self, position: int = 0, *, verify: bool = False, chunk_size: int = SCAN_CHUNK) -> Iterator[ScannedBatch]:
         """Walk batch headers from ``position`` to the end of the file.
@@ -124,7 +202,7 @@ class Segment:
         """
         end = self.size
         while position + rec.HEADER_SIZE <= end:
-            chunk = os.pread(self._fd, min(chunk_size, end - position), position)
+            chunk = os.pread(self._handle(), min(chunk_size, end - position), position)
             offset = 0
             while offset + rec.HEADER_SIZE <= len(chunk):
                 header = rec.read_header(chunk, offset)
@@ -138,7 +216,7 @@ class Segment:
                         offset += header.size
                         break
                     if offset == 0:  # one batch larger than the chunk: read it alone to check it
-                        chunk = os.pread(self._fd, header.size, position)
+                        chunk = os.pread(self._handle(), header.size, position)
                         continue
                     break
                 if verify and not rec.crc_ok(chunk, offset, header):
@@ -195,21 +273,26 @@ class Segment:
             self.max_timestamp = self.time_index.keys[-1] if len(self.time_index) else -1
         else:
             self.recover()
+            try:  # a sealed segment's indexes are trusted from now on
+                self.offset_index.write_file()
+                self.time_index.write_file()
+            except OSError as exc:
+                log.warning("cannot write the rebuilt indexes of %s (rebuilt again at the next start): %s",
+                            self.log_path, exc)
 
     def _indexes_fit(self) -> bool:
         return not len(self.offset_index) or self.offset_index.values[-1] < self.size
 
     def close(self) -> None:
-        os.close(self._fd)
-        self.offset_index.close()
-        self.time_index.close()
-        self.txn_index.close()
+        self.txn_index.flush()
+        self.release()
 
     def delete(self) -> None:
-        self.close()
+        self.release()
         self.txn_index.delete()
-        for path in (self.log_path, self.offset_index.path, self.time_index.path):
-            try:
-                os.unlink(path)
-            except FileNotFoundError:
-                pass
+        self.offset_index.delete()
+        self.time_index.delete()
+        try:
+            os.unlink(self.log_path)
+        except FileNotFoundError:
+            pass

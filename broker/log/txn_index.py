@@ -6,10 +6,13 @@ offset), last offset (the ABORT marker's offset) and the last stable offset
 right after the abort. Read_committed fetches list the entries overlapping the
 returned range so clients can drop the aborted batches. The file is created
 on the first abort, as Kafka does, and is small enough to hold in memory.
+Aborts are rare next to appends, so each is written by opening, appending and
+closing the file: the index holds no file descriptor between aborts.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import struct
 from typing import NamedTuple
@@ -23,6 +26,8 @@ TxnIndexEntry = c.Struct(  # the declaration; the hot path uses ENTRY below
     "last_offset" / c.Int64sb,
     "last_stable_offset" / c.Int64sb,
 )
+log = logging.getLogger(__name__)
+
 ENTRY = struct.Struct(">hqqqq")
 VERSION = 0
 
@@ -38,12 +43,14 @@ class TransactionIndex:
     def __init__(self, path: str):
         self.path = path
         self.entries: list[AbortedTxn] = []
-        self._fd: int | None = None
+        self._unsynced = False
+        self._unwritten = False  # an append failed to reach the file: rewrite it whole on flush
 
     def load(self) -> list[AbortedTxn]:
         """Read the entries on disk; a torn last entry (crash mid-write) is cut off."""
         try:
-            data = open(self.path, "rb").read()
+            with open(self.path, "rb") as handle:
+                data = handle.read()
         except FileNotFoundError:
             return self.entries
         whole = len(data) - len(data) % ENTRY.size
@@ -53,33 +60,64 @@ class TransactionIndex:
         return self.entries
 
     def append(self, entry: AbortedTxn) -> None:
-        if self._fd is None:
-            self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-        os.write(self._fd, ENTRY.pack(VERSION, *entry))
+        """Record an abort: in memory first (read_committed fetches must name it whatever
+        happens to the file), then on disk; a failed write is retried by ``flush``."""
         self.entries.append(entry)
+        if self._unwritten:
+            return
+        try:
+            self._write(ENTRY.pack(VERSION, *entry), os.O_APPEND)
+        except OSError as exc:
+            self._unwritten = True
+            log.error("cannot append to %s (kept in memory, rewritten on the next flush): %s", self.path, exc)
+
+    def _write(self, data: bytes, mode: int) -> None:
+        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | mode, 0o644)
+        try:
+            os.write(fd, data)
+        finally:
+            os.close(fd)
+        self._unsynced = True
 
     def truncate_from(self, offset: int) -> None:
         """Forget aborts whose marker is at or past ``offset`` (they will be replayed)."""
         kept = [entry for entry in self.entries if entry.last_offset < offset]
         if len(kept) == len(self.entries):
             return
-        self.close()
-        self.entries = []
-        os.unlink(self.path)
-        for entry in kept:
-            self.append(entry)
+        self.entries = kept
+        self._rewrite()
+
+    def _rewrite(self) -> None:
+        if self.entries:
+            self._write(b"".join(ENTRY.pack(VERSION, *entry) for entry in self.entries), os.O_TRUNC)
+        else:
+            self.delete()
+        self._unwritten = False
+
+    def flush(self) -> None:
+        """On the event loop: rewrite the file if an append failed to reach it, then fsync."""
+        if self._unwritten:
+            try:
+                self._rewrite()
+            except OSError as exc:
+                log.error("cannot rewrite %s (its aborts stay in memory): %s", self.path, exc)
+                return
+        self.fsync()
 
     def fsync(self) -> None:
-        if self._fd is not None:
-            os.fsync(self._fd)
-
-    def close(self) -> None:
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
+        """Push what was written to the disk (any descriptor of a file flushes all its data);
+        pure I/O, safe in a worker thread."""
+        if not self._unsynced:
+            return
+        self._unsynced = False
+        fd = os.open(self.path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
     def delete(self) -> None:
-        self.close()
+        self._unsynced = False
         try:
             os.unlink(self.path)
         except FileNotFoundError:
