@@ -168,9 +168,7 @@ TOPIC_SETTINGS: dict[str, tuple[str | None, Callable[[str], Any]]] = {
 TOPIC_FIXED_DEFAULTS: dict[str, Any] = {
     "segment.index.bytes": 10485760,
     "cleanup.policy": "delete",
-    "compression.type": "producer",
     "min.insync.replicas": 1,
-    "message.timestamp.type": "CreateTime",
     "unclean.leader.election.enable": False,
 }
 

@@ -28,15 +28,12 @@ TOPIC_CONFIG, DYNAMIC_BROKER_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG, STATIC_BROKE
 # ConfigType ids (DescribeConfigs v3+)
 BOOLEAN, STRING, INT, LONG, LIST = 1, 2, 3, 5, 7
 
-#: Kafka's broker synonym of each topic setting (ServerTopicConfigSynonyms.TOPIC_CONFIG_SYNONYMS)
+#: Kafka's broker synonym of each topic setting (ServerTopicConfigSynonyms.TOPIC_CONFIG_SYNONYMS):
+#: the broker setting a topic setting defaults to, and Kafka's names for those Weir has no setting for.
 TOPIC_SYNONYM = {
-    "segment.bytes": "log.segment.bytes", "segment.index.bytes": "log.index.size.max.bytes",
-    "index.interval.bytes": "log.index.interval.bytes", "retention.ms": "log.retention.ms",
-    "retention.bytes": "log.retention.bytes", "max.message.bytes": "message.max.bytes",
-    "flush.messages": "log.flush.interval.messages", "flush.ms": "log.flush.interval.ms",
-    "cleanup.policy": "log.cleanup.policy", "compression.type": "compression.type",
-    "min.insync.replicas": "min.insync.replicas", "message.timestamp.type": "log.message.timestamp.type",
-    "unclean.leader.election.enable": "unclean.leader.election.enable",
+    **{topic: broker for topic, (broker, _parse) in TOPIC_SETTINGS.items() if broker is not None},
+    "segment.index.bytes": "log.index.size.max.bytes", "cleanup.policy": "log.cleanup.policy",
+    "min.insync.replicas": "min.insync.replicas", "unclean.leader.election.enable": "unclean.leader.election.enable",
 }
 #: Kafka's defaults of those broker synonyms Weir has no setting for (never set, so always DEFAULT_CONFIG)
 _KAFKA_ONLY_DEFAULTS = {broker: TOPIC_FIXED_DEFAULTS[topic] for topic, broker in TOPIC_SYNONYM.items()
@@ -56,9 +53,14 @@ _TOPIC_DOCS = {
     "flush.messages": "fsync after this many messages.",
     "flush.ms": "fsync data older than this.",
     "cleanup.policy": "delete or compact (compaction is not implemented: compacted topics keep every record).",
-    "compression.type": "Only producer: batches are stored as the producer compressed them.",
+    "compression.type": "Codec batches are stored in: producer keeps the producer's, others recompress.",
+    "compression.gzip.level": "gzip level when the topic recompresses with gzip.",
+    "compression.lz4.level": "lz4 level when the topic recompresses with lz4.",
+    "compression.zstd.level": "zstd level when the topic recompresses with zstd.",
     "min.insync.replicas": "Only 1 on one node.",
-    "message.timestamp.type": "Only CreateTime.",
+    "message.timestamp.type": "CreateTime keeps the producer's timestamps; LogAppendTime stamps the append time.",
+    "message.timestamp.before.max.ms": "Refuse records whose CreateTime is further in the past than this.",
+    "message.timestamp.after.max.ms": "Refuse records whose CreateTime is further in the future than this.",
     "unclean.leader.election.enable": "No effect on one node.",
 }
 

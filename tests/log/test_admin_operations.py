@@ -78,8 +78,9 @@ def test_add_partitions_is_all_or_nothing(tmp_path):
     logs = manager(tmp_path)
     logs.create_topic("t", 1)
     (tmp_path / "t-2").mkdir()  # something in the way of the second new partition
-    with pytest.raises(OSError):
+    with pytest.raises(KafkaError) as failed:
         logs.add_partitions("t", 3)
+    assert failed.value.error == Errors.KAFKA_STORAGE_ERROR
     assert len(logs.topics["t"].partitions) == 1
     assert not (tmp_path / "t-1").exists()
 

@@ -16,8 +16,8 @@ CODECS = list(Compression)
 
 def append(partition, *timestamps, compression=Compression.NONE):
     batch = rec.encode_batch([rec.Record(b"v%d" % t, timestamp=t) for t in timestamps], compression=compression)
-    header = partition.validate_client_batch(memoryview(batch), 9)
-    return submit(partition, batch, header).base_offset
+    validated = partition.validate_client_batch(memoryview(batch), 9, 0)
+    return submit(partition, validated.batch, validated.header).base_offset
 
 
 def test_empty_partition_has_none(tmp_path):

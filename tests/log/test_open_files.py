@@ -36,8 +36,8 @@ def make_partition(directory, files, index=0, **overrides):
 
 def append(partition, value):
     batch = memoryview(rec.encode_batch([rec.Record(value, timestamp=1000)]))
-    header = partition.validate_client_batch(batch, 9)
-    return asyncio.run(partition.append_client_batch(batch, header, 0)).base_offset
+    validated = partition.validate_client_batch(batch, 9, 0)
+    return asyncio.run(partition.append_client_batch(validated.batch, validated.header, 0)).base_offset
 
 
 def values(partition, offset=0):
@@ -106,7 +106,7 @@ def test_out_of_descriptors_is_a_storage_error(tmp_path):
     append(first, b"kept")
     append(make_partition(tmp_path / "b", files, 1), b"b")  # closes first's file
     batch = memoryview(rec.encode_batch([rec.Record(b"lost", timestamp=1000)]))
-    header = first.validate_client_batch(batch, 9)
+    validated = first.validate_client_batch(batch, 9, 0)
     loop = asyncio.new_event_loop()  # made before the descriptors run out
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     hoard = []
@@ -116,7 +116,7 @@ def test_out_of_descriptors_is_a_storage_error(tmp_path):
             while True:
                 hoard.append(os.open(os.devnull, os.O_RDONLY))
         with pytest.raises(KafkaError) as err:
-            loop.run_until_complete(first.append_client_batch(batch, header, 0))
+            loop.run_until_complete(first.append_client_batch(validated.batch, validated.header, 0))
         assert err.value.error == Errors.KAFKA_STORAGE_ERROR
         with pytest.raises(KafkaError) as err:
             first.read(0, 100)
