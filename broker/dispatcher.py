@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import inspect
 import logging
+from time import perf_counter
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -62,6 +63,21 @@ def advertised_versions() -> list[tuple[int, int, int]]:
 class Dispatcher:
     def __init__(self, context):
         self.context = context
+        metrics = getattr(context, "metrics", None)
+        if metrics is not None and metrics.enabled:
+            # Swapped in only when metrics are on, so the default path pays nothing.
+            self._record = metrics.request
+            self._answer = self.dispatch
+            self.dispatch = self._measured_dispatch
+
+    async def _measured_dispatch(self, request: RawRequest, client_host: str = "") -> bytes | None:
+        """``dispatch``, timed into the request metrics (also when it raises)."""
+        start = perf_counter()
+        try:
+            return await self._answer(request, client_host)
+        finally:
+            header = request.header
+            self._record(header.api_key, header.api_version, perf_counter() - start)
 
     async def dispatch(self, request: RawRequest, client_host: str = "") -> bytes | None:
         """Answer one request; None when no response is due. Raises ClosingError."""

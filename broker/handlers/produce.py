@@ -51,6 +51,7 @@ async def _produce_one(context, topic, partition_data, acks, version, now_ms, tr
                   if batch_header.is_transactional else None)
         result = await partition.append_client_batch(batch, batch_header, now_ms, verify)
         await logs.maybe_flush(partition)
+        context.metrics.produced(topic, len(batch))
     except KafkaError as exc:
         answer.error_code = exc.code
         answer.error_message = exc.message
