@@ -1,0 +1,188 @@
+"""A seeded mutator of Kafka request frames.
+
+Given a ``random.Random`` and the corpus, ``plan`` returns the same list of
+mutations for the same seed, so a failure reproduces from the seed alone (and
+the failing frame's bytes are printed anyway). Mutations stack 1-3 deep:
+bit flips, byte replacements, truncation, extension, integer fields set to
+absurd or negative sizes, varint corruption, splices of two frames, request
+header corruption (api key, version, correlation id, client id length), and
+corruption of the outer frame size.
+"""
+
+from __future__ import annotations
+
+import random
+import struct
+from dataclasses import dataclass
+
+from broker import handlers  # noqa: F401
+from broker.dispatcher import HANDLERS
+from protocol.api_keys import ApiKey
+from protocol.headers import decode_request_header
+from protocol.messages import BY_KEY
+from protocol.primitives import DecodeError
+
+from .corpus import Seed, advertised_pairs
+
+MAX_FRAME = 104857600  # the broker's socket.request.max.bytes default
+_INT16 = (0, 1, -1, -2, 0x7FFF, -0x8000, 0xFF, 0x100)
+_INT32 = (0, 1, -1, -2, 0x7FFFFFFF, -0x80000000, 0x10000, 0xFFFFFF, MAX_FRAME, MAX_FRAME + 1)
+_INT64 = (-1, 0, 2**32, 2**63 - 1, -2**63)
+_VARINTS = (b"\xff" * 5, b"\xff" * 10 + b"\x01", b"\x80" * 11, b"\xff\xff\xff\xff\x0f", b"\xfe\xff\xff\xff\x0f",
+            b"\x00", b"\x01", b"\xff" * 9 + b"\x01", b"\x80\x80\x80\x80\x08", b"\xff\xff\x03")
+_BYTES = (0x00, 0xFF, 0x7F, 0x80, 0x01)
+#: APIs whose answer may legitimately wait longer than a test can (long poll, rebalance).
+_MAY_WAIT = frozenset({ApiKey.FETCH, ApiKey.JOIN_GROUP, ApiKey.SYNC_GROUP})
+
+
+@dataclass(frozen=True)
+class Mutation:
+    index: int
+    seed: Seed
+    steps: tuple[str, ...]
+    wire: bytes        # exactly the bytes sent, length prefix included
+    may_wait: bool     # no answer within the deadline is legitimate for this frame
+
+    def describe(self) -> str:
+        return (f"mutation #{self.index} of {ApiKey(self.seed.api_key).name} v{self.seed.version} "
+                f"({self.seed.origin}): {' + '.join(self.steps)}\nframe ({len(self.wire)} bytes): {self.wire.hex()}")
+
+
+class Mutator:
+    def __init__(self, rng: random.Random, corpus: list[Seed]):
+        self.rng = rng
+        self.corpus = corpus
+        self.by_pair: dict[tuple[int, int], list[Seed]] = {}
+        for seed in corpus:
+            self.by_pair.setdefault((seed.api_key, seed.version), []).append(seed)
+
+    def plan(self, count: int, per_pair: int) -> list[Mutation]:
+        """``per_pair`` mutations of every advertised (key, version), the rest from the whole corpus, shuffled."""
+        rng = self.rng
+        seeds = [rng.choice(self.by_pair[pair]) for pair in advertised_pairs() for _ in range(per_pair)]
+        seeds += [rng.choice(self.corpus) for _ in range(max(count - len(seeds), 0))]
+        rng.shuffle(seeds)
+        return [self.mutate(index, seed) for index, seed in enumerate(seeds)]
+
+    def mutate(self, index: int, seed: Seed) -> Mutation:
+        rng = self.rng
+        data = bytearray(seed.payload)
+        steps = []
+        for _ in range(rng.choice((1, 1, 2, 3))):
+            op = rng.choice((self._bit_flip, self._replace_bytes, self._truncate, self._extend, self._int_field,
+                             self._int_field, self._varint, self._splice))
+            steps.append(op(data))
+        if rng.random() < 0.2:
+            steps.append(self._header(data))
+        payload = bytes(data)
+        size = len(payload)
+        if rng.random() < 0.1:
+            size = rng.choice((-1, -2**31, 2**31 - 1, MAX_FRAME + 1, 0, max(size - rng.randint(1, 8), 0),
+                               size + 1, size + rng.randint(2, 1000)))
+            steps.append(f"frame size {len(payload)} -> {size}")
+        wire = struct.pack(">i", size) + payload
+        return Mutation(index, seed, tuple(steps), wire, _may_wait(payload, size))
+
+    # ------------------------------------------------------------------ operators (mutate in place, say what)
+
+    def _bit_flip(self, data: bytearray) -> str:
+        if not data:
+            return "bit flip (empty)"
+        positions = [self.rng.randrange(len(data) * 8) for _ in range(self.rng.randint(1, 8))]
+        for bit in positions:
+            data[bit // 8] ^= 1 << (bit % 8)
+        return f"flip bits {positions}"
+
+    def _replace_bytes(self, data: bytearray) -> str:
+        if not data:
+            return "replace (empty)"
+        changes = []
+        for _ in range(self.rng.randint(1, 4)):
+            pos = self.rng.randrange(len(data))
+            data[pos] = self.rng.choice(_BYTES + (self.rng.randrange(256),))
+            changes.append(pos)
+        return f"replace bytes at {changes}"
+
+    def _truncate(self, data: bytearray) -> str:
+        cut = self.rng.randrange(len(data)) if data else 0
+        del data[cut:]
+        return f"truncate to {cut}"
+
+    def _extend(self, data: bytearray) -> str:
+        if data and self.rng.random() < 0.5:
+            start = self.rng.randrange(len(data))
+            data += data[start:start + self.rng.randint(1, 256)]
+            return f"repeat tail from {start}"
+        extra = bytes(self.rng.randrange(256) for _ in range(self.rng.randint(1, 64)))
+        data += extra
+        return f"append {len(extra)} random bytes"
+
+    def _int_field(self, data: bytearray) -> str:
+        """An integer (length, count, size, id) overwritten with an absurd or negative value."""
+        width, values = self.rng.choice(((2, _INT16), (4, _INT32 + (len(data), len(data) + 1)), (8, _INT64)))
+        if len(data) < width:
+            return "int field (too short)"
+        pos = self.rng.randrange(len(data) - width + 1)
+        value = self.rng.choice(values)
+        data[pos:pos + width] = (value & ((1 << width * 8) - 1)).to_bytes(width, "big")
+        return f"int{width * 8} at {pos} = {value}"
+
+    def _varint(self, data: bytearray) -> str:
+        junk = self.rng.choice(_VARINTS)
+        pos = self.rng.randrange(len(data) + 1)
+        if self.rng.random() < 0.5:
+            data[pos:pos] = junk
+            return f"insert varint {junk.hex()} at {pos}"
+        data[pos:pos + len(junk)] = junk
+        return f"varint {junk.hex()} over {pos}"
+
+    def _splice(self, data: bytearray) -> str:
+        other = self.rng.choice(self.corpus)
+        cut = self.rng.randrange(len(data) + 1)
+        start = self.rng.randrange(len(other.payload) + 1)
+        data[cut:] = other.payload[start:]
+        return f"splice at {cut} with {ApiKey(other.api_key).name} v{other.version} from {start}"
+
+    def _header(self, data: bytearray) -> str:
+        if len(data) < 10:
+            return "header (too short)"
+        rng = self.rng
+        field = rng.choice(("api_key", "api_key", "version", "version", "correlation", "client_id_length"))
+        if field == "api_key":
+            value = rng.choice((rng.choice(list(HANDLERS)), rng.randint(-2, 80), rng.choice(_INT16)))
+            data[0:2] = struct.pack(">h", value)
+        elif field == "version":
+            value = rng.choice((rng.randint(-2, 16), rng.choice(_INT16)))
+            data[2:4] = struct.pack(">h", value)
+        elif field == "correlation":
+            value = rng.choice(_INT32)
+            data[4:8] = struct.pack(">i", value)
+        else:
+            value = rng.choice(_INT16 + (len(data), len(data) - 9))
+            data[8:10] = struct.pack(">h", value)
+        return f"header {field} = {value}"
+
+
+def _may_wait(payload: bytes, size: int) -> bool:
+    """True when the broker may rightly neither answer nor close soon."""
+    if size < 0 or size > MAX_FRAME:
+        return False  # refused before anything is read
+    if size > len(payload):
+        return True  # it waits for the rest of the frame, as Kafka does
+    first = payload[:size]
+    try:
+        header, start = decode_request_header(memoryview(first))
+    except DecodeError:
+        return False
+    if header.api_key in _MAY_WAIT:
+        return True
+    if header.api_key == ApiKey.PRODUCE:
+        handler = HANDLERS[ApiKey.PRODUCE]
+        if handler.min_version <= header.api_version <= handler.max_version:
+            try:
+                body = BY_KEY[ApiKey.PRODUCE].REQUEST.decode(header.api_version, memoryview(first)[start:],
+                                                             exact=False)
+            except Exception:  # undecodable: the connection is closed
+                return False
+            return body.acks == 0  # acks=0: no response, by the protocol
+    return False
