@@ -15,12 +15,15 @@ import random
 import struct
 from dataclasses import dataclass
 
+import crc32c
+
 from broker import handlers  # noqa: F401
 from broker.dispatcher import HANDLERS
 from protocol.api_keys import ApiKey
 from protocol.headers import decode_request_header
-from protocol.messages import BY_KEY
+from protocol.messages import BY_KEY, produce
 from protocol.primitives import DecodeError
+from protocol.records import CRC_START, HEADER_SIZE
 
 from .corpus import Seed, advertised_pairs
 
@@ -31,6 +34,12 @@ _INT64 = (-1, 0, 2**32, 2**63 - 1, -2**63)
 _VARINTS = (b"\xff" * 5, b"\xff" * 10 + b"\x01", b"\x80" * 11, b"\xff\xff\xff\xff\x0f", b"\xfe\xff\xff\xff\x0f",
             b"\x00", b"\x01", b"\xff" * 9 + b"\x01", b"\x80\x80\x80\x80\x08", b"\xff\xff\x03")
 _BYTES = (0x00, 0xFF, 0x7F, 0x80, 0x01)
+#: RecordBatch header fields (name, offset, width) a produced batch can be given odd values in.
+_BATCH_FIELDS = (("baseOffset", 0, 8), ("batchLength", 8, 4), ("partitionLeaderEpoch", 12, 4), ("magic", 16, 1),
+                 ("attributes", 21, 2), ("lastOffsetDelta", 23, 4), ("baseTimestamp", 27, 8),
+                 ("maxTimestamp", 35, 8), ("producerId", 43, 8), ("producerEpoch", 51, 2),
+                 ("baseSequence", 53, 4), ("recordsCount", 57, 4))
+_ATTRIBUTES = (0x10, 0x20, 0x30, 0x05, 0x07, 0x04, 0x08, 0x11, 0xFFFF)
 #: APIs whose answer may legitimately wait longer than a test can (long poll, rebalance).
 _MAY_WAIT = frozenset({ApiKey.FETCH, ApiKey.JOIN_GROUP, ApiKey.SYNC_GROUP})
 
@@ -68,7 +77,9 @@ class Mutator:
         rng = self.rng
         data = bytearray(seed.payload)
         steps = []
-        for _ in range(rng.choice((1, 1, 2, 3))):
+        if seed.api_key == ApiKey.PRODUCE and rng.random() < 0.5:
+            steps.append(self._batch(data, seed))  # past the CRC check, into the producer-state checks
+        for _ in range(rng.choice((0, 1, 1, 2) if steps else (1, 1, 2, 3))):
             op = rng.choice((self._bit_flip, self._replace_bytes, self._truncate, self._extend, self._int_field,
                              self._int_field, self._varint, self._splice))
             steps.append(op(data))
@@ -142,6 +153,54 @@ class Mutator:
         start = self.rng.randrange(len(other.payload) + 1)
         data[cut:] = other.payload[start:]
         return f"splice at {cut} with {ApiKey(other.api_key).name} v{other.version} from {start}"
+
+    def _batch(self, data: bytearray, seed: Seed) -> str:
+        """Change one produced batch (a header field, its records, its length) and fix up its CRC."""
+        rng = self.rng
+        try:
+            header, start = decode_request_header(memoryview(seed.payload))
+            version = max(seed.version, produce.REQUEST.versions[0])  # v0-2 seeds carry a v3 body
+            body = produce.REQUEST.decode(version, memoryview(seed.payload)[start:], exact=False)
+        except (DecodeError, ValueError):
+            return "batch (undecodable seed)"
+        targets = [(t, p) for t in body.topic_data for p in t.partition_data
+                   if p.records is not None and len(p.records) >= HEADER_SIZE]
+        if not targets:
+            return "batch (none)"
+        topic, partition = rng.choice(targets)
+        batch = bytearray(partition.records)
+        choice = rng.random()
+        if choice < 0.6:
+            name, pos, width = rng.choice(_BATCH_FIELDS)
+            value = rng.choice(_ATTRIBUTES if name == "attributes" else
+                               {1: (0, 1, 2, 0xFF), 2: _INT16, 4: _INT32, 8: _INT64}[width])
+            batch[pos:pos + width] = (value & ((1 << width * 8) - 1)).to_bytes(width, "big")
+            what = f"{name} = {value}"
+            if name in ("lastOffsetDelta", "recordsCount") and rng.random() < 0.5:
+                partner, delta = (57, 1) if name == "lastOffsetDelta" else (23, -1)  # count = delta + 1
+                batch[partner:partner + 4] = ((value + delta) & 0xFFFFFFFF).to_bytes(4, "big")
+                what += " and its partner field to match"
+        elif choice < 0.8:
+            what = self._varint(batch) if rng.random() < 0.5 else self._bit_flip_records(batch)
+        else:
+            cut = rng.randrange(HEADER_SIZE, len(batch) + 64)
+            batch = batch[:cut] + bytes(max(cut - len(batch), 0))
+            if rng.random() < 0.7:
+                batch[8:12] = struct.pack(">i", len(batch) - 12)
+            what = f"records cut/padded to {cut}"
+        if len(batch) >= CRC_START:
+            batch[17:21] = struct.pack(">I", crc32c.crc32c(bytes(batch[CRC_START:])))
+        partition.records = bytes(batch)
+        data[:] = seed.payload[:start]
+        produce.REQUEST.encode_into(data, version, body)
+        return f"batch of {topic.name}[{partition.index}]: {what}, CRC fixed"
+
+    def _bit_flip_records(self, batch: bytearray) -> str:
+        positions = [self.rng.randrange(HEADER_SIZE * 8, len(batch) * 8) for _ in range(self.rng.randint(1, 4))] \
+            if len(batch) > HEADER_SIZE else []
+        for bit in positions:
+            batch[bit // 8] ^= 1 << (bit % 8)
+        return f"flip record bits {positions}"
 
     def _header(self, data: bytearray) -> str:
         if len(data) < 10:
