@@ -8,7 +8,9 @@ by hand. The result covers every advertised (API key, version).
 
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass
+from pathlib import Path
 
 from broker import handlers  # noqa: F401  (registers the served versions)
 from broker.dispatcher import advertised_versions
@@ -112,3 +114,25 @@ def build_corpus(frames: list[bytes], topic: str) -> list[Seed]:
 def missing_pairs(seeds: list[Seed]) -> list[tuple[int, int]]:
     have = {(seed.api_key, seed.version) for seed in seeds}
     return [pair for pair in advertised_pairs() if pair not in have]
+
+
+_SAVED = struct.Struct(">hhBi")  # api key, version, recorded?, payload length
+
+
+def save(seeds: list[Seed], path: Path) -> None:
+    """Keep a corpus so that ``WEIR_FUZZ_CORPUS=path`` replays exactly the same plan for a seed."""
+    with open(path, "wb") as out:
+        for seed in seeds:
+            out.write(_SAVED.pack(seed.api_key, seed.version, seed.origin == "recorded", len(seed.payload)))
+            out.write(seed.payload)
+
+
+def load(path: Path) -> list[Seed]:
+    data = Path(path).read_bytes()
+    seeds, pos = [], 0
+    while pos < len(data):
+        api_key, version, recorded, size = _SAVED.unpack_from(data, pos)
+        pos += _SAVED.size
+        seeds.append(Seed(api_key, version, data[pos:pos + size], "recorded" if recorded else "codec"))
+        pos += size
+    return seeds
