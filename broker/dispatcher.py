@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import inspect
 import logging
-from time import perf_counter
 from dataclasses import dataclass
+from time import perf_counter
 from typing import Any, Callable
 
 from protocol.api_keys import ApiKey
@@ -71,7 +71,11 @@ class Dispatcher:
             self.dispatch = self._measured_dispatch
 
     async def _measured_dispatch(self, request: RawRequest, client_host: str = "") -> bytes | None:
-        """``dispatch``, timed into the request metrics (also when it raises)."""
+        """``dispatch``, timed into the request metrics (also when it raises).
+
+        Kafka's TotalTimeMs starts when the request is read; this starts at dispatch, so
+        time queued behind earlier requests on the connection is not in it.
+        """
         start = perf_counter()
         try:
             return await self._answer(request, client_host)
