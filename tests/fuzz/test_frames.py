@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from collections import Counter
 import random
 import struct
 import time
@@ -42,7 +43,7 @@ from .proxy import RecordingProxy
 from .workloads import record_all
 
 SEED = int(os.environ.get("WEIR_FUZZ_SEED", "20261121"))
-MUTATIONS = int(os.environ.get("WEIR_FUZZ_MUTATIONS", "2000"))
+MUTATIONS = int(os.environ.get("WEIR_FUZZ_MUTATIONS", "3000"))
 SAVED_CORPUS = os.environ.get("WEIR_FUZZ_CORPUS")
 PER_PAIR = 8              # mutations of each advertised (API, version) at least
 ROUNDS = 8
@@ -52,10 +53,13 @@ WAIT_GRACE_S = 0.5        # how long a frame that may wait is given before the t
 CORPUS_TOPIC = "fuzz-corpus"
 CHECK_TOPIC = "weir-fuzz-check-round-trip"
 UNEXPECTED = "unexpected error handling api key"
+ANSWERED, CLOSED, WAITED = "answered", "closed", "waited"
+OUTCOMES = (ANSWERED, CLOSED, WAITED)
+_outcomes: Counter = Counter()
 
 
-async def exchange(port: int, mutation: Mutation, local_ports: dict[int, Mutation]) -> str | None:
-    """Send one mutated frame on a fresh connection; the failure, or None."""
+async def exchange(port: int, mutation: Mutation, local_ports: dict[int, Mutation]) -> str:
+    """Send one mutated frame on a fresh connection: "answered", "closed", "waited" or what went wrong."""
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
     local_ports[writer.get_extra_info("sockname")[1]] = mutation  # the broker's log names this port
     received = bytearray()
@@ -67,16 +71,16 @@ async def exchange(port: int, mutation: Mutation, local_ports: dict[int, Mutatio
                 while True:
                     chunk = await reader.read(65536)
                     if not chunk:
-                        return None  # closed by the broker
+                        return CLOSED
                     received += chunk
                     if len(received) >= 4 and len(received) >= 4 + struct.unpack_from(">i", received)[0]:
-                        return None  # a whole response
+                        return ANSWERED
         except TimeoutError:
             if mutation.may_wait:
-                return None
+                return WAITED
             return f"neither answered nor closed within {ANSWER_DEADLINE_S} s (got {bytes(received[:64]).hex()})"
         except ConnectionError:
-            return None  # reset by the broker: closed
+            return CLOSED  # reset by the broker
     finally:
         writer.close()
 
@@ -92,7 +96,9 @@ async def send_round(port: int, mutations: list[Mutation],
             except OSError as exc:
                 return mutation, f"could not connect: {exc}"
     results = await asyncio.gather(*(one(m) for m in mutations))
-    return [(m, failure) for m, failure in results if failure is not None]
+    for _mutation, outcome in results:
+        _outcomes[outcome if outcome in OUTCOMES else "failed"] += 1
+    return [(m, outcome) for m, outcome in results if outcome not in OUTCOMES]
 
 
 class RoundTrip:
@@ -209,7 +215,8 @@ def test_mutated_frames_never_take_the_broker_down(proxied_broker, tmp_path):
     assert check.read_everything() == check.acked, f"{_replay}: after a restart, committed data differs"
     print(f"\nfuzz seed {SEED}: {len(corpus)} seeds ({sum(s.origin == 'recorded' for s in corpus)} recorded) for "
           f"{len(advertised_pairs())} (API, version) pairs; {len(plan)} mutations in {ROUNDS} rounds; "
-          f"recording {recorded_at - started:.1f} s, fuzzing {time.monotonic() - recorded_at:.1f} s")
+          f"recording {recorded_at - started:.1f} s, fuzzing {time.monotonic() - recorded_at:.1f} s; "
+          f"outcomes {dict(_outcomes)}")
     for what, held in held_back.items():
         if held:
             print(f"held back (known defect: {what}): {len(held)}")
