@@ -87,8 +87,9 @@ class Dispatcher:
         """Answer one request; None when no response is due. Raises ClosingError."""
         header = request.header
         handler = HANDLERS.get(header.api_key)
-        if header.api_key == ApiKey.API_VERSIONS and handler and header.api_version > handler.max_version:
-            return self._unsupported_api_versions(header)
+        if (header.api_key == ApiKey.API_VERSIONS and handler
+                and not handler.min_version <= header.api_version <= handler.max_version):
+            return self._unsupported_api_versions(header)  # newer or negative: Kafka answers both in v0
         if handler is None:
             raise ClosingError(f"unknown api key {header.api_key}")
         if not handler.min_version <= header.api_version <= handler.max_version:
