@@ -40,6 +40,9 @@ _BATCH_FIELDS = (("baseOffset", 0, 8), ("batchLength", 8, 4), ("partitionLeaderE
                  ("maxTimestamp", 35, 8), ("producerId", 43, 8), ("producerEpoch", 51, 2),
                  ("baseSequence", 53, 4), ("recordsCount", 57, 4))
 _ATTRIBUTES = (0x10, 0x20, 0x30, 0x05, 0x07, 0x04, 0x08, 0x11, 0xFFFF)
+SENTINEL_CORRELATION = 0x7EADBEEF
+#: ApiVersions v0, whose answer carries SENTINEL_CORRELATION.
+SENTINEL = struct.pack(">ihhih", 10, ApiKey.API_VERSIONS, 0, SENTINEL_CORRELATION, -1)
 #: APIs whose answer may legitimately wait longer than a test can (long poll, rebalance).
 _MAY_WAIT = frozenset({ApiKey.FETCH, ApiKey.JOIN_GROUP, ApiKey.SYNC_GROUP})
 
@@ -51,6 +54,8 @@ class Mutation:
     steps: tuple[str, ...]
     wire: bytes        # exactly the bytes sent, length prefix included
     may_wait: bool     # no answer within the deadline is legitimate for this frame
+    chunks: tuple[int, ...] = ()  # offsets where the bytes are cut into separate writes
+    sentinel: bool = False        # the wire ends with an ApiVersions request that must be answered unless closed
 
     def describe(self) -> str:
         return (f"mutation #{self.index} of {ApiKey(self.seed.api_key).name} v{self.seed.version} "
@@ -92,7 +97,16 @@ class Mutator:
                                size + 1, size + rng.randint(2, 1000)))
             steps.append(f"frame size {len(payload)} -> {size}")
         wire = struct.pack(">i", size) + payload
-        return Mutation(index, seed, tuple(steps), wire, _may_wait(payload, size))
+        may_wait = _may_wait(payload, size)
+        sentinel = not may_wait and size == len(payload) and rng.random() < 0.15
+        if sentinel:  # the connection must still answer in order after the mutated request, or close
+            wire += SENTINEL
+            steps.append("then ApiVersions")
+        chunks = ()
+        if rng.random() < 0.1 and len(wire) > 1:
+            chunks = tuple(sorted(rng.sample(range(1, len(wire)), min(rng.randint(1, 4), len(wire) - 1))))
+            steps.append(f"written in pieces at {list(chunks)}")
+        return Mutation(index, seed, tuple(steps), wire, may_wait, chunks, sentinel)
 
     # ------------------------------------------------------------------ operators (mutate in place, say what)
 

@@ -38,7 +38,7 @@ from tests.broker_process import BrokerProcess, free_port
 from . import corpus as corpus_file
 from .corpus import advertised_pairs, build_corpus, missing_pairs
 from .known_defects import HELD_BACK, TOLERATED_ERRORS
-from .mutator import Mutation, Mutator
+from .mutator import SENTINEL_CORRELATION, Mutation, Mutator
 from .proxy import RecordingProxy
 from .workloads import record_all
 
@@ -64,7 +64,14 @@ async def exchange(port: int, mutation: Mutation, local_ports: dict[int, Mutatio
     local_ports[writer.get_extra_info("sockname")[1]] = mutation  # the broker's log names this port
     received = bytearray()
     try:
-        writer.write(mutation.wire)
+        start = 0
+        for cut in mutation.chunks + (len(mutation.wire),):
+            writer.write(mutation.wire[start:cut])
+            try:
+                await writer.drain()  # one write per piece, so the broker may well read them apart
+            except ConnectionError:
+                return CLOSED  # it closed on an earlier piece
+            start = cut
         deadline = WAIT_GRACE_S if mutation.may_wait else ANSWER_DEADLINE_S
         try:
             async with asyncio.timeout(deadline):
@@ -73,8 +80,11 @@ async def exchange(port: int, mutation: Mutation, local_ports: dict[int, Mutatio
                     if not chunk:
                         return CLOSED
                     received += chunk
-                    if len(received) >= 4 and len(received) >= 4 + struct.unpack_from(">i", received)[0]:
-                        return ANSWERED
+                    while len(received) >= 8 and len(received) >= 4 + struct.unpack_from(">i", received)[0]:
+                        correlation = struct.unpack_from(">i", received, 4)[0]
+                        if not mutation.sentinel or correlation == SENTINEL_CORRELATION:
+                            return ANSWERED
+                        del received[:4 + struct.unpack_from(">i", received)[0]]  # the mutated frame's answer
         except TimeoutError:
             if mutation.may_wait:
                 return WAITED
