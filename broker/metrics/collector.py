@@ -84,7 +84,8 @@ class BrokerCollector(Collector):
         # transactions' partitions, not by the number of partitions served.
         family = GaugeMetricFamily(
             "weir_log_last_stable_offset_lag",
-            "High watermark minus last stable offset, for partitions where it is not zero", labels=["topic", "partition"])
+            "High watermark minus last stable offset, for partitions where it is not zero",
+            labels=["topic", "partition"])
         for topic in self.context.logs.topics.values():
             for partition in topic.partitions:
                 lag = partition.high_watermark - partition.last_stable_offset

@@ -64,7 +64,8 @@ def hand_built(topic: str) -> dict[int, object]:
             producer_id=4242, producer_epoch=0, transaction_result=False, coordinator_epoch=0,
             topics=[write_txn_markers.MarkerTopic(name=topic, partition_indexes=[0, 1])])]),
         ApiKey.OFFSET_FOR_LEADER_EPOCH: offset_for_leader_epoch.REQUEST(topics=[
-            epoch_topic(topic=topic, partitions=[epoch_partition(partition=0, current_leader_epoch=0, leader_epoch=0)])]),
+            epoch_topic(topic=topic, partitions=[
+                epoch_partition(partition=0, current_leader_epoch=0, leader_epoch=0)])]),
         ApiKey.OFFSET_DELETE: offset_delete.REQUEST(group_id="fuzz-confluent", topics=[
             offset_delete.RequestTopic(name=topic, partitions=[offset_delete.RequestPartition(partition_index=0)])]),
     }

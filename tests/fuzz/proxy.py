@@ -32,6 +32,11 @@ class RecordingProxy:
             self._relay, "127.0.0.1", self.listen_port, reuse_address=True), self._loop).result(10)
         return self
 
+    def stop_recording(self) -> list[bytes]:
+        """Stop keeping frames (traffic still flows); the frames kept so far."""
+        self.recording = False
+        return list(self.frames)
+
     def stop(self) -> None:
         async def close():
             self._server.close()

@@ -190,8 +190,8 @@ def test_mutated_frames_never_take_the_broker_down(proxied_broker, tmp_path):
     started = time.monotonic()
     bootstrap = f"127.0.0.1:{proxy.listen_port}"
     record_all(bootstrap, CORPUS_TOPIC)  # also with a saved corpus: it leaves the broker in the recorded state
-    proxy.recording = False
-    corpus = corpus_file.load(SAVED_CORPUS) if SAVED_CORPUS else build_corpus(proxy.frames, CORPUS_TOPIC)
+    frames = proxy.stop_recording()
+    corpus = corpus_file.load(SAVED_CORPUS) if SAVED_CORPUS else build_corpus(frames, CORPUS_TOPIC)
     corpus_file.save(corpus, tmp_path / "fuzz-corpus.bin")
     _replay = f"WEIR_FUZZ_SEED={SEED} WEIR_FUZZ_CORPUS={tmp_path / 'fuzz-corpus.bin'}"
     assert not missing_pairs(corpus)
