@@ -1,12 +1,15 @@
 """A seeded mutator of Kafka request frames.
 
 Given a ``random.Random`` and the corpus, ``plan`` returns the same list of
-mutations for the same seed, so a failure reproduces from the seed alone (and
-the failing frame's bytes are printed anyway). Mutations stack 1-3 deep:
+mutations for the same seed and corpus, so a failure replays exactly (and the
+failing frame's bytes are printed anyway). Mutations stack 1-3 deep:
 bit flips, byte replacements, truncation, extension, integer fields set to
 absurd or negative sizes, varint corruption, splices of two frames, request
 header corruption (api key, version, correlation id, client id length), and
-corruption of the outer frame size.
+corruption of the outer frame size. Half the Produce mutations change a record
+batch (header fields, records, length) and fix its CRC, so they reach the
+producer-state checks behind the CRC. Some frames are written in pieces, and
+some are followed by an ApiVersions request that must then be answered in order.
 """
 
 from __future__ import annotations
