@@ -24,6 +24,7 @@ from .config import BrokerConfig, ConfigError, read_properties
 from .context import BrokerContext
 from .dispatcher import Dispatcher
 from .log.open_files import raise_open_files_limit
+from .metrics.listener import MetricsListener
 from .server import Server
 
 log = logging.getLogger("weir")
@@ -60,6 +61,15 @@ async def serve(context: BrokerContext, started: float) -> None:
         log.error("cannot listen on %s:%d: %s", context.host, context.port, exc)
         await context.close()
         raise SystemExit(1) from None
+    metrics = MetricsListener(context, server) if context.config["metrics.listener"] else None
+    if metrics is not None:
+        try:
+            await metrics.start()
+        except OSError as exc:
+            log.error("cannot listen for metrics on %s:%d: %s", metrics.host, metrics.port_wanted, exc)
+            await server.stop()
+            await context.close()
+            raise SystemExit(1) from None
     context.start_background_jobs()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -69,6 +79,8 @@ async def serve(context: BrokerContext, started: float) -> None:
              context.node_id, context.data_dir, (time.monotonic() - started) * 1000)
     await stop.wait()
     log.info("shutting down")
+    if metrics is not None:
+        await metrics.stop()
     await server.stop()
     await context.close()
     log.info("stopped cleanly")

@@ -69,6 +69,22 @@ def _gzip_level(text: str) -> int:
 COMPRESSION_TYPES = ("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer")
 
 
+def parse_host_port(text: str) -> tuple[str, int]:
+    """``host:port`` (a ``scheme://`` prefix is allowed; no host = every interface; port 0 = any free one)."""
+    address = text.strip().split("://", 1)[-1]
+    host, sep, port = address.rpartition(":")
+    if not sep or not port.isdigit() or int(port) > 65535:
+        raise ValueError("expected host:port")
+    return host.strip("[]") or "0.0.0.0", int(port)
+
+
+def _listener(text: str) -> str:
+    value = text.strip()
+    if value:
+        parse_host_port(value)
+    return value
+
+
 @dataclass(frozen=True)
 class Setting:
     parse: Callable[[str], Any]
@@ -132,6 +148,9 @@ SETTINGS: dict[str, Setting] = {
     "transactional.id.expiration.ms": Setting(_int(1), 604800000, "forget a transactional id idle this long"),
     "transaction.remove.expired.transaction.cleanup.interval.ms": Setting(
         _int(1), 3600000, "how often idle transactional ids are removed"),
+    # Weir's own (Kafka exposes metrics over JMX, not HTTP): host:port of an HTTP listener
+    # serving Prometheus text at GET /metrics (broker/metrics); empty, the default, = off.
+    "metrics.listener": Setting(_listener, "", "host:port serving Prometheus metrics at /metrics; empty = off"),
 }
 
 #: Topic-level overrides accepted by CreateTopics, and the broker setting each defaults to.

@@ -10,6 +10,7 @@ from broker.clock import Clock, SystemClock
 from broker.config import BrokerConfig
 from broker.dynamic_config import DynamicBrokerConfigs
 from broker.log.manager import LogManager
+from broker.metrics import recorder_for
 from broker.group.coordinator import GroupCoordinator
 from broker.group.offsets import OffsetStore
 from broker.txn.coordinator import TransactionCoordinator
@@ -49,6 +50,7 @@ class BrokerContext:
         self.offsets = OffsetStore(self)
         self.groups = GroupCoordinator(self)
         self.txn = TransactionCoordinator(self)
+        self.metrics = recorder_for(self.config)  # the no-op recorder unless metrics.listener is set
 
     def open(self) -> None:
         """Load the log store, then rebuild the coordinators by replaying their topics."""

@@ -44,6 +44,7 @@ async def handle(context, header, request):
                 for partition in partitions:
                     partition.remove_waiter(woken)
             responses, total = _read_all(context, request)
+    context.metrics.fetched(responses)
     return msg.RESPONSE(session_id=0, responses=responses)
 
 

@@ -25,6 +25,7 @@ from protocol.errors import Errors, KafkaError
 from protocol.messages import produce as msg
 
 from ..dispatcher import NO_RESPONSE, handles
+from ..log.manager import INTERNAL_TOPICS
 from ..log.validator import BatchRefused, RecordValidationError
 
 log = logging.getLogger(__name__)
@@ -55,6 +56,10 @@ async def _produce_one(context, topic, partition_data, acks, version, now_ms, tr
     try:
         if acks not in (-1, 0, 1):
             raise KafkaError(Errors.INVALID_REQUIRED_ACKS)
+        if topic in INTERNAL_TOPICS:
+            # Only the coordinators write there (their own append path); a client's garbage record
+            # would stop the coordinator's replay at the next start. Kafka answers the same.
+            raise KafkaError(Errors.INVALID_TOPIC_EXCEPTION, f"Cannot append to internal topic {topic}")
         logs.get_or_create(topic, allow_create=True)
         partition = logs.partition(topic, partition_data.index)
         batch = partition_data.records
@@ -67,6 +72,7 @@ async def _produce_one(context, topic, partition_data, acks, version, now_ms, tr
         result = await partition.append_client_batch(validated.batch, header, now_ms, verify,
                                                      validated.log_append_time_ms)
         await logs.maybe_flush(partition)
+        context.metrics.produced(topic, len(batch))
     except RecordValidationError as exc:
         answer.error_code = exc.code
         answer.error_message = exc.message

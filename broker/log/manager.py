@@ -289,7 +289,10 @@ class LogManager:
         if topic is not None:
             return topic
         validate_topic_name(name)
-        if not (allow_create and self.config["auto.create.topics.enable"]):
+        # Deviation: Kafka auto-creates an internal topic with its coordinator's partition count;
+        # here its coordinator creates it on first use, so a client never makes one with
+        # num.partitions (which the coordinator's key hashing could not live with).
+        if name in INTERNAL_TOPICS or not (allow_create and self.config["auto.create.topics.enable"]):
             raise KafkaError(Errors.UNKNOWN_TOPIC_OR_PARTITION, "This server does not host this topic-partition.")
         return self.create_topic(name, self.config["num.partitions"])
 

@@ -3,6 +3,8 @@
 import asyncio
 import struct
 
+import pytest
+
 from client import Connection
 from protocol.api_keys import ApiKey
 from protocol.errors import Errors
@@ -59,8 +61,10 @@ async def test_unknown_api_key_and_unsupported_version_close_the_connection(brok
     await assert_still_serving(broker)
 
 
-async def test_newer_api_versions_request_is_answered_in_v0_with_unsupported_version(broker):
-    frame = header(ApiKey.API_VERSIONS, 77, correlation_id=42) + b"\x00"
+@pytest.mark.parametrize("version", [77, -1, -32768])
+async def test_unsupported_api_versions_request_is_answered_in_v0_with_unsupported_version(broker, version):
+    # Kafka answers any ApiVersions version outside [0, latest] this way (RequestContext), negative ones too.
+    frame = header(ApiKey.API_VERSIONS, version, correlation_id=42) + b"\x00"
     data = await raw_exchange(broker, struct.pack(">i", len(frame)) + frame)
     size, correlation_id = struct.unpack_from(">ii", data)
     assert correlation_id == 42 and size == len(data) - 4

@@ -10,7 +10,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from client import Connection
 from protocol.api_keys import ApiKey
 from protocol.errors import Errors
-from protocol.messages import produce
+from protocol.messages import metadata, produce
 from tests.log.poison import POISON_CODES, batch, good, poison_batches, record
 
 HOUR = 3_600_000
@@ -132,3 +132,22 @@ async def test_batches_with_three_byte_varints_pass_and_read_back(broker, topic_
         await conn.close()
     records, high = read_partition(broker.bootstrap, topic_name, count)
     assert high == count and [offset for offset, _k, _v in records] == list(range(count))
+
+
+@pytest.mark.parametrize("internal", ["__consumer_offsets", "__transaction_state"])
+async def test_clients_cannot_append_to_internal_topics(broker, internal):
+    """A client's record in a coordinator topic would stop the coordinator's replay at the next
+    start (found by the fuzz test); Kafka answers INVALID_TOPIC_EXCEPTION and so does Weir."""
+    conn = await Connection.open("127.0.0.1", broker.port)
+    try:
+        answer = await send(conn, internal, good(b"garbage"))
+        assert answer.error_code == Errors.INVALID_TOPIC_EXCEPTION
+    finally:
+        await conn.close()
+    conn = await Connection.open("127.0.0.1", broker.port)
+    try:  # nor is the topic made with num.partitions along the way: its coordinator makes it
+        answer = await conn.request(ApiKey.METADATA, 9, metadata.REQUEST(
+            topics=[metadata.RequestTopic(name=internal)], allow_auto_topic_creation=True))
+        assert answer.topics[0].error_code == Errors.UNKNOWN_TOPIC_OR_PARTITION
+    finally:
+        await conn.close()

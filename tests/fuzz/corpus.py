@@ -1,0 +1,139 @@
+"""The fuzz corpus: recorded client frames, plus our codec's frames for every other (API, version).
+
+Clients send only the versions they negotiate, so each recorded request is
+also decoded and re-encoded at every other version Weir advertises; an API no
+client sent here (WriteTxnMarkers, OffsetForLeaderEpoch, ...) gets a body built
+by hand. The result covers every advertised (API key, version).
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+
+from broker import handlers  # noqa: F401  (registers the served versions)
+from broker.dispatcher import advertised_versions
+from protocol.api_keys import ApiKey
+from protocol.headers import RequestHeader, decode_request_header, encode_request_header, peek_key_and_version
+from protocol.messages import BY_KEY, offset_delete, offset_for_leader_epoch, write_txn_markers
+from protocol.primitives import DecodeError
+
+PER_VERSION_CAP = 6  # distinct recorded frames kept per (API, version); Produce/Fetch/Heartbeat repeat a lot
+
+
+@dataclass(frozen=True)
+class Seed:
+    api_key: int
+    version: int
+    payload: bytes  # the request frame without its length prefix
+    origin: str     # "recorded" or "codec"
+
+
+def advertised_pairs() -> list[tuple[int, int]]:
+    return [(key, version) for key, low, high in advertised_versions() for version in range(low, high + 1)]
+
+
+def recorded_seeds(frames: list[bytes]) -> list[Seed]:
+    seen: set[bytes] = set()
+    kept: dict[tuple[int, int], int] = {}
+    seeds = []
+    for payload in frames:
+        if payload in seen or len(payload) < 8:
+            continue
+        seen.add(payload)
+        api_key, version, _ = peek_key_and_version(payload)
+        if kept.get((api_key, version), 0) >= PER_VERSION_CAP:
+            continue
+        kept[(api_key, version)] = kept.get((api_key, version), 0) + 1
+        seeds.append(Seed(api_key, version, payload, "recorded"))
+    return seeds
+
+
+def _element(struct, name: str):
+    """The element struct of the array field ``name`` (for structs declared inline)."""
+    return next(field.type.element for field in struct.fields if field.name == name)
+
+
+def hand_built(topic: str) -> dict[int, object]:
+    """Bodies for APIs the recording clients do not send."""
+    epoch_topic = _element(offset_for_leader_epoch.REQUEST, "topics")
+    epoch_partition = _element(epoch_topic, "partitions")
+    return {
+        ApiKey.WRITE_TXN_MARKERS: write_txn_markers.REQUEST(markers=[write_txn_markers.Marker(
+            producer_id=4242, producer_epoch=0, transaction_result=False, coordinator_epoch=0,
+            topics=[write_txn_markers.MarkerTopic(name=topic, partition_indexes=[0, 1])])]),
+        ApiKey.OFFSET_FOR_LEADER_EPOCH: offset_for_leader_epoch.REQUEST(topics=[
+            epoch_topic(topic=topic, partitions=[
+                epoch_partition(partition=0, current_leader_epoch=0, leader_epoch=0)])]),
+        ApiKey.OFFSET_DELETE: offset_delete.REQUEST(group_id="fuzz-confluent", topics=[
+            offset_delete.RequestTopic(name=topic, partitions=[offset_delete.RequestPartition(partition_index=0)])]),
+    }
+
+
+def encode_frame(api_key: int, version: int, body, client_id: str = "fuzz-codec") -> bytes:
+    """A request frame (no length prefix) whose body is ``body`` encoded at ``version``.
+
+    Versions below the declared schema (Produce v0-2, advertised but refused) get
+    the lowest declared version's body under their own header version.
+    """
+    request = BY_KEY[api_key].REQUEST
+    body_version = max(version, request.versions[0])
+    out = bytearray()
+    encode_request_header(out, RequestHeader(api_key, version, 0x5EED, client_id))
+    request.encode_into(out, body_version, body)
+    return bytes(out)
+
+
+def _decoded_bodies(seeds: list[Seed]) -> dict[int, list]:
+    bodies: dict[int, list] = {}
+    for seed in seeds:
+        try:
+            header, start = decode_request_header(memoryview(seed.payload))
+            body = BY_KEY[seed.api_key].REQUEST.decode(seed.version, memoryview(seed.payload)[start:], exact=False)
+        except (DecodeError, KeyError):
+            continue
+        bodies.setdefault(seed.api_key, []).append(body)
+    return bodies
+
+
+def build_corpus(frames: list[bytes], topic: str) -> list[Seed]:
+    """Recorded seeds, then codec seeds so that every advertised (key, version) has at least one."""
+    seeds = recorded_seeds(frames)
+    bodies = _decoded_bodies(seeds)
+    for api_key, body in hand_built(topic).items():
+        bodies.setdefault(api_key, []).append(body)
+    for api_key, version in advertised_pairs():
+        for body in bodies.get(api_key, [])[:2]:  # two differently shaped bodies where clients sent two
+            try:
+                seeds.append(Seed(api_key, version, encode_frame(api_key, version, body), "codec"))
+            except (ValueError, TypeError, AttributeError, OverflowError):
+                continue  # a value this version cannot carry (e.g. null where it is not nullable)
+    return seeds
+
+
+def missing_pairs(seeds: list[Seed]) -> list[tuple[int, int]]:
+    have = {(seed.api_key, seed.version) for seed in seeds}
+    return [pair for pair in advertised_pairs() if pair not in have]
+
+
+_SAVED = struct.Struct(">hhBi")  # api key, version, recorded?, payload length
+
+
+def save(seeds: list[Seed], path: Path) -> None:
+    """Keep a corpus so that ``WEIR_FUZZ_CORPUS=path`` replays exactly the same plan for a seed."""
+    with open(path, "wb") as out:
+        for seed in seeds:
+            out.write(_SAVED.pack(seed.api_key, seed.version, seed.origin == "recorded", len(seed.payload)))
+            out.write(seed.payload)
+
+
+def load(path: Path) -> list[Seed]:
+    data = Path(path).read_bytes()
+    seeds, pos = [], 0
+    while pos < len(data):
+        api_key, version, recorded, size = _SAVED.unpack_from(data, pos)
+        pos += _SAVED.size
+        seeds.append(Seed(api_key, version, data[pos:pos + size], "recorded" if recorded else "codec"))
+        pos += size
+    return seeds

@@ -1,0 +1,116 @@
+"""The recorder's bounds and buckets, and the scrape-time gauges, against a real context on a manual clock."""
+
+import pytest
+from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client.parser import text_string_to_metric_families
+
+from broker import handlers  # noqa: F401  (registers the served versions)
+from broker.clock import ManualClock
+from broker.config import BrokerConfig, ConfigError
+from broker.context import BrokerContext
+from broker.dispatcher import Dispatcher
+from broker.metrics import recorder_for
+from broker.metrics.collector import BrokerCollector, request_name
+from broker.metrics.recorder import NULL_RECORDER, MetricsRecorder
+from broker.txn.state import TxnMetadata, TxnState
+from protocol.api_keys import ApiKey
+from protocol.messages import fetch
+
+
+def samples(context, server=None) -> dict:
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(BrokerCollector(context, context.metrics, server))
+    text = generate_latest(registry).decode()
+    return {(s.name, tuple(sorted(s.labels.items()))): s.value
+            for family in text_string_to_metric_families(text) for s in family.samples}
+
+
+@pytest.fixture
+def context(tmp_path):
+    config = BrokerConfig({"metrics.listener": "127.0.0.1:0", "transaction.state.log.num.partitions": "2",
+                           "offsets.topic.num.partitions": "2"})
+    context = BrokerContext(config, tmp_path, "127.0.0.1", 9092, ManualClock(start_ms=10_000))
+    context.open()
+    return context
+
+
+def test_off_by_default_and_validated():
+    assert recorder_for(BrokerConfig()) is NULL_RECORDER
+    with pytest.raises(ConfigError):
+        BrokerConfig({"metrics.listener": "no-port"})
+    assert isinstance(recorder_for(BrokerConfig({"metrics.listener": ":9404"})), MetricsRecorder)
+
+
+def test_dispatcher_is_timed_only_when_metrics_are_on(context, tmp_path):
+    assert Dispatcher(context).dispatch.__name__ == "_measured_dispatch"
+    plain = BrokerContext(BrokerConfig(), tmp_path / "plain", "127.0.0.1", 9092)
+    assert Dispatcher(plain).dispatch.__name__ == "dispatch"
+
+
+def test_only_served_keys_and_versions_are_recorded_and_buckets_are_cumulative(context):
+    recorder = context.metrics
+    recorder.request(ApiKey.PRODUCE, 9, 0.0004)    # 0.4 ms
+    recorder.request(ApiKey.PRODUCE, 9, 0.0025)    # exactly on the 2.5 ms bound
+    recorder.request(ApiKey.PRODUCE, 10, 40.0)     # past the last bound
+    recorder.request(ApiKey.PRODUCE, 2, 0.001)     # advertised but refused: not served
+    recorder.request(9999, 0, 0.001)               # unknown key
+    recorder.request(ApiKey.METADATA, 99, 0.001)   # unknown version
+    got = samples(context)
+    requests = {labels: v for (name, labels), v in got.items() if name == "kafka_network_requestmetrics_requests_total"}
+    assert requests == {(("request", "Produce"), ("version", "9")): 2, (("request", "Produce"), ("version", "10")): 1}
+
+    def bucket(le):
+        return got[("kafka_network_requestmetrics_totaltimems_bucket", (("le", le), ("request", "Produce")))]
+    assert (bucket("0.25"), bucket("0.5"), bucket("2.5"), bucket("5.0"), bucket("30000.0"), bucket("+Inf")) == \
+        (0, 1, 2, 2, 2, 3)
+    assert got[("kafka_network_requestmetrics_totaltimems_sum", (("request", "Produce"),))] == pytest.approx(40002.9)
+    assert request_name(ApiKey.OFFSET_FOR_LEADER_EPOCH) == "OffsetForLeaderEpoch"
+
+
+async def test_topic_bytes_and_deleted_topics(context):
+    context.logs.create_topic("kept", 1)
+    context.logs.create_topic("gone", 1)
+    context.metrics.produced("kept", 100)
+    context.metrics.produced("kept", 20)
+    context.metrics.produced("gone", 7)
+    context.metrics.fetched([fetch.TopicResponse(topic="kept", partitions=[
+        fetch.PartitionData(partition_index=0, records=b"x" * 30), fetch.PartitionData(partition_index=1, records=b""),
+        fetch.PartitionData(partition_index=2, records=None)])])
+    got = samples(context)
+    assert got[("kafka_server_brokertopicmetrics_bytesin_total", (("topic", "kept"),))] == 120
+    assert got[("kafka_server_brokertopicmetrics_bytesin_total", (("topic", "gone"),))] == 7
+    assert got[("kafka_server_brokertopicmetrics_bytesout_total", (("topic", "kept"),))] == 30
+    await context.logs.delete_topic("gone")
+    assert ("kafka_server_brokertopicmetrics_bytesin_total", (("topic", "gone"),)) not in samples(context)
+
+
+def test_open_transactions_and_oldest_age_come_from_the_coordinator(context):
+    clock = context.clock
+    for name, state, start in (("a", TxnState.ONGOING, 4_000), ("b", TxnState.PREPARE_COMMIT, 7_000),
+                               ("c", TxnState.COMPLETE_ABORT, 1_000), ("d", TxnState.EMPTY, -1)):
+        context.txn.replay(name, TxnMetadata(name, producer_id=ord(name), producer_epoch=0, state=state,
+                                             start_ms=start))
+    got = samples(context)
+    assert got[("weir_txn_open_transactions", ())] == 2
+    assert got[("weir_txn_oldest_open_transaction_age_ms", ())] == clock.now_ms() - 4_000
+    clock.advance(500)
+    assert samples(context)[("weir_txn_oldest_open_transaction_age_ms", ())] == clock.now_ms() - 4_000
+
+
+class _Server:
+    connection_count = 3
+    bytes_held = 4096
+
+
+class _OlderServer:
+    """A Server from before ``connection_count``/``bytes_held``."""
+    _connections = {object(), object()}
+
+
+def test_connection_figures_from_the_server_with_a_fallback(context):
+    got = samples(context, _Server())
+    assert got[("kafka_server_socket_server_metrics_connection_count", ())] == 3
+    assert got[("kafka_network_socketserver_memorypoolused", ())] == 4096
+    older = samples(context, _OlderServer())
+    assert older[("kafka_server_socket_server_metrics_connection_count", ())] == 2
+    assert ("kafka_network_socketserver_memorypoolused", ()) not in older
