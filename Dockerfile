@@ -1,11 +1,14 @@
 # Weir broker image: one process, data in /data, Kafka wire protocol on 9092.
 FROM python:3.11-slim
 WORKDIR /app
-COPY pyproject.toml README.md ./
+COPY pyproject.toml setup.py README.md ./
 COPY protocol ./protocol
 COPY broker ./broker
 COPY client ./client
-RUN pip install --no-cache-dir .
+# gcc only for the build of the C record walk (protocol/_record_scan.c), then removed.
+RUN apt-get update && apt-get install -y --no-install-recommends gcc libc6-dev \
+    && pip install --no-cache-dir . \
+    && apt-get purge -y gcc libc6-dev && apt-get autoremove -y && rm -rf /var/lib/apt/lists/*
 EXPOSE 9092
 VOLUME ["/data"]
 ENTRYPOINT ["python", "-m", "broker"]

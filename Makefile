@@ -8,7 +8,8 @@ DATA   ?= ./data
 
 .PHONY: run test bench install install-test system-deps clean
 
-$(VENV)/.installed: pyproject.toml
+# setup.py builds the C record walk (protocol/_record_scan.c) into the source tree.
+$(VENV)/.installed: pyproject.toml setup.py protocol/_record_scan.c
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e .
