@@ -24,6 +24,8 @@ def free_port() -> int:
 class BrokerProcess:
     """``start()`` waits for the ready line; the log is kept for assertions."""
 
+    kind = "weir"
+
     def __init__(self, data_dir: Path, port: int | None = None, overrides: dict[str, str] | None = None):
         self.data_dir = Path(data_dir)
         self.port = port or free_port()
