@@ -9,6 +9,9 @@ A transactional batch that opens a transaction on a partition is verified with
 the transaction coordinator first (the partition must be in that producer's
 ongoing transaction, KIP-890 part 1): INVALID_TXN_STATE otherwise, as Kafka
 answers Produce below v11, or INVALID_PRODUCER_EPOCH for a fenced producer.
+A partition's error answer carries its log start offset, as Kafka's ReplicaManager
+gives it, unless the error is one of ``_NO_LOG_START_OFFSET`` or a failed verification
+(Kafka verifies before the log append).
 """
 
 from protocol.api_keys import ApiKey
@@ -16,6 +19,27 @@ from protocol.errors import Errors, KafkaError
 from protocol.messages import produce as msg
 
 from ..dispatcher import NO_RESPONSE, handles
+
+
+#: Errors Kafka answers with log_start_offset -1 rather than the partition's.
+_NO_LOG_START_OFFSET = frozenset({
+    Errors.UNKNOWN_TOPIC_OR_PARTITION, Errors.NOT_LEADER_OR_FOLLOWER, Errors.MESSAGE_TOO_LARGE,
+    Errors.RECORD_LIST_TOO_LARGE, Errors.CORRUPT_MESSAGE, Errors.KAFKA_STORAGE_ERROR, Errors.INVALID_REQUIRED_ACKS,
+    Errors.UNSUPPORTED_COMPRESSION_TYPE,  # zstd below v7: Kafka refuses the whole request
+})
+
+
+class _VerificationFailed(KafkaError):
+    """The coordinator did not confirm the partition is in the producer's transaction."""
+
+
+def _verify_before_append(verify):
+    def check(header) -> None:
+        try:
+            verify(header)
+        except KafkaError as exc:
+            raise _VerificationFailed(exc.error, exc.message) from None
+    return check
 
 
 @handles(ApiKey.PRODUCE, versions=(3, 10), advertise_min=0)
@@ -38,6 +62,7 @@ async def handle(context, header, request):
 async def _produce_one(context, topic, partition_data, acks, version, now_ms, transactional_id):
     logs = context.logs
     answer = msg.PartitionResponse(index=partition_data.index, base_offset=-1)
+    partition = None
     try:
         if acks not in (-1, 0, 1):
             raise KafkaError(Errors.INVALID_REQUIRED_ACKS)
@@ -47,13 +72,15 @@ async def _produce_one(context, topic, partition_data, acks, version, now_ms, tr
         if batch is None or not len(batch):
             raise KafkaError(Errors.INVALID_RECORD, "produce request without records")
         batch_header = partition.validate_client_batch(batch, version)
-        verify = (context.txn.verifier(transactional_id, topic, partition_data.index)
+        verify = (_verify_before_append(context.txn.verifier(transactional_id, topic, partition_data.index))
                   if batch_header.is_transactional else None)
         result = await partition.append_client_batch(batch, batch_header, now_ms, verify)
         await logs.maybe_flush(partition)
     except KafkaError as exc:
         answer.error_code = exc.code
         answer.error_message = exc.message
+        if partition is not None and exc.error not in _NO_LOG_START_OFFSET and not isinstance(exc, _VerificationFailed):
+            answer.log_start_offset = partition.log_start_offset
         return answer
     answer.base_offset = result.base_offset
     answer.log_append_time_ms = result.log_append_time_ms

@@ -188,12 +188,12 @@ class Partition:
         write from leaving a transaction no marker will ever close.
         """
         async with self._append_lock:
+            if header.is_transactional:  # before the epoch and sequence checks, as Kafka verifies first
+                self._check_txn_start(header, verify_txn)
             if header.producer_id >= 0:
                 duplicate = self.producers.check_client_batch(header)
                 if duplicate is not None:
                     return AppendResult(duplicate.first_offset, -1, self.log_start_offset)
-            if header.is_transactional:
-                self._check_txn_start(header, verify_txn)
             base_offset = await self._write(batch, header)
             if header.producer_id >= 0:
                 self.producers.record_batch(header, base_offset)

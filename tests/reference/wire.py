@@ -58,6 +58,20 @@ class Wire:
                 raise TimeoutError(f"{ApiKey(api_key).name} still answers {Errors(error(answer)).name}")
             await asyncio.sleep(RETRY_BACKOFF)
 
+    async def wait_for_lso(self, topic: str, offset: int) -> None:
+        """Poll until the last stable offset reaches ``offset``: markers land after EndTxn answers."""
+        give_up = time.monotonic() + self.deadline
+        while (await self.list_offsets(topic, 1)).topics[0].partitions[0].offset < offset:
+            if time.monotonic() > give_up:
+                raise TimeoutError(f"{topic}: last stable offset still below {offset}")
+            await asyncio.sleep(RETRY_BACKOFF)
+
+    async def wait_until_stable(self, group: str, topic: str) -> None:
+        """Poll until no transactional offset of ``group`` is pending (its marker has landed)."""
+        await self.call(ApiKey.OFFSET_FETCH, V_OFFSET_FETCH, _offset_fetch_request(group, topic, True),
+                        error=lambda answer: answer.groups[0].topics[0].partitions[0].error_code,
+                        retry={Errors.UNSTABLE_OFFSET_COMMIT})
+
     async def find_coordinator(self, key: str, key_type: str):
         return await self.call(ApiKey.FIND_COORDINATOR, V_FIND_COORDINATOR, find_coordinator.REQUEST(
             key_type=COORDINATOR[key_type], coordinator_keys=[key]),
@@ -120,10 +134,8 @@ class Wire:
             forgotten_topics_data=[], rack_id=""))
 
     async def offset_fetch(self, group, topic, require_stable: bool):
-        return await self.connection.request(ApiKey.OFFSET_FETCH, V_OFFSET_FETCH, offset_fetch.REQUEST(
-            groups=[offset_fetch.RequestGroup(group_id=group, topics=[
-                offset_fetch.RequestGroupTopic(name=topic, partition_indexes=[0])])],
-            require_stable=require_stable))
+        return await self.connection.request(ApiKey.OFFSET_FETCH, V_OFFSET_FETCH,
+                                             _offset_fetch_request(group, topic, require_stable))
 
     async def write_txn_markers(self, pid, epoch, commit: bool, topic, partitions=(0,), coordinator_epoch=0):
         return await self.connection.request(ApiKey.WRITE_TXN_MARKERS, V_WRITE_TXN_MARKERS,
@@ -138,3 +150,8 @@ def _list_offsets_request(topic, partitions, isolation, timestamp):
     return list_offsets.REQUEST(replica_id=-1, isolation_level=isolation, topics=[list_offsets.RequestTopic(
         name=topic, partitions=[list_offsets.RequestPartition(partition_index=index, timestamp=timestamp)
                                 for index in range(partitions)])])
+
+
+def _offset_fetch_request(group, topic, require_stable):
+    return offset_fetch.REQUEST(groups=[offset_fetch.RequestGroup(group_id=group, topics=[
+        offset_fetch.RequestGroupTopic(name=topic, partition_indexes=[0])])], require_stable=require_stable)

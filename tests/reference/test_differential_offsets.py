@@ -1,0 +1,83 @@
+"""The last stable offset and pending transactional offsets, on Weir and on Apache Kafka."""
+
+from protocol.errors import Errors
+from tests.reference.differential import codes, differential, log_of
+
+READ_UNCOMMITTED, READ_COMMITTED = 0, 1
+LATEST, EARLIEST = -1, -2
+
+
+async def list_offsets_around_a_transaction(wire, t):
+    topic, txn = "lso", "lso-txn"
+    await wire.find_coordinator(txn, "transaction")
+    await wire.create_topic(topic)
+    t.add("plain produce", await wire.produce(topic, [b"plain"]))
+    answer = t.add("init", await wire.init_producer_id(txn))
+    pid, epoch = answer.producer_id, answer.producer_epoch
+    t.add("add partition", await wire.add_partitions(txn, pid, epoch, topic))
+    t.add("produce two in the transaction", await wire.produce(topic, [b"t1", b"t2"], pid=pid, epoch=epoch,
+                                                               seq=0, txn_id=txn))
+    for state in ("open", "committed"):
+        t.add(f"{state}: latest, read_uncommitted", await wire.list_offsets(topic, READ_UNCOMMITTED))
+        t.add(f"{state}: latest, read_committed", await wire.list_offsets(topic, READ_COMMITTED))
+        t.add(f"{state}: earliest, read_committed", await wire.list_offsets(topic, READ_COMMITTED, EARLIEST))
+        t.add(f"{state}: read_committed fetch", await wire.fetch(topic, READ_COMMITTED))
+        t.add(f"{state}: read_uncommitted fetch", await wire.fetch(topic, READ_UNCOMMITTED))
+        if state == "open":
+            t.add("commit", await wire.end_txn(txn, pid, epoch, True))
+            await wire.wait_for_lso(topic, 4)  # past the commit marker at offset 3
+
+
+def _offset(answer):
+    return answer["topics"][0]["partitions"][0]["offset"]
+
+
+def _partition(answer):
+    return answer["responses"][0]["partitions"][0]
+
+
+async def test_c_list_offsets_latest_under_both_isolation_levels_around_a_transaction(any_broker, kafka_broker):
+    def facts(steps):
+        assert [_offset(steps[f"open: {step}"]) for step in ("latest, read_uncommitted", "latest, read_committed",
+                                                             "earliest, read_committed")] == [3, 1, 0]
+        assert [_offset(steps[f"committed: {step}"]) for step in ("latest, read_uncommitted",
+                                                                  "latest, read_committed")] == [4, 4]
+        open_fetch = _partition(steps["open: read_committed fetch"])
+        assert (open_fetch["high_watermark"], open_fetch["last_stable_offset"]) == (3, 1)
+        assert log_of(steps["open: read_committed fetch"]) == [b"plain"]
+        assert log_of(steps["committed: read_committed fetch"]) == [b"plain", b"t1", b"t2", "COMMIT"]
+    await differential(any_broker, kafka_broker, list_offsets_around_a_transaction, facts=facts)
+
+
+async def require_stable_with_a_pending_transactional_offset(wire, t):
+    topic, txn, group = "stable", "stable-txn", "stable-group"
+    await wire.find_coordinator(txn, "transaction")
+    t.add("find group coordinator", await wire.find_coordinator(group, "group"))
+    await wire.create_topic(topic)
+    answer = t.add("init", await wire.init_producer_id(txn))
+    pid, epoch = answer.producer_id, answer.producer_epoch
+    for outcome, offset in (("committed", 3), ("aborted", 7)):
+        t.add(f"{outcome}: add offsets", await wire.add_offsets(txn, pid, epoch, group))
+        t.add(f"{outcome}: txn offset commit", await wire.txn_offset_commit(txn, group, pid, epoch, topic, offset))
+        t.add(f"{outcome}: pending, require_stable", await wire.offset_fetch(group, topic, True))
+        t.add(f"{outcome}: pending, not require_stable", await wire.offset_fetch(group, topic, False))
+        t.add(f"{outcome}: end", await wire.end_txn(txn, pid, epoch, outcome == "committed"))
+        await wire.wait_until_stable(group, topic)
+        t.add(f"{outcome}: ended, require_stable", await wire.offset_fetch(group, topic, True))
+
+
+def _committed(answer):
+    partition = answer["groups"][0]["topics"][0]["partitions"][0]
+    return partition["committed_offset"], partition["error_code"]
+
+
+async def test_d_offset_fetch_require_stable_with_a_pending_transactional_offset(any_broker, kafka_broker):
+    def facts(steps):
+        assert _committed(steps["committed: pending, require_stable"]) == (-1, Errors.UNSTABLE_OFFSET_COMMIT)
+        assert _committed(steps["committed: pending, not require_stable"]) == (-1, Errors.NONE)
+        assert _committed(steps["committed: ended, require_stable"]) == (3, Errors.NONE)
+        assert _committed(steps["aborted: pending, require_stable"]) == (-1, Errors.UNSTABLE_OFFSET_COMMIT)
+        assert _committed(steps["aborted: pending, not require_stable"]) == (3, Errors.NONE)
+        assert _committed(steps["aborted: ended, require_stable"]) == (3, Errors.NONE)
+        assert codes(steps["aborted: end"]) == [Errors.NONE]
+    await differential(any_broker, kafka_broker, require_stable_with_a_pending_transactional_offset, facts=facts)
