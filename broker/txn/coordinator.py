@@ -236,9 +236,14 @@ class TransactionCoordinator:
         return metadata
 
     async def _fence_and_abort(self, metadata: TxnMetadata) -> None:
+        # The fenced epoch stays the last epoch, as Kafka 4 (transaction.version 2) leaves it
+        # after a coordinator abort: the fenced producer may still recover by InitProducerId
+        # naming that epoch (KIP-360), e.g. after its transaction timed out; a new producer's
+        # InitProducerId without an epoch clears it and fences the old one for good.
         epoch = metadata.producer_epoch if metadata.epoch_exhausted else metadata.producer_epoch + 1
         target = metadata.transition_to(TxnState.PREPARE_ABORT, producer_epoch=epoch,
-                                        last_producer_epoch=NO_EPOCH, last_update_ms=self.clock.now_ms())
+                                        last_producer_epoch=metadata.producer_epoch,
+                                        last_update_ms=self.clock.now_ms())
         await self._persist(target)
         self._complete_later(target)
         await asyncio.wait([self._completions[target.transactional_id]])
