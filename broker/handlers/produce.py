@@ -8,10 +8,12 @@ in one partition is that partition's answer only. acks=0 gets no response.
 A transactional batch that opens a transaction on a partition is verified with
 the transaction coordinator first (the partition must be in that producer's
 ongoing transaction, KIP-890 part 1): INVALID_TXN_STATE otherwise, as Kafka
-answers Produce below v11, or INVALID_PRODUCER_EPOCH for a fenced producer.
+answers Produce below v11, INVALID_PRODUCER_EPOCH for another epoch, or
+INVALID_PRODUCER_ID_MAPPING for an unknown producer; without a transactional id,
+TRANSACTIONAL_ID_AUTHORIZATION_FAILED.
 A partition's error answer carries its log start offset, as Kafka's ReplicaManager
-gives it, unless the error is one of ``_NO_LOG_START_OFFSET`` or a failed verification
-(Kafka verifies before the log append).
+gives it, unless the error is one of ``_NO_LOG_START_OFFSET`` or a refusal before the
+log append (Kafka checks the transactional id and verifies before appending).
 """
 
 from protocol.api_keys import ApiKey
@@ -29,8 +31,8 @@ _NO_LOG_START_OFFSET = frozenset({
 })
 
 
-class _VerificationFailed(KafkaError):
-    """The coordinator did not confirm the partition is in the producer's transaction."""
+class _RefusedBeforeAppend(KafkaError):
+    """Refused before the log append: its answer carries no log start offset."""
 
 
 def _verify_before_append(verify):
@@ -38,7 +40,7 @@ def _verify_before_append(verify):
         try:
             verify(header)
         except KafkaError as exc:
-            raise _VerificationFailed(exc.error, exc.message) from None
+            raise _RefusedBeforeAppend(exc.error, exc.message) from None
     return check
 
 
@@ -72,6 +74,10 @@ async def _produce_one(context, topic, partition_data, acks, version, now_ms, tr
         if batch is None or not len(batch):
             raise KafkaError(Errors.INVALID_RECORD, "produce request without records")
         batch_header = partition.validate_client_batch(batch, version)
+        if batch_header.is_transactional and transactional_id is None:
+            # Kafka refuses transactional records without a transactional id as unauthorised.
+            raise _RefusedBeforeAppend(Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+                                      "transactional records need a transactional id")
         verify = (_verify_before_append(context.txn.verifier(transactional_id, topic, partition_data.index))
                   if batch_header.is_transactional else None)
         result = await partition.append_client_batch(batch, batch_header, now_ms, verify)
@@ -79,7 +85,7 @@ async def _produce_one(context, topic, partition_data, acks, version, now_ms, tr
     except KafkaError as exc:
         answer.error_code = exc.code
         answer.error_message = exc.message
-        if partition is not None and exc.error not in _NO_LOG_START_OFFSET and not isinstance(exc, _VerificationFailed):
+        if partition is not None and exc.error not in _NO_LOG_START_OFFSET and not isinstance(exc, _RefusedBeforeAppend):
             answer.log_start_offset = partition.log_start_offset
         return answer
     answer.base_offset = result.base_offset

@@ -201,7 +201,7 @@ class Partition:
 
     def _check_txn_start(self, header: rec.BatchHeader, verify_txn) -> None:
         """A transactional batch that opens a transaction here needs the coordinator's yes."""
-        if self.producers.has_open_txn(header.producer_id):
+        if self.producers.has_open_txn(header.producer_id, header.producer_epoch):
             return
         if verify_txn is None or header.producer_id < 0:
             raise KafkaError(Errors.INVALID_TXN_STATE, "transactional batch outside a transaction")
