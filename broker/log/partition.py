@@ -369,13 +369,23 @@ class Partition:
         return None
 
     def max_timestamp_offset(self) -> tuple[int, int] | None:
-        """(offset, timestamp) of the batch with the largest timestamp (ListOffsets -3)."""
+        """(offset, timestamp) of the first record with the largest timestamp (ListOffsets -3).
+
+        Batch headers find the batch; its records find the record in it, as Kafka
+        answers since KAFKA-16310 (it used to name the batch's last offset).
+        """
         best = None
         for segment in self.segments:
             for batch in segment.scan(0):
-                if best is None or batch.header.max_timestamp > best[1]:
-                    best = (batch.header.last_offset, batch.header.max_timestamp)
-        return best
+                if best is None or batch.header.max_timestamp > best[2].header.max_timestamp:
+                    best = (segment, batch.position, batch)
+        if best is None:
+            return None
+        segment, position, batch = best
+        _header, records = rec.decode_batch(segment.read(position, batch.header.size))
+        timestamp = batch.header.max_timestamp
+        offset = next((r.offset for r in records if r.timestamp == timestamp), batch.header.last_offset)
+        return offset, timestamp
 
     # ------------------------------------------------------------------ waiting
 

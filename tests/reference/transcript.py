@@ -2,8 +2,9 @@
 
 Every field of every response is kept, except the ones listed in ``MASKED`` (replaced by
 their reason, so a transcript says what was left out and why) and the ones in ``SYMBOLIC``
-(broker-assigned numbers, renamed by order of first appearance). Record bytes are decoded
-into batches, so offsets, producer ids, sequences, flags and records compare too.
+(broker-assigned numbers, renamed by order of first appearance). Lists keyed by partition
+or name are sorted by that key (``ORDER_FREE_KEYS``). Record bytes are decoded into
+batches, so offsets, producer ids, sequences, flags and records compare too.
 """
 
 from __future__ import annotations
@@ -20,6 +21,10 @@ MASKED = {
 
 #: Broker-assigned numbers: compared by identity (first one seen is #0), not by value.
 SYMBOLIC = {"producer_id"}
+
+#: Keys of list entries a broker may answer in any order (Kafka answers per-partition
+#: results in hash-map order; clients match them by these keys). Such lists are sorted.
+ORDER_FREE_KEYS = ("partition_index", "index", "partition", "name")
 
 #: Batch header fields set by the broker's clock for markers it writes itself.
 CONTROL_BATCH_CLOCK = "control batch timestamps come from the broker's clock"
@@ -56,7 +61,7 @@ class Transcript:
         if hasattr(value, "FIELDS"):
             return {field: self.normalise(getattr(value, field), field) for field in value.FIELDS}
         if isinstance(value, (list, tuple)):
-            return [self.normalise(item, name) for item in value]
+            return _sorted_if_order_free([self.normalise(item, name) for item in value])
         if isinstance(value, (bytes, bytearray, memoryview)):
             return bytes(value)
         return value
@@ -83,6 +88,15 @@ class Transcript:
                 batch["records"] = [(r.offset, r.key, r.value, r.headers, r.timestamp) for r in records]
             batches.append(batch)
         return batches
+
+
+def _sorted_if_order_free(items: list) -> list:
+    if len(items) < 2 or not all(isinstance(item, dict) for item in items):
+        return items
+    for key in ORDER_FREE_KEYS:
+        if all(key in item for item in items):
+            return sorted(items, key=lambda item: item[key])
+    return items
 
 
 def _control(record) -> tuple:
