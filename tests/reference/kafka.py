@@ -35,7 +35,10 @@ KAFKA_ONLY_SETTINGS = {
     "share.coordinator.state.topic.min.isr": "1",
     "num.network.threads": "2",
     "num.io.threads": "2",
-    "log.flush.interval.messages": "9223372036854775807",
+    # A node restarted after kill -9 registers again only once its old registration's
+    # session has expired: 4 s instead of 9 (heartbeats every 0.5 s keep a busy one alive).
+    "broker.session.timeout.ms": "4000",
+    "broker.heartbeat.interval.ms": "500",
 }
 
 #: Settings both reference-suite brokers run with (Weir knows each name), so that their
@@ -80,8 +83,15 @@ def kafka_version() -> str:
 
 
 def random_cluster_id() -> str:
-    """A Kafka Uuid in its text form: 16 random bytes, URL-safe base64, no padding."""
-    return base64.urlsafe_b64encode(os.urandom(16)).rstrip(b"=").decode()
+    """A Kafka Uuid in its text form: 16 random bytes, URL-safe base64, no padding.
+
+    Like Kafka's Uuid.randomUuid, never one starting with '-', which a command line
+    would take for an option.
+    """
+    while True:
+        text = base64.urlsafe_b64encode(os.urandom(16)).rstrip(b"=").decode()
+        if not text.startswith("-"):
+            return text
 
 
 class KafkaProcess:
@@ -95,7 +105,7 @@ class KafkaProcess:
         self.controller_port = free_port()
         self.overrides = dict(overrides or {})
         self.process: subprocess.Popen | None = None
-        self.startup_seconds: float | None = None
+        self.startup_seconds: list[float] = []  # one per start(), the first after formatting
         self.format_seconds: float | None = None
 
     @property
@@ -134,9 +144,11 @@ class KafkaProcess:
 
     def _format_storage(self, properties: Path) -> None:
         began = time.monotonic()
-        subprocess.run(self._java("kafka.tools.StorageTool", "format", "--standalone",
-                                  "--cluster-id", random_cluster_id(), "--config", str(properties)),
-                       check=True, timeout=120, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        result = subprocess.run(self._java("kafka.tools.StorageTool", "format", "--standalone",
+                                           "--cluster-id", random_cluster_id(), "--config", str(properties)),
+                                timeout=120, capture_output=True, text=True)
+        if result.returncode != 0:
+            raise RuntimeError(f"Kafka's StorageTool failed ({result.returncode}):\n{result.stdout}{result.stderr}")
         self.format_seconds = time.monotonic() - began
 
     def start(self, timeout: float = 120.0) -> "KafkaProcess":
@@ -156,7 +168,7 @@ class KafkaProcess:
                 self.kill()
                 raise RuntimeError(f"Kafka did not become ready in {timeout} s:\n{self.tail()}")
             time.sleep(0.1)  # poll interval of a deadline-bounded readiness check
-        self.startup_seconds = time.monotonic() - began
+        self.startup_seconds.append(time.monotonic() - began)
         return self
 
     def _answers_metadata(self) -> bool:

@@ -35,16 +35,30 @@ V_ADD_OFFSETS, V_END_TXN, V_WRITE_TXN_MARKERS, V_TXN_OFFSET_COMMIT = 3, 3, 1, 3
 
 
 class Wire:
-    def __init__(self, connection: Connection, deadline: float = 30.0):
+    def __init__(self, broker, connection: Connection, deadline: float = 30.0):
+        self.broker = broker
         self.connection = connection
         self.deadline = deadline
 
     @classmethod
     async def open(cls, broker) -> "Wire":
-        return cls(await Connection.open("127.0.0.1", broker.port, client_id="weir-differential"))
+        return cls(broker, await _connect(broker))
 
     async def close(self) -> None:
         await self.connection.close()
+
+    async def kill_and_restart(self) -> None:
+        """kill -9 the broker, start it again on its data, and reconnect."""
+        await self.connection.close()
+        self.broker.kill()
+        await asyncio.to_thread(self.broker.start)
+        self.connection = await _connect(self.broker)
+
+    async def wait_for_partitions(self, topic: str, partitions: int = 1) -> None:
+        """Poll until every partition's leader answers ListOffsets (after creation or a restart)."""
+        await self.call(ApiKey.LIST_OFFSETS, V_LIST_OFFSETS, _list_offsets_request(topic, partitions, 0, -1),
+                        error=lambda answer: max(p.error_code for p in answer.topics[0].partitions),
+                        retry=PARTITION_NOT_READY)
 
     async def call(self, api_key, version, body, *, error=lambda answer: answer.error_code,
                    retry=COORDINATOR_RETRIABLE):
@@ -81,10 +95,7 @@ class Wire:
         answer = await self.connection.request(ApiKey.CREATE_TOPICS, V_CREATE_TOPICS, create_topics.REQUEST(
             timeout_ms=10000, topics=[create_topics.CreatableTopic(
                 name=name, num_partitions=partitions, replication_factor=1, assignments=[], configs=[])]))
-        # A new partition is usable once its leader answers ListOffsets.
-        await self.call(ApiKey.LIST_OFFSETS, V_LIST_OFFSETS, _list_offsets_request(name, partitions, 0, -1),
-                        error=lambda ok: max(p.error_code for p in ok.topics[0].partitions),
-                        retry=PARTITION_NOT_READY)
+        await self.wait_for_partitions(name, partitions)
         return answer
 
     async def init_producer_id(self, txn_id: str | None, **extra):
@@ -144,6 +155,10 @@ class Wire:
                                                  transaction_result=commit, coordinator_epoch=coordinator_epoch,
                                                  topics=[write_txn_markers.MarkerTopic(
                                                      name=topic, partition_indexes=list(partitions))])]))
+
+
+async def _connect(broker) -> Connection:
+    return await Connection.open("127.0.0.1", broker.port, client_id="weir-differential")
 
 
 def _list_offsets_request(topic, partitions, isolation, timestamp):
