@@ -62,13 +62,18 @@ async def differential(any_broker, kafka_broker, scenario, *, facts, deviations=
         facts(reference)
         return reference
     candidate = await transcript_of(any_broker, scenario)
+    unexpected, missing = judge(reference, candidate, deviations or {})
+    assert not unexpected and not missing, _explain(unexpected, missing)
+    return candidate
+
+
+def judge(reference: dict, candidate: dict, deviations: dict) -> tuple[dict, list]:
+    """(differences no deviation explains, deviations no longer seen)."""
     found = differences(reference, candidate)
-    deviations = deviations or {}
     unexpected = {path: diff for path, diff in found.items()
                   if path not in deviations or not deviations[path].matches(*diff)}
     missing = sorted(path for path in deviations if path not in found)
-    assert not unexpected and not missing, _explain(unexpected, missing)
-    return candidate
+    return unexpected, missing
 
 
 def _explain(unexpected: dict, missing: list) -> str:
