@@ -72,12 +72,13 @@ class Wire:
                 raise TimeoutError(f"{ApiKey(api_key).name} still answers {Errors(error(answer)).name}")
             await asyncio.sleep(RETRY_BACKOFF)
 
-    async def wait_for_lso(self, topic: str, offset: int) -> None:
-        """Poll until the last stable offset reaches ``offset``: markers land after EndTxn answers."""
+    async def wait_for_lso(self, topic: str, offset: int, isolation: int = 1) -> None:
+        """Poll until the last stable offset (or with isolation 0 the high watermark) reaches
+        ``offset``: Kafka writes markers after EndTxn has answered."""
         give_up = time.monotonic() + self.deadline
-        while (await self.list_offsets(topic, 1)).topics[0].partitions[0].offset < offset:
+        while (await self.list_offsets(topic, isolation)).topics[0].partitions[0].offset < offset:
             if time.monotonic() > give_up:
-                raise TimeoutError(f"{topic}: last stable offset still below {offset}")
+                raise TimeoutError(f"{topic}: offset (isolation {isolation}) still below {offset}")
             await asyncio.sleep(RETRY_BACKOFF)
 
     async def wait_until_stable(self, group: str, topic: str) -> None:
