@@ -81,3 +81,31 @@ async def test_d_offset_fetch_require_stable_with_a_pending_transactional_offset
         assert _committed(steps["aborted: ended, require_stable"]) == (3, Errors.NONE)
         assert codes(steps["aborted: end"]) == [Errors.NONE]
     await differential(any_broker, kafka_broker, require_stable_with_a_pending_transactional_offset, facts=facts)
+
+
+async def plain_commit_during_a_pending_transactional_offset(wire, t):
+    topic, group = "overtaken", "overtaken-group"
+    await wire.create_topic(topic)
+    await wire.find_coordinator(group, "group")
+    for outcome, txn_offset, plain_offset in (("commit", 10, 20), ("abort", 30, 40)):
+        txn = f"overtaken-{outcome}"
+        await wire.find_coordinator(txn, "transaction")
+        answer = await wire.init_producer_id(txn)
+        pid, epoch = answer.producer_id, answer.producer_epoch
+        t.add(f"{outcome}: add offsets", await wire.add_offsets(txn, pid, epoch, group))
+        t.add(f"{outcome}: txn offset commit", await wire.txn_offset_commit(txn, group, pid, epoch, topic,
+                                                                             txn_offset))
+        t.add(f"{outcome}: plain offset commit", await wire.offset_commit(group, topic, plain_offset))
+        t.add(f"{outcome}: pending", await wire.offset_fetch(group, topic, False))
+        t.add(f"{outcome}: end", await wire.end_txn(txn, pid, epoch, outcome == "commit"))
+        await wire.wait_until_stable(group, topic)
+        t.add(f"{outcome}: ended", await wire.offset_fetch(group, topic, True))
+
+
+async def test_a_plain_commit_after_a_pending_transactional_offset_stays(any_broker, kafka_broker):
+    def facts(steps):
+        # The transactional offset was written first; its commit does not overwrite the newer one.
+        assert _committed(steps["commit: pending"]) == (20, Errors.NONE)
+        assert _committed(steps["commit: ended"]) == (20, Errors.NONE)
+        assert _committed(steps["abort: ended"]) == (40, Errors.NONE)
+    await differential(any_broker, kafka_broker, plain_commit_during_a_pending_transactional_offset, facts=facts)

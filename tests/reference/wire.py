@@ -15,8 +15,8 @@ from client import Connection
 from protocol.api_keys import ApiKey
 from protocol.errors import Errors
 from protocol.messages import (add_offsets_to_txn, add_partitions_to_txn, create_topics, end_txn, fetch,
-                               find_coordinator, init_producer_id, list_offsets, offset_fetch, produce,
-                               txn_offset_commit, write_txn_markers)
+                               find_coordinator, init_producer_id, list_offsets, offset_commit, offset_fetch,
+                               produce, txn_offset_commit, write_txn_markers)
 from protocol.records import Record, encode_batch
 
 #: Errors a Java client retries on coordinator requests (backoff, then the same request).
@@ -31,7 +31,7 @@ COORDINATOR = {"group": 0, "transaction": 1}
 # Versions both brokers serve; the same request goes to each.
 V_PRODUCE, V_FETCH, V_LIST_OFFSETS, V_OFFSET_FETCH = 9, 12, 7, 8
 V_FIND_COORDINATOR, V_CREATE_TOPICS, V_INIT_PRODUCER_ID, V_ADD_PARTITIONS = 4, 4, 4, 3
-V_ADD_OFFSETS, V_END_TXN, V_WRITE_TXN_MARKERS, V_TXN_OFFSET_COMMIT = 3, 3, 1, 3
+V_ADD_OFFSETS, V_END_TXN, V_WRITE_TXN_MARKERS, V_TXN_OFFSET_COMMIT, V_OFFSET_COMMIT = 3, 3, 1, 3, 8
 
 
 class Wire:
@@ -119,6 +119,14 @@ class Wire:
         return await self.call(ApiKey.TXN_OFFSET_COMMIT, V_TXN_OFFSET_COMMIT, txn_offset_commit.REQUEST(
             transactional_id=txn_id, group_id=group, producer_id=pid, producer_epoch=epoch, topics=[
                 txn_offset_commit.RequestTopic(name=topic, partitions=[txn_offset_commit.RequestPartition(
+                    partition_index=0, committed_offset=offset, committed_metadata=metadata)])]),
+            error=lambda answer: answer.topics[0].partitions[0].error_code)
+
+    async def offset_commit(self, group, topic, offset, metadata="plain"):
+        """A simple-group commit (no generation, no member), as a standalone consumer sends."""
+        return await self.call(ApiKey.OFFSET_COMMIT, V_OFFSET_COMMIT, offset_commit.REQUEST(
+            group_id=group, generation_id_or_member_epoch=-1, member_id="", topics=[offset_commit.RequestTopic(
+                name=topic, partitions=[offset_commit.RequestPartition(
                     partition_index=0, committed_offset=offset, committed_metadata=metadata)])]),
             error=lambda answer: answer.topics[0].partitions[0].error_code)
 
