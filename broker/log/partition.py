@@ -172,6 +172,8 @@ class Partition:
             raise KafkaError(Errors.INVALID_RECORD, "record count does not match lastOffsetDelta")
         if header.is_control:
             raise KafkaError(Errors.INVALID_RECORD, "clients may not write control batches")
+        if header.base_sequence < 0 <= header.producer_id:
+            raise KafkaError(Errors.INVALID_RECORD, f"invalid sequence {header.base_sequence} for a producer id")
         if (header.attributes & rec.COMPRESSION_MASK) > Compression.ZSTD:
             raise KafkaError(Errors.UNSUPPORTED_COMPRESSION_TYPE, "unknown compression codec")
         if header.compression == Compression.ZSTD and produce_version < 7:

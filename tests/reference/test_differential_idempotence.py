@@ -28,6 +28,8 @@ async def sequence_gaps_and_duplicates(wire, t):
     await produce("older epoch, seq 4", [b"f"], 4, producer_epoch=epoch)
     await produce("unknown producer, seq 7", [b"g"], 7, producer=pid + 7919)
     await produce("unknown producer, seq 0", [b"g"], 0, producer=pid + 7919)
+    await produce("a producer id without a sequence", [b"h"], -1)
+    await produce("a producer id with a negative sequence", [b"h"], -5, producer=pid + 7927)
     t.add("fetch", await wire.fetch(TOPIC, isolation=0))
 
 
@@ -52,4 +54,7 @@ async def test_e_sequence_gap_and_duplicate_on_an_idempotent_producer(any_broker
         # answered -1 until broker/handlers/produce.py did the same.
         assert [_log_start_offset(steps[step]) for step in ("seq 2: a gap", "older epoch, seq 4")] == [0, 0]
         assert log_of(steps["fetch"])[:4] == [b"a", b"b1", b"b2", b"d"]
+        # Weir stored these until Partition.validate_client_batch refused them as Kafka does.
+        for step in ("a producer id without a sequence", "a producer id with a negative sequence"):
+            assert _base_offset(steps[step]) == (Errors.INVALID_RECORD, -1)
     await differential(any_broker, kafka_broker, sequence_gaps_and_duplicates, facts=facts)
