@@ -85,7 +85,8 @@ async def _produce_one(context, topic, partition_data, acks, version, now_ms, tr
     except KafkaError as exc:
         answer.error_code = exc.code
         answer.error_message = exc.message
-        if partition is not None and exc.error not in _NO_LOG_START_OFFSET and not isinstance(exc, _RefusedBeforeAppend):
+        if (partition is not None and exc.error not in _NO_LOG_START_OFFSET
+                and not isinstance(exc, _RefusedBeforeAppend)):
             answer.log_start_offset = partition.log_start_offset
         return answer
     answer.base_offset = result.base_offset

@@ -1,7 +1,7 @@
 """The last stable offset and pending transactional offsets, on Weir and on Apache Kafka."""
 
 from protocol.errors import Errors
-from tests.reference.differential import codes, differential, log_of
+from tests.reference.differential import Deviation, codes, differential, log_of
 
 READ_UNCOMMITTED, READ_COMMITTED = 0, 1
 LATEST, EARLIEST = -1, -2
@@ -109,3 +109,43 @@ async def test_a_plain_commit_after_a_pending_transactional_offset_stays(any_bro
         assert _committed(steps["commit: ended"]) == (20, Errors.NONE)
         assert _committed(steps["abort: ended"]) == (40, Errors.NONE)
     await differential(any_broker, kafka_broker, plain_commit_during_a_pending_transactional_offset, facts=facts)
+
+
+_EMPTY_GROUP = ("Weir refuses the empty group id wherever it names a group (broker/group/offsets.py "
+                "validate_group_id); Kafka accepts it in AddOffsetsToTxn, OffsetCommit and OffsetFetch "
+                "(standalone consumers of old used it) and refuses it only in TxnOffsetCommit. Left to the "
+                "group coordinator's owner: accepting it touches every offsets path.")
+_AFTER_EMPTY_GROUP = "follows from the refused AddOffsetsToTxn: Weir's transaction never started"
+EMPTY_GROUP_DEVIATIONS = {
+    "add offsets.error_code": Deviation(Errors.NONE, Errors.INVALID_GROUP_ID, _EMPTY_GROUP),
+    "offset commit.topics[0].partitions[0].error_code": Deviation(Errors.NONE, Errors.INVALID_GROUP_ID,
+                                                                  _EMPTY_GROUP),
+    "offset fetch.groups[0].error_code": Deviation(Errors.NONE, Errors.INVALID_GROUP_ID, _EMPTY_GROUP),
+    "offset fetch.groups[0].topics": Deviation(
+        [{"name": "nameless", "partitions": [{"partition_index": 0, "committed_offset": 4,
+                                              "committed_leader_epoch": -1, "metadata": "plain",
+                                              "error_code": Errors.NONE}]}], [], _EMPTY_GROUP),
+    "abort.error_code": Deviation(Errors.NONE, Errors.INVALID_TXN_STATE, _AFTER_EMPTY_GROUP),
+}
+
+
+async def the_empty_group_id(wire, t):
+    topic, txn = "nameless", "nameless-txn"
+    await wire.create_topic(topic)
+    await wire.find_coordinator(txn, "transaction")
+    t.add("find coordinator", await wire.find_coordinator("", "group"))
+    answer = await wire.init_producer_id(txn)
+    pid, epoch = answer.producer_id, answer.producer_epoch
+    t.add("add offsets", await wire.add_offsets(txn, pid, epoch, ""))
+    t.add("txn offset commit", await wire.txn_offset_commit(txn, "", pid, epoch, topic, 3))
+    t.add("offset commit", await wire.offset_commit("", topic, 4))
+    t.add("offset fetch", await wire.offset_fetch("", topic, False))
+    t.add("abort", await wire.end_txn(txn, pid, epoch, False))
+
+
+async def test_the_empty_group_id(any_broker, kafka_broker):
+    def facts(steps):
+        assert codes(steps["add offsets"]) == [Errors.NONE]
+        assert codes(steps["txn offset commit"]) == [Errors.INVALID_GROUP_ID]
+        assert _committed(steps["offset fetch"]) == (4, Errors.NONE)
+    await differential(any_broker, kafka_broker, the_empty_group_id, facts=facts, deviations=EMPTY_GROUP_DEVIATIONS)
