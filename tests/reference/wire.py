@@ -62,7 +62,7 @@ class Wire:
 
     async def call(self, api_key, version, body, *, error=lambda answer: answer.error_code,
                    retry=COORDINATOR_RETRIABLE):
-        """The answer once ``error(answer)`` is not in ``retry``, or the last one at the deadline."""
+        """The first answer whose ``error(answer)`` is not in ``retry``; TimeoutError past the deadline."""
         give_up = time.monotonic() + self.deadline
         while True:
             answer = await self.connection.request(api_key, version, body)
