@@ -6,7 +6,7 @@ HOST   ?= 127.0.0.1
 PORT   ?= 9092
 DATA   ?= ./data
 
-.PHONY: run test bench install install-test system-deps clean
+.PHONY: run test bench install install-test system-deps reference clean
 
 # setup.py builds the C record walk (protocol/_record_scan.c) into the source tree.
 $(VENV)/.installed: pyproject.toml setup.py protocol/_record_scan.c
@@ -19,23 +19,33 @@ $(VENV)/.installed-test: $(VENV)/.installed
 	$(PY) -m pip install --quiet -e '.[test]'
 	touch $@
 
-# kcat (librdkafka 2.0.2) is the old-librdkafka client the compatibility tests drive.
+# kcat (librdkafka 2.0.2) is the old-librdkafka client the compatibility tests drive;
+# Java and Maven run the reference Apache Kafka (tests/reference/).
 system-deps:
-	@command -v kcat >/dev/null || { \
+	@command -v kcat >/dev/null && command -v java >/dev/null && command -v mvn >/dev/null || { \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
-	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq kcat; }
+	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq kcat openjdk-17-jre-headless maven; }
+
+# Apache Kafka's jars (version pinned in reference/pom.xml) into the local Maven cache, and
+# their classpath into $(REFERENCE_CP). Quick when that file is newer than the pom and
+# every jar it names is still in the cache.
+REFERENCE_CP := reference/target/classpath.txt
+reference: system-deps
+	@test -s $(REFERENCE_CP) && test $(REFERENCE_CP) -nt reference/pom.xml \
+	  && tr ':' '\n' < $(REFERENCE_CP) | while read -r jar; do test -f "$$jar" || exit 1; done \
+	  || mvn -q -B -f reference/pom.xml dependency:build-classpath -Dmdep.outputFile=$(CURDIR)/$(REFERENCE_CP)
 
 $(VENV)/.installed-bench: $(VENV)/.installed
 	$(PY) -m pip install --quiet -e '.[bench]'
 	touch $@
 
 install: $(VENV)/.installed
-install-test: $(VENV)/.installed-test system-deps
+install-test: $(VENV)/.installed-test system-deps reference
 
 run: $(VENV)/.installed
 	$(PY) -m broker --host $(HOST) --port $(PORT) --data-dir $(DATA)
 
-test: $(VENV)/.installed-test system-deps
+test: $(VENV)/.installed-test system-deps reference
 	$(PY) -m pytest -q
 
 bench: $(VENV)/.installed-bench
@@ -44,4 +54,4 @@ bench: $(VENV)/.installed-bench
 	$(PY) -m bench.pipeline
 
 clean:
-	rm -rf $(VENV) .pytest_cache build *.egg-info
+	rm -rf $(VENV) .pytest_cache build *.egg-info reference/target

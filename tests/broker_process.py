@@ -25,6 +25,8 @@ def free_port() -> int:
 class BrokerProcess:
     """``start()`` waits for the ready line; the log is kept for assertions."""
 
+    kind = "weir"
+
     def __init__(self, data_dir: Path, port: int | None = None, overrides: dict[str, str] | None = None,
                  open_files_limit: int | None = None):
         self.data_dir = Path(data_dir)

@@ -91,6 +91,7 @@ def _read_one(context, topic, wanted, limit, min_one, read_committed):
                   if limit > 0 or min_one else None)
     except KafkaError as exc:
         answer.error_code = exc.code
+        answer.aborted_transactions = None  # as Kafka answers a partition in error
         return answer
     answer.high_watermark = partition.high_watermark
     answer.last_stable_offset = last_stable_offset

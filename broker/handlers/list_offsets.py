@@ -3,7 +3,8 @@
 -1 latest (the last stable offset under read_committed, else the high
 watermark), -2 earliest (log start), -3 the record with the largest timestamp
 (v7; the earliest such record, as Kafka since KAFKA-16310), and a timestamp:
-the first record at or after it (-1/-1 when none).
+the first record at or after it (-1/-1 when none, and leader epoch -1). Another
+negative timestamp is UNSUPPORTED_VERSION, as Kafka answers.
 """
 
 from protocol.api_keys import ApiKey
@@ -41,13 +42,13 @@ def _lookup(context, topic, wanted, isolation_level, version):
             found = (partition.log_start_offset, -1)
         elif timestamp == MAX_TIMESTAMP and version >= 7:
             found = partition.max_timestamp_offset() or (-1, -1)
-        elif timestamp < 0:
-            raise KafkaError(Errors.INVALID_REQUEST, f"unsupported timestamp {timestamp}")
+        elif timestamp < 0:  # the later special values (-4 earliest local, ...), or none at all
+            raise KafkaError(Errors.UNSUPPORTED_VERSION, f"timestamp {timestamp} is not supported in v{version}")
         else:
             found = partition.offset_for_timestamp(timestamp) or (-1, -1)
     except KafkaError as exc:
         answer.error_code = exc.code
         return answer
     answer.offset, answer.timestamp = found
-    answer.leader_epoch = LEADER_EPOCH
+    answer.leader_epoch = LEADER_EPOCH if answer.offset >= 0 else -1  # as Kafka: no offset, no epoch
     return answer

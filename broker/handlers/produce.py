@@ -15,7 +15,12 @@ topics.
 A transactional batch that opens a transaction on a partition is verified with
 the transaction coordinator first (the partition must be in that producer's
 ongoing transaction, KIP-890 part 1): INVALID_TXN_STATE otherwise, as Kafka
-answers Produce below v11, or INVALID_PRODUCER_EPOCH for a fenced producer.
+answers Produce below v11, INVALID_PRODUCER_EPOCH for another epoch, or
+INVALID_PRODUCER_ID_MAPPING for an unknown producer; without a transactional id,
+TRANSACTIONAL_ID_AUTHORIZATION_FAILED.
+A partition's error answer carries its log start offset, as Kafka's ReplicaManager
+gives it, unless the error is one of ``_NO_LOG_START_OFFSET`` or a refusal before the
+log append (Kafka checks the transactional id and verifies before appending).
 """
 
 import logging
@@ -30,6 +35,27 @@ from ..log.validator import BatchRefused, RecordValidationError
 
 log = logging.getLogger(__name__)
 _RECORD_ERROR = next(f.type.element for f in msg.PartitionResponse.fields if f.name == "record_errors")
+
+
+#: Errors Kafka answers with log_start_offset -1 rather than the partition's.
+_NO_LOG_START_OFFSET = frozenset({
+    Errors.UNKNOWN_TOPIC_OR_PARTITION, Errors.NOT_LEADER_OR_FOLLOWER, Errors.MESSAGE_TOO_LARGE,
+    Errors.RECORD_LIST_TOO_LARGE, Errors.CORRUPT_MESSAGE, Errors.KAFKA_STORAGE_ERROR, Errors.INVALID_REQUIRED_ACKS,
+    Errors.UNSUPPORTED_COMPRESSION_TYPE,  # zstd below v7: Kafka refuses the whole request
+})
+
+
+class _RefusedBeforeAppend(KafkaError):
+    """Refused before the log append: its answer carries no log start offset."""
+
+
+def _verify_before_append(verify):
+    def check(header) -> None:
+        try:
+            verify(header)
+        except KafkaError as exc:
+            raise _RefusedBeforeAppend(exc.error, exc.message) from None
+    return check
 
 
 @handles(ApiKey.PRODUCE, versions=(3, 10), advertise_min=0)
@@ -67,7 +93,11 @@ async def _produce_one(context, topic, partition_data, acks, version, now_ms, tr
             raise KafkaError(Errors.INVALID_RECORD, "produce request without records")
         validated = partition.validate_client_batch(batch, version, now_ms)
         header = validated.header
-        verify = (context.txn.verifier(transactional_id, topic, partition_data.index)
+        if header.is_transactional and transactional_id is None:
+            # Kafka refuses transactional records without a transactional id as unauthorised.
+            raise _RefusedBeforeAppend(Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+                                      "transactional records need a transactional id")
+        verify = (_verify_before_append(context.txn.verifier(transactional_id, topic, partition_data.index))
                   if header.is_transactional else None)
         result = await partition.append_client_batch(validated.batch, header, now_ms, verify,
                                                      validated.log_append_time_ms)
@@ -82,10 +112,12 @@ async def _produce_one(context, topic, partition_data, acks, version, now_ms, tr
         return answer
     except KafkaError as exc:
         answer.error_code = exc.code
-        if isinstance(exc, BatchRefused):  # Kafka's LogValidator failures carry the log start offset
-            answer.log_start_offset = partition.log_start_offset
+        if isinstance(exc, BatchRefused):
             log.log(logging.WARNING if exc.error == Errors.UNKNOWN_SERVER_ERROR else logging.DEBUG,
                     "refused a produced batch for %s-%d: %s", topic, partition_data.index, exc.message)
+        if (partition is not None and exc.error not in _NO_LOG_START_OFFSET
+                and not isinstance(exc, _RefusedBeforeAppend)):
+            answer.log_start_offset = partition.log_start_offset
         return answer
     answer.base_offset = result.base_offset
     answer.log_append_time_ms = result.log_append_time_ms

@@ -211,12 +211,12 @@ class Partition:
         write from leaving a transaction no marker will ever close.
         """
         async with self._append_lock:
+            if header.is_transactional:  # before the epoch and sequence checks, as Kafka verifies first
+                self._check_txn_start(header, verify_txn)
             if header.producer_id >= 0:
                 duplicate = self.producers.check_client_batch(header)
                 if duplicate is not None:  # Kafka answers a retry with the stored batch's maxTimestamp
                     return AppendResult(duplicate.first_offset, duplicate.timestamp, self.log_start_offset)
-            if header.is_transactional:
-                self._check_txn_start(header, verify_txn)
             base_offset = await self._write(memoryview(batch), header)
             if header.producer_id >= 0:
                 self.producers.record_batch(header, base_offset)
@@ -224,7 +224,7 @@ class Partition:
 
     def _check_txn_start(self, header: rec.BatchHeader, verify_txn) -> None:
         """A transactional batch that opens a transaction here needs the coordinator's yes."""
-        if self.producers.has_open_txn(header.producer_id):
+        if self.producers.has_open_txn(header.producer_id, header.producer_epoch):
             return
         if verify_txn is None or header.producer_id < 0:
             raise KafkaError(Errors.INVALID_TXN_STATE, "transactional batch outside a transaction")

@@ -126,8 +126,9 @@ class ProducerStateManager:
             entry.current_txn_first_offset = base_offset
             self.ongoing[header.producer_id] = base_offset
 
-    def has_open_txn(self, producer_id: int) -> bool:
-        return producer_id in self.ongoing
+    def has_open_txn(self, producer_id: int, epoch: int) -> bool:
+        """An open transaction here of this producer at this epoch (another epoch is verified anew)."""
+        return producer_id in self.ongoing and self.producers[producer_id].epoch == epoch
 
     def check_epoch(self, producer_id: int, epoch: int) -> None:
         entry = self.producers.get(producer_id)

@@ -161,12 +161,18 @@ class TransactionCoordinator:
                          f"cannot {'commit' if commit else 'abort'} in state {state.name}")
 
     def verify_partition(self, txn_id: str | None, producer_id: int, epoch: int, topic: str, index: int) -> None:
-        """Is (topic, index) in this producer's ongoing transaction? (KIP-890 part 1)"""
+        """Is (topic, index) in this producer's ongoing transaction? (KIP-890 part 1)
+
+        The answers Kafka's broker gives a producer: an unknown id or another producer's is
+        INVALID_PRODUCER_ID_MAPPING, any other epoch INVALID_PRODUCER_EPOCH (the coordinator
+        says PRODUCER_FENCED, which producers of these versions know by that name).
+        """
         metadata = self.txns.get(txn_id) if txn_id else None
-        if metadata is not None and metadata.producer_id == producer_id and epoch < metadata.producer_epoch:
-            raise KafkaError(Errors.INVALID_PRODUCER_EPOCH, "the producer has been fenced")
-        if (metadata is None or metadata.producer_id != producer_id or metadata.producer_epoch != epoch
-                or metadata.state != TxnState.ONGOING or (topic, index) not in metadata.partitions):
+        if metadata is None or metadata.producer_id != producer_id:
+            raise KafkaError(Errors.INVALID_PRODUCER_ID_MAPPING, "no such producer for this transactional id")
+        if epoch != metadata.producer_epoch:
+            raise KafkaError(Errors.INVALID_PRODUCER_EPOCH, f"epoch {epoch} is not the current epoch")
+        if metadata.state != TxnState.ONGOING or (topic, index) not in metadata.partitions:
             raise KafkaError(Errors.INVALID_TXN_STATE,
                              f"{topic}-{index} is not in an ongoing transaction of this producer")
 
@@ -236,9 +242,14 @@ class TransactionCoordinator:
         return metadata
 
     async def _fence_and_abort(self, metadata: TxnMetadata) -> None:
+        # The fenced epoch stays the last epoch, as Kafka 4 (transaction.version 2) leaves it
+        # after a coordinator abort: the fenced producer may still recover by InitProducerId
+        # naming that epoch (KIP-360), e.g. after its transaction timed out; a new producer's
+        # InitProducerId without an epoch clears it and fences the old one for good.
         epoch = metadata.producer_epoch if metadata.epoch_exhausted else metadata.producer_epoch + 1
         target = metadata.transition_to(TxnState.PREPARE_ABORT, producer_epoch=epoch,
-                                        last_producer_epoch=NO_EPOCH, last_update_ms=self.clock.now_ms())
+                                        last_producer_epoch=metadata.producer_epoch,
+                                        last_update_ms=self.clock.now_ms())
         await self._persist(target)
         self._complete_later(target)
         await asyncio.wait([self._completions[target.transactional_id]])

@@ -62,7 +62,8 @@ async def test_produce_outside_the_transaction_is_invalid_txn_state(conn):
     answer = await init(conn, "t")
     pid, epoch = answer.producer_id, answer.producer_epoch
     assert await produce_txn(conn, "t", pid, epoch, 0, b"not added") == Errors.INVALID_TXN_STATE
-    assert await produce_txn(conn, None, pid, epoch, 0, b"no id") == Errors.INVALID_TXN_STATE
+    # As Apache Kafka answers (tests/reference/test_differential_verification.py).
+    assert await produce_txn(conn, None, pid, epoch, 0, b"no id") == Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
     assert await add_partition(conn, "t", pid, epoch) == Errors.NONE
     assert await produce_txn(conn, "t", pid, epoch, 0, b"added") == Errors.NONE
 

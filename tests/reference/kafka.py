@@ -1,0 +1,231 @@
+"""Runs a real Apache Kafka (the version pinned in reference/pom.xml) as a child process.
+
+One node in KRaft combined mode (``process.roles=broker,controller``), its storage formatted
+by Kafka's own StorageTool in the run directory the first time it starts, listening on
+loopback ports chosen once so that a restart after ``kill()`` comes back where clients
+expect it. Same shape as ``tests.broker_process.BrokerProcess`` so a scenario can kill -9
+and restart either broker.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+from protocol.api_keys import ApiKey
+from protocol.connection import ClientConnection
+from protocol.messages import metadata
+from tests.broker_process import REPO, free_port
+
+POM = REPO / "reference" / "pom.xml"
+CLASSPATH_FILE = REPO / "reference" / "target" / "classpath.txt"
+LOG_CONFIG = REPO / "reference" / "log4j2.properties"
+
+#: Kafka settings for a fast single-node test broker on top of SHARED_TEST_SETTINGS.
+KAFKA_ONLY_SETTINGS = {
+    "offsets.topic.replication.factor": "1",
+    "transaction.state.log.replication.factor": "1",
+    "transaction.state.log.min.isr": "1",
+    "share.coordinator.state.topic.replication.factor": "1",
+    "share.coordinator.state.topic.min.isr": "1",
+    "num.network.threads": "2",
+    "num.io.threads": "2",
+    # A node restarted after kill -9 registers again only once its old registration's
+    # session has expired: 4 s instead of 9 (heartbeats every 0.5 s keep a busy one alive).
+    "broker.session.timeout.ms": "4000",
+    "broker.heartbeat.interval.ms": "500",
+}
+
+#: Settings both reference-suite brokers run with (Weir knows each name), so that their
+#: answers differ only where their behaviour does: the same node id, few internal-topic
+#: partitions (quick to create and load), no initial rebalance delay, and timed-out
+#: transactions aborted within a second instead of ten.
+SHARED_TEST_SETTINGS = {
+    "node.id": "1",
+    "offsets.topic.num.partitions": "4",
+    "transaction.state.log.num.partitions": "4",
+    "group.initial.rebalance.delay.ms": "0",
+    "transaction.abort.timed.out.transaction.cleanup.interval.ms": "500",
+}
+
+# Small heap, serial GC and the client compiler only: quicker start and far less CPU on a
+# busy two-core machine than Kafka's server defaults (G1, C2).
+JVM_OPTIONS = ["-Xms128m", "-Xmx512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+               "-Djava.awt.headless=true"]
+
+
+def classpath() -> str:
+    """The resolved classpath; resolved here with Maven if `make reference` has not run."""
+    if not _classpath_current():
+        subprocess.run(["mvn", "-q", "-B", "-f", str(POM), "dependency:build-classpath",
+                        f"-Dmdep.outputFile={CLASSPATH_FILE}"], check=True, timeout=600)
+    return CLASSPATH_FILE.read_text().strip()
+
+
+def _classpath_current() -> bool:
+    if not CLASSPATH_FILE.exists() or CLASSPATH_FILE.stat().st_mtime < POM.stat().st_mtime:
+        return False
+    jars = CLASSPATH_FILE.read_text().strip().split(os.pathsep)
+    return bool(jars) and all(Path(jar).is_file() for jar in jars)
+
+
+def kafka_version() -> str:
+    for jar in classpath().split(os.pathsep):
+        name = Path(jar).name
+        if name.startswith("kafka_2.13-"):
+            return name[len("kafka_2.13-"):-len(".jar")]
+    raise RuntimeError("kafka_2.13 is not on the reference classpath")
+
+
+def random_cluster_id() -> str:
+    """A Kafka Uuid in its text form: 16 random bytes, URL-safe base64, no padding.
+
+    Like Kafka's Uuid.randomUuid, never one starting with '-', which a command line
+    would take for an option.
+    """
+    while True:
+        text = base64.urlsafe_b64encode(os.urandom(16)).rstrip(b"=").decode()
+        if not text.startswith("-"):
+            return text
+
+
+class KafkaProcess:
+    """``start()`` formats storage on first use and polls until the broker answers Metadata."""
+
+    kind = "kafka"
+
+    def __init__(self, run_dir: Path, port: int | None = None, overrides: dict[str, str] | None = None):
+        self.run_dir = Path(run_dir)
+        self.port = port or free_port()
+        self.controller_port = free_port()
+        self.overrides = dict(overrides or {})
+        self.process: subprocess.Popen | None = None
+        self.startup_seconds: list[float] = []  # one per start(), the first after formatting
+        self.format_seconds: float | None = None
+
+    @property
+    def bootstrap(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    @property
+    def log_file(self) -> Path:
+        return self.run_dir / "server.log"
+
+    @property
+    def data_dir(self) -> Path:
+        return self.run_dir / "data"
+
+    def settings(self) -> dict[str, str]:
+        return {
+            "process.roles": "broker,controller",
+            "controller.quorum.bootstrap.servers": f"127.0.0.1:{self.controller_port}",
+            "listeners": f"PLAINTEXT://127.0.0.1:{self.port},CONTROLLER://127.0.0.1:{self.controller_port}",
+            "advertised.listeners": f"PLAINTEXT://127.0.0.1:{self.port}",
+            "controller.listener.names": "CONTROLLER",
+            "inter.broker.listener.name": "PLAINTEXT",
+            "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+            "log.dirs": str(self.data_dir),
+            **SHARED_TEST_SETTINGS, **KAFKA_ONLY_SETTINGS, **self.overrides,
+        }
+
+    def _java(self, main_class: str, *args: str) -> list[str]:
+        return ["java", *JVM_OPTIONS, f"-Dkafka.logs.dir={self.run_dir}",
+                f"-Dlog4j2.configurationFile={LOG_CONFIG}", "-cp", classpath(), main_class, *args]
+
+    def _write_properties(self) -> Path:
+        path = self.run_dir / "server.properties"
+        path.write_text("".join(f"{name}={value}\n" for name, value in self.settings().items()))
+        return path
+
+    def _format_storage(self, properties: Path) -> None:
+        began = time.monotonic()
+        result = subprocess.run(self._java("kafka.tools.StorageTool", "format", "--standalone",
+                                           "--cluster-id", random_cluster_id(), "--config", str(properties)),
+                                timeout=120, capture_output=True, text=True)
+        if result.returncode != 0:
+            raise RuntimeError(f"Kafka's StorageTool failed ({result.returncode}):\n{result.stdout}{result.stderr}")
+        self.format_seconds = time.monotonic() - began
+
+    def start(self, timeout: float = 120.0) -> "KafkaProcess":
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        properties = self._write_properties()
+        if not (self.data_dir / "meta.properties").exists():
+            self._format_storage(properties)
+        began = time.monotonic()
+        with open(self.run_dir / "console.log", "ab") as console:
+            self.process = subprocess.Popen(self._java("kafka.Kafka", str(properties)), cwd=self.run_dir,
+                                            stdout=console, stderr=subprocess.STDOUT)
+        deadline = began + timeout
+        while not self._answers_metadata():
+            if not self.alive():
+                raise RuntimeError(f"Kafka exited with {self.process.returncode}:\n{self.tail()}")
+            if time.monotonic() > deadline:
+                self.kill()
+                raise RuntimeError(f"Kafka did not become ready in {timeout} s:\n{self.tail()}")
+            time.sleep(0.1)  # poll interval of a deadline-bounded readiness check
+        self.startup_seconds.append(time.monotonic() - began)
+        return self
+
+    def _answers_metadata(self) -> bool:
+        """Ready once the broker lists itself in a Metadata answer on its client listener."""
+        codec = ClientConnection("weir-reference-probe")
+        try:
+            with socket.create_connection(("127.0.0.1", self.port), timeout=2.0) as sock:
+                sock.sendall(codec.send_request(ApiKey.METADATA, 12, metadata.REQUEST(topics=[])))
+                while True:
+                    data = sock.recv(65536)
+                    if not data:
+                        return False
+                    answers = codec.receive_data(data)
+                    if answers:
+                        return bool(answers[0].brokers)
+        except OSError:
+            return False
+
+    @property
+    def lines(self) -> list[str]:
+        try:
+            return self.log_file.read_text(errors="replace").splitlines(keepends=True)
+        except FileNotFoundError:
+            return []
+
+    def tail(self, count: int = 30) -> str:
+        console = self.run_dir / "console.log"
+        extra = console.read_text(errors="replace") if console.exists() else ""
+        return "".join(self.lines[-count:]) + extra[-4000:]
+
+    def log_contains(self, text: str) -> bool:
+        return any(text in line for line in self.lines)
+
+    def wait_for_log(self, text: str, timeout: float = 10.0) -> bool:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.log_contains(text):
+                return True
+            time.sleep(0.05)
+        return False
+
+    def kill(self) -> None:
+        """kill -9: no controlled shutdown, no flush."""
+        if self.alive():
+            self.process.send_signal(signal.SIGKILL)
+            self.process.wait(10)
+
+    def stop(self, timeout: float = 30.0) -> int:
+        """SIGTERM (Kafka's controlled shutdown), then SIGKILL once the deadline passes."""
+        if not self.alive():
+            return self.process.returncode if self.process else 0
+        self.process.send_signal(signal.SIGTERM)
+        try:
+            return self.process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.process.send_signal(signal.SIGKILL)
+            return self.process.wait(10)
+
+    def alive(self) -> bool:
+        return self.process is not None and self.process.poll() is None

@@ -1,0 +1,64 @@
+"""An open transaction across a kill -9 of the broker, on Weir and on Apache Kafka."""
+
+from protocol.errors import Errors
+from tests.reference.differential import Deviation, codes, differential, log_of
+
+TOPIC, TXN = "crash", "crash-txn"
+READ_UNCOMMITTED, READ_COMMITTED = 0, 1
+
+_EPOCHS = ("Weir is one process with no leader elections: every partition's leader epoch, and so "
+           "the coordinator epoch its markers carry, stays 0 (broker/log/partition.py LEADER_EPOCH). "
+           "Kafka bumps a partition's leader epoch when its restarted node becomes leader again.")
+
+
+def _restarted(epoch: int) -> bool:
+    return epoch > 0  # Kafka's count depends on how often the node restarted
+
+
+_FETCHED = "committed: read_committed fetch.responses[0].partitions[0].records"
+KNOWN_DEVIATIONS = {
+    "restarted: latest, read_uncommitted.topics[0].partitions[0].leader_epoch": Deviation(_restarted, 0, _EPOCHS),
+    "restarted: latest, read_committed.topics[0].partitions[0].leader_epoch": Deviation(_restarted, 0, _EPOCHS),
+    f"{_FETCHED}[2].partition_leader_epoch": Deviation(_restarted, 0, _EPOCHS),
+    f"{_FETCHED}[3].partition_leader_epoch": Deviation(_restarted, 0, _EPOCHS),
+    f"{_FETCHED}[3].records[0]": Deviation(lambda marker: marker[:2] == (4, "COMMIT") and marker[2] > 0,
+                                           (4, "COMMIT", 0), _EPOCHS),
+}
+
+
+async def open_transaction_across_kill_9(wire, t):
+    await wire.create_topic(TOPIC)
+    await wire.find_coordinator(TXN, "transaction")
+    t.add("plain produce", await wire.produce(TOPIC, [b"before"]))
+    answer = t.add("init", await wire.init_producer_id(TXN))
+    pid, epoch = answer.producer_id, answer.producer_epoch
+    t.add("add partition", await wire.add_partitions(TXN, pid, epoch, TOPIC))
+    t.add("produce two in the transaction", await wire.produce(TOPIC, [b"t1", b"t2"], pid=pid, epoch=epoch, seq=0,
+                                                               txn_id=TXN))
+    await wire.kill_and_restart()
+    await wire.wait_for_partitions(TOPIC)
+    await wire.find_coordinator(TXN, "transaction")
+    t.add("restarted: latest, read_uncommitted", await wire.list_offsets(TOPIC, READ_UNCOMMITTED))
+    t.add("restarted: latest, read_committed", await wire.list_offsets(TOPIC, READ_COMMITTED))
+    t.add("restarted: produce the next in the transaction", await wire.produce(
+        TOPIC, [b"t3"], pid=pid, epoch=epoch, seq=2, txn_id=TXN))
+    t.add("restarted: produce a retry of the first", await wire.produce(
+        TOPIC, [b"t1", b"t2"], pid=pid, epoch=epoch, seq=0, txn_id=TXN))
+    t.add("restarted: commit", await wire.end_txn(TXN, pid, epoch, True))
+    await wire.wait_for_lso(TOPIC, 5)
+    t.add("committed: read_committed fetch", await wire.fetch(TOPIC, READ_COMMITTED))
+
+
+async def test_an_open_transaction_survives_kill_9_and_commits(any_broker_to_kill, kafka_broker_to_kill):
+    def facts(steps):
+        offsets = [steps[f"restarted: latest, {level}"]["topics"][0]["partitions"][0]["offset"]
+                   for level in ("read_uncommitted", "read_committed")]
+        assert offsets == [3, 1]  # the open transaction still holds the last stable offset
+        assert codes(steps["restarted: produce the next in the transaction"]) == [Errors.NONE]
+        retry = steps["restarted: produce a retry of the first"]["responses"][0]["partition_responses"][0]
+        assert (retry["error_code"], retry["base_offset"]) == (Errors.NONE, 1)  # a duplicate, found again
+        assert codes(steps["restarted: commit"]) == [Errors.NONE]
+        assert log_of(steps["committed: read_committed fetch"]) == [b"before", b"t1", b"t2", b"t3", "COMMIT"]
+        assert _restarted(steps["restarted: latest, read_committed"]["topics"][0]["partitions"][0]["leader_epoch"])
+    await differential(any_broker_to_kill, kafka_broker_to_kill, open_transaction_across_kill_9, facts=facts,
+                       deviations=KNOWN_DEVIATIONS)
