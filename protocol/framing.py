@@ -17,20 +17,21 @@ class FrameReader:
     """Cuts a byte stream into frames with as few copies as the stream allows.
 
     A frame that arrives inside one ``feed`` is returned as a zero-copy view of
-    that data; one spread over several is joined once. Pieces are kept as they
-    arrive, so memory grows only with bytes actually received.
+    that data. A frame spread over several feeds is accumulated in one
+    bytearray that grows with the bytes actually received (never with the
+    size the peer announced), so a peer trickling a byte at a time costs about
+    a byte per byte, not an object per read.
     """
 
     def __init__(self, max_frame_size: int):
         self.max_frame_size = max_frame_size
         self._head = b""  # a length prefix split across feeds
-        self._parts: list = []  # pieces of the frame being assembled
-        self._have = 0
+        self._partial: bytearray | None = None  # the frame being assembled across feeds
         self._need = -1  # size of the frame being assembled, -1 while reading its length
 
     @property
     def buffered(self) -> int:
-        return len(self._head) + self._have
+        return len(self._head) + (len(self._partial) if self._partial is not None else 0)
 
     def feed(self, data) -> list:
         """Add received bytes; return every frame they complete (bytes-like), in order."""
@@ -50,20 +51,23 @@ class FrameReader:
                 if size < 0 or size > self.max_frame_size:
                     raise FrameError(f"frame size {size} outside [0, {self.max_frame_size}]")
                 self._need = size
-            missing = self._need - self._have
+            partial = self._partial
+            missing = self._need - (len(partial) if partial is not None else 0)
             if end - pos < missing:
                 if end > pos:
-                    self._parts.append(view[pos:end])
-                    self._have += end - pos
+                    # Copied, not viewed: a view would pin the whole received chunk.
+                    if partial is None:
+                        self._partial = bytearray(view[pos:end])
+                    else:
+                        partial += view[pos:end]
                 return frames
-            piece = view[pos:pos + missing]
-            pos += missing
-            if self._parts:
-                self._parts.append(piece)
-                frames.append(b"".join(self._parts))
-                self._parts, self._have = [], 0
+            if partial is not None:
+                partial += view[pos:pos + missing]
+                frames.append(partial)
+                self._partial = None
             else:
-                frames.append(piece)
+                frames.append(view[pos:pos + missing])
+            pos += missing
             self._need = -1
 
 
