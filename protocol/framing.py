@@ -13,25 +13,34 @@ class FrameError(p.DecodeError):
     """The peer sent a frame size we refuse; the connection must close."""
 
 
+#: A piece of a frame at least this big (and at least half of the chunk it came in) is kept as a
+#: view while its frame is assembled; a smaller piece is copied into a bytearray, so that a peer
+#: trickling bytes costs about a byte per byte and not a view (~200 bytes) per read.
+MIN_KEPT_VIEW = 4096
+
+
 class FrameReader:
     """Cuts a byte stream into frames with as few copies as the stream allows.
 
     A frame that arrives inside one ``feed`` is returned as a zero-copy view of
-    that data. A frame spread over several feeds is accumulated in one
-    bytearray that grows with the bytes actually received (never with the
-    size the peer announced), so a peer trickling a byte at a time costs about
-    a byte per byte, not an object per read.
+    that data. A frame spread over several feeds is joined once at its end;
+    meanwhile pieces of ``MIN_KEPT_VIEW`` bytes or more that are at least half
+    of their chunk are kept as views, and anything else (small reads, a small
+    tail of a chunk that held earlier frames) is copied into a bytearray.
+    Memory grows only with the bytes actually received (at most about twice
+    them), never with the size the peer announced.
     """
 
     def __init__(self, max_frame_size: int):
         self.max_frame_size = max_frame_size
         self._head = b""  # a length prefix split across feeds
-        self._partial: bytearray | None = None  # the frame being assembled across feeds
+        self._parts: list = []  # pieces of the frame being assembled: views of whole chunks, bytearrays
+        self._have = 0
         self._need = -1  # size of the frame being assembled, -1 while reading its length
 
     @property
     def buffered(self) -> int:
-        return len(self._head) + (len(self._partial) if self._partial is not None else 0)
+        return len(self._head) + self._have
 
     def feed(self, data) -> list:
         """Add received bytes; return every frame they complete (bytes-like), in order."""
@@ -51,24 +60,35 @@ class FrameReader:
                 if size < 0 or size > self.max_frame_size:
                     raise FrameError(f"frame size {size} outside [0, {self.max_frame_size}]")
                 self._need = size
-            partial = self._partial
-            missing = self._need - (len(partial) if partial is not None else 0)
+            missing = self._need - self._have
             if end - pos < missing:
                 if end > pos:
-                    # Copied, not viewed: a view would pin the whole received chunk.
-                    if partial is None:
-                        self._partial = bytearray(view[pos:end])
-                    else:
-                        partial += view[pos:end]
+                    self._keep(view, pos, end)
                 return frames
-            if partial is not None:
-                partial += view[pos:pos + missing]
-                frames.append(partial)
-                self._partial = None
-            else:
-                frames.append(view[pos:pos + missing])
+            piece = view[pos:pos + missing]
             pos += missing
+            parts = self._parts
+            if not parts:
+                frames.append(piece)
+            elif len(parts) == 1 and type(parts[0]) is bytearray:
+                parts[0] += piece
+                frames.append(parts[0])
+            else:
+                parts.append(piece)
+                frames.append(b"".join(parts))
+            self._parts, self._have = [], 0
             self._need = -1
+
+    def _keep(self, view: memoryview, pos: int, end: int) -> None:
+        parts = self._parts
+        size = end - pos
+        if size >= MIN_KEPT_VIEW and 2 * size >= len(view):
+            parts.append(view[pos:end])  # no copy; it pins at most twice its own size of the chunk
+        elif parts and type(parts[-1]) is bytearray:
+            parts[-1] += view[pos:end]
+        else:
+            parts.append(bytearray(view[pos:end]))
+        self._have += size
 
 
 def frame(payload: bytes | bytearray) -> bytes:

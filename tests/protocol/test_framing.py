@@ -3,6 +3,9 @@
 import struct
 import tracemalloc
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from protocol.framing import FrameReader
 
 
@@ -38,3 +41,18 @@ def test_a_trickled_frame_completes_intact_and_a_whole_one_stays_a_view():
     whole = reader.feed(data)
     assert [bytes(f) for f in whole] == [payload, payload]
     assert all(isinstance(f, memoryview) and f.obj is data for f in whole), "a frame read whole is not copied"
+
+
+@given(st.lists(st.binary(min_size=0, max_size=30_000), min_size=1, max_size=4),
+       st.lists(st.integers(1, 20_000), min_size=1, max_size=30))
+@settings(max_examples=60, deadline=None)
+def test_large_frames_reassemble_from_any_chunking(payloads, cuts):
+    """Chunks big enough to be kept as views and small ones copied, mixed in one frame."""
+    stream = b"".join(struct.pack(">i", len(x)) + x for x in payloads)
+    reader = FrameReader(1 << 20)
+    frames, pos, i = [], 0, 0
+    while pos < len(stream):
+        step = cuts[i % len(cuts)]
+        frames += reader.feed(bytes(stream[pos:pos + step]))
+        pos, i = pos + step, i + 1
+    assert [bytes(f) for f in frames] == payloads and reader.buffered == 0
