@@ -11,24 +11,34 @@ import ipaddress
 import socket
 from collections import Counter
 
+from .config import ConfigError
 
-def client_ip(peername) -> str:
-    """The peer's address as one spelling: an IPv4 client of a dual-stack socket is its IPv4 address."""
-    if not peername:
-        return ""
-    try:
-        address = ipaddress.ip_address(peername[0].split("%", 1)[0])
-    except ValueError:
-        return peername[0]
+
+def _canonical(text: str) -> str:
+    """One spelling per address: an IPv4-mapped IPv6 address (a dual-stack socket's IPv4 client) is IPv4."""
+    address = ipaddress.ip_address(text.split("%", 1)[0])
     mapped = getattr(address, "ipv4_mapped", None)
     return str(mapped or address)
 
 
+def client_ip(peername) -> str:
+    if not peername:
+        return ""
+    try:
+        return _canonical(peername[0])
+    except ValueError:
+        return peername[0]
+
+
 def _resolve(host: str) -> str:
     try:
-        return str(ipaddress.ip_address(host))
+        return _canonical(host)
     except ValueError:
+        pass
+    try:
         return client_ip(socket.getaddrinfo(host, None)[0][4])  # the first address, as InetAddress.getByName
+    except OSError as exc:
+        raise ConfigError(f"max.connections.per.ip.overrides: cannot resolve {host!r}: {exc}") from None
 
 
 class ConnectionQuotas:

@@ -9,6 +9,7 @@ from protocol.api_keys import ApiKey
 from protocol.connection import ClientConnection
 from protocol.messages import api_versions
 from tests.broker_process import BrokerProcess
+from tests.integration.test_cli import run_broker
 
 
 class RawClient:
@@ -96,3 +97,13 @@ async def test_a_connection_idle_for_connections_max_idle_ms_is_closed(tmp_path)
         client.close()
     finally:
         broker.stop()
+
+
+def test_connection_limit_settings_are_checked_at_startup(tmp_path):
+    result = run_broker("--data-dir", str(tmp_path), "--override", "max.connections.per.ip=0")
+    assert result.returncode == 2 and "max.connections.per.ip can be set to zero only if" in result.stderr
+    result = run_broker("--data-dir", str(tmp_path), "--override", "max.connections.per.ip.overrides=a b:1")
+    assert result.returncode == 2 and "expected host:count" in result.stderr
+    result = run_broker("--data-dir", str(tmp_path), "--override",
+                        "max.connections.per.ip.overrides=no-such-host.invalid:3")
+    assert result.returncode == 2 and "cannot resolve 'no-such-host.invalid'" in result.stderr
