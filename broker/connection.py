@@ -114,7 +114,8 @@ class KafkaConnection(asyncio.Protocol):
                 self._queued_bytes += request.size
             self._queue.extend(requests)
             self._request_ready.set()
-            self._update_reading()
+            if not self._reading_paused:
+                self._update_reading()
 
     def pause_writing(self):
         self._drained.clear()
@@ -190,7 +191,8 @@ class KafkaConnection(asyncio.Protocol):
                     await self._drain_to(max(room, 0))
                 request = queue.popleft()
                 self._queued_bytes -= request.size
-                self._update_reading()
+                if self._reading_paused:
+                    self._update_reading()
                 try:
                     response = await self._dispatch(request, self._client_host)
                 except (ClosingError, DecodeError) as exc:
@@ -203,9 +205,10 @@ class KafkaConnection(asyncio.Protocol):
                     transport.close()
                     return
                 if response is not None and not transport.is_closing():
+                    # What stays unsent counts against the bound when more requests arrive (data_received)
+                    # and before the next one is handled (above).
                     transport.write(response)
                     self._last_active_ms = self._clock.now_ms()
-                    self._update_reading()
         except asyncio.CancelledError:
             pass
 

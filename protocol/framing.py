@@ -69,14 +69,15 @@ class FrameReader:
             pos += missing
             parts = self._parts
             if not parts:
-                frames.append(piece)
-            elif len(parts) == 1 and type(parts[0]) is bytearray:
-                parts[0] += piece
-                frames.append(parts[0])
+                frames.append(piece)  # arrived whole: no copy
             else:
-                parts.append(piece)
-                frames.append(b"".join(parts))
-            self._parts, self._have = [], 0
+                if len(parts) == 1 and type(parts[0]) is bytearray:
+                    parts[0] += piece
+                    frames.append(parts[0])
+                else:
+                    parts.append(piece)
+                    frames.append(b"".join(parts))
+                self._parts, self._have = [], 0
             self._need = -1
 
     def _keep(self, view: memoryview, pos: int, end: int) -> None:
