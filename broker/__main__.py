@@ -53,8 +53,12 @@ def load_config(args: argparse.Namespace) -> BrokerConfig:
 
 
 async def serve(context: BrokerContext, started: float) -> None:
+    try:
+        server = Server(context, Dispatcher(context))
+    except ConfigError as exc:
+        log.error("configuration error: %s", exc)
+        raise SystemExit(2) from None
     context.open()
-    server = Server(context, Dispatcher(context))
     try:
         await server.start()
     except OSError as exc:

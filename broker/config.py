@@ -8,6 +8,7 @@ list (replication, quotas, SASL, ...) has nothing to act on in one process.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -85,6 +86,21 @@ def _listener(text: str) -> str:
     return value
 
 
+_HOST_CHARACTERS = re.compile(r"[0-9a-zA-Z\-%._:]*")  # the characters Kafka accepts in a host
+
+
+def _host_counts(text: str) -> dict[str, int]:
+    """Kafka's "host:count,host:count" map (split at the last colon, so IPv6 addresses fit)."""
+    counts = {}
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        host, sep, count = item.rpartition(":")
+        host = host.strip()
+        if not sep or not host or not _HOST_CHARACTERS.fullmatch(host):
+            raise ValueError(f"expected host:count, got {item!r}")
+        counts[host] = _int(0)(count)
+    return counts
+
+
 @dataclass(frozen=True)
 class Setting:
     parse: Callable[[str], Any]
@@ -123,6 +139,19 @@ SETTINGS: dict[str, Setting] = {
     "log.flush.scheduler.interval.ms": Setting(_int(1), 1000, "how often the time-based flush checks"),
     "message.max.bytes": Setting(_int(0), 1048588, "largest record batch a topic accepts"),
     "socket.request.max.bytes": Setting(_int(1), 104857600, "largest request frame; refused before allocation"),
+    # Weir's own: Kafka bounds a connection by muting it while one response is in flight and has no
+    # per-connection byte setting (queued.max.request.bytes is one broker-wide pool of request bytes
+    # only). Weir lets a connection work ahead on pipelined requests up to this many bytes held for it:
+    # requests read but not yet handled plus responses not yet sent. Over it, the broker stops reading
+    # from the socket and stops handling that connection's next request until the client drains its
+    # responses. One response larger than the bound is still sent whole; 0 handles one request at a time.
+    "weir.connection.max.held.bytes": Setting(
+        _int(0), 16 * 1024 * 1024, "bytes held per connection (queued requests + unsent responses)"),
+    "connections.max.idle.ms": Setting(_int(), 600000, "close a connection with no activity this long; -1 never"),
+    "max.connections": Setting(_int(0), 2147483647, "most connections the broker accepts at once"),
+    "max.connections.per.ip": Setting(_int(0), 2147483647, "most connections from one ip address"),
+    "max.connections.per.ip.overrides": Setting(
+        _host_counts, {}, "per-ip or hostname limits instead of max.connections.per.ip, e.g. host:100,127.0.0.1:200"),
     "producer.id.expiration.ms": Setting(_int(1), 86400000, "drop idle producer state after this"),
     "offsets.topic.num.partitions": Setting(_int(1), 50, "partitions of __consumer_offsets"),
     "group.min.session.timeout.ms": Setting(_int(1), 6000, "shortest session.timeout.ms a consumer may ask for"),
@@ -221,6 +250,9 @@ class BrokerConfig:
                 self._explicit[name] = setting.parse(text)
             except ValueError as exc:
                 raise ConfigError(f"invalid value {text!r} for {name}: {exc}") from None
+        if self["max.connections.per.ip"] == 0 and not self["max.connections.per.ip.overrides"]:
+            raise ConfigError("max.connections.per.ip can be set to zero only if "
+                              "max.connections.per.ip.overrides is set")  # as Kafka's KafkaConfig requires
 
     def __getitem__(self, name: str) -> Any:
         if name in self.dynamic_node:

@@ -23,6 +23,7 @@ class RawRequest:
     """A framed request whose header is parsed and whose body is still bytes."""
     header: RequestHeader
     body: memoryview
+    size: int  # bytes of the frame (after its length prefix), what holding it costs
 
 
 class ServerConnection:
@@ -36,7 +37,7 @@ class ServerConnection:
         for payload in self._frames.feed(data):
             view = memoryview(payload)
             header, body_start = decode_request_header(view)
-            requests.append(RawRequest(header, view[body_start:]))
+            requests.append(RawRequest(header, view[body_start:], len(view)))
         return requests
 
     @staticmethod

@@ -13,18 +13,28 @@ class FrameError(p.DecodeError):
     """The peer sent a frame size we refuse; the connection must close."""
 
 
+#: A piece of a frame at least this big (and at least half of the chunk it came in) is kept as a
+#: view while its frame is assembled; a smaller piece is copied into a bytearray, so that a peer
+#: trickling bytes costs about a byte per byte and not a view (~200 bytes) per read.
+MIN_KEPT_VIEW = 4096
+
+
 class FrameReader:
     """Cuts a byte stream into frames with as few copies as the stream allows.
 
     A frame that arrives inside one ``feed`` is returned as a zero-copy view of
-    that data; one spread over several is joined once. Pieces are kept as they
-    arrive, so memory grows only with bytes actually received.
+    that data. A frame spread over several feeds is joined once at its end;
+    meanwhile pieces of ``MIN_KEPT_VIEW`` bytes or more that are at least half
+    of their chunk are kept as views, and anything else (small reads, a small
+    tail of a chunk that held earlier frames) is copied into a bytearray.
+    Memory grows only with the bytes actually received (at most about twice
+    them), never with the size the peer announced.
     """
 
     def __init__(self, max_frame_size: int):
         self.max_frame_size = max_frame_size
         self._head = b""  # a length prefix split across feeds
-        self._parts: list = []  # pieces of the frame being assembled
+        self._parts: list = []  # pieces of the frame being assembled: views of whole chunks, bytearrays
         self._have = 0
         self._need = -1  # size of the frame being assembled, -1 while reading its length
 
@@ -53,18 +63,33 @@ class FrameReader:
             missing = self._need - self._have
             if end - pos < missing:
                 if end > pos:
-                    self._parts.append(view[pos:end])
-                    self._have += end - pos
+                    self._keep(view, pos, end)
                 return frames
             piece = view[pos:pos + missing]
             pos += missing
-            if self._parts:
-                self._parts.append(piece)
-                frames.append(b"".join(self._parts))
-                self._parts, self._have = [], 0
+            parts = self._parts
+            if not parts:
+                frames.append(piece)  # arrived whole: no copy
             else:
-                frames.append(piece)
+                if len(parts) == 1 and type(parts[0]) is bytearray:
+                    parts[0] += piece
+                    frames.append(parts[0])
+                else:
+                    parts.append(piece)
+                    frames.append(b"".join(parts))
+                self._parts, self._have = [], 0
             self._need = -1
+
+    def _keep(self, view: memoryview, pos: int, end: int) -> None:
+        parts = self._parts
+        size = end - pos
+        if size >= MIN_KEPT_VIEW and 2 * size >= len(view):
+            parts.append(view[pos:end])  # no copy; it pins at most twice its own size of the chunk
+        elif parts and type(parts[-1]) is bytearray:
+            parts[-1] += view[pos:end]
+        else:
+            parts.append(bytearray(view[pos:end]))
+        self._have += size
 
 
 def frame(payload: bytes | bytearray) -> bytes:

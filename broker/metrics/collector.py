@@ -106,13 +106,8 @@ class BrokerCollector(Collector):
     def _connections(self):
         if self.server is None:
             return
-        count = getattr(self.server, "connection_count", None)
-        if count is None:  # before Server.connection_count exists
-            count = len(getattr(self.server, "_connections", ()))
         yield GaugeMetricFamily("kafka_server_socket_server_metrics_connection_count",
-                                "Open client connections", value=count)
-        held = getattr(self.server, "bytes_held", None)
-        if held is not None:
-            yield GaugeMetricFamily("kafka_network_socketserver_memorypoolused",
-                                    "Bytes held for connections: queued requests and unsent responses",
-                                    value=held)
+                                "Open client connections", value=self.server.connection_count)
+        yield GaugeMetricFamily("kafka_network_socketserver_memorypoolused",
+                                "Bytes held for connections: queued requests and unsent responses",
+                                value=self.server.bytes_held)

@@ -102,15 +102,7 @@ class _Server:
     bytes_held = 4096
 
 
-class _OlderServer:
-    """A Server from before ``connection_count``/``bytes_held``."""
-    _connections = {object(), object()}
-
-
-def test_connection_figures_from_the_server_with_a_fallback(context):
+def test_connection_figures_come_from_the_server(context):
     got = samples(context, _Server())
     assert got[("kafka_server_socket_server_metrics_connection_count", ())] == 3
     assert got[("kafka_network_socketserver_memorypoolused", ())] == 4096
-    older = samples(context, _OlderServer())
-    assert older[("kafka_server_socket_server_metrics_connection_count", ())] == 2
-    assert ("kafka_network_socketserver_memorypoolused", ()) not in older

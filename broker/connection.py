@@ -1,0 +1,242 @@
+"""One client connection: frames in, responses out, strictly in request order.
+
+Frames are parsed as they arrive (sans-IO ``ServerConnection``) and queued;
+one task per connection answers them in order, so pipelined requests get their
+responses in request order as Kafka clients require. A frame that cannot be
+parsed closes this connection only.
+
+Flow control. Kafka mutes a connection while one of its responses is in
+flight. Weir lets a connection work ahead on pipelined requests, but bounds
+the bytes it holds for it (``weir.connection.max.held.bytes``): requests read
+and not yet handled plus responses the client has not yet taken (the
+transport's write buffer). Over the bound, reading from the socket stops, and
+the next request waits until the client has drained enough of its responses
+that one more fits. A single response larger than the bound is still sent
+whole, so the most held is about the bound plus one response.
+
+Idle connections (no bytes read or sent for ``connections.max.idle.ms``)
+are closed, as Kafka's selector closes them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import deque
+from dataclasses import dataclass
+
+from protocol.connection import ServerConnection
+from protocol.primitives import DecodeError
+
+from .connection_quotas import client_ip
+from .dispatcher import ClosingError
+
+log = logging.getLogger(__name__)
+
+#: Requests queued per connection before reading pauses, whatever their size: a parsed request
+#: costs a few hundred bytes of objects beyond its frame, which the byte bound does not see.
+MAX_QUEUED_REQUESTS = 64
+
+
+@dataclass
+class ConnectionCounters:
+    """Counts of the connection layer's bounds being met (read by metrics)."""
+    flow_control_pauses: int = 0  # a connection stopped being read because it held too much
+    idle_closed: int = 0
+    refused: int = 0  # over max.connections or max.connections.per.ip
+
+
+@dataclass(frozen=True)
+class ConnectionSettings:
+    max_frame_size: int
+    max_held_bytes: int
+    max_idle_ms: int  # negative: never closed for idleness
+
+    @classmethod
+    def from_config(cls, config) -> "ConnectionSettings":
+        return cls(config["socket.request.max.bytes"], config["weir.connection.max.held.bytes"],
+                   config["connections.max.idle.ms"])
+
+
+class KafkaConnection(asyncio.Protocol):
+    def __init__(self, server, settings: ConnectionSettings):
+        self._server = server  # counts connections in and out (quotas, connection_count)
+        self._dispatch = server.dispatcher.dispatch
+        self._clock = server.context.clock
+        self._counters: ConnectionCounters = server.counters
+        self._max_held = settings.max_held_bytes
+        self._resume_level = settings.max_held_bytes // 2  # hysteresis: no pause/resume per request
+        self._max_idle_ms = settings.max_idle_ms
+        self._codec = ServerConnection(settings.max_frame_size)
+        self._queue: deque = deque()
+        self._queued_bytes = 0
+        self._request_ready = asyncio.Event()
+        self._drained = asyncio.Event()  # set while the transport has not paused our writing
+        self._drained.set()
+        self._reading_paused = False
+        self._transport: asyncio.Transport | None = None
+        self._worker: asyncio.Task | None = None
+        self._idle_timer = None
+        self._last_active_ms = 0
+        self._unsent_at_idle_check = 0
+        self._peer = "?"
+        self._client_host = ""
+        self.ip = ""
+        self.admitted = False
+
+    # ---- asyncio.Protocol ----
+
+    def connection_made(self, transport):
+        self._transport = transport
+        peer = transport.get_extra_info("peername")
+        self._peer = f"{peer[0]}:{peer[1]}" if peer else "?"
+        self._client_host = f"/{peer[0]}" if peer else ""  # as Kafka shows it in DescribeGroups
+        self.ip = client_ip(peer)
+        if not self._server.admit(self):
+            transport.close()
+            return
+        self.admitted = True
+        transport.set_write_buffer_limits(high=self._max_held, low=self._resume_level)
+        self._last_active_ms = self._clock.now_ms()
+        if self._max_idle_ms >= 0:
+            self._idle_timer = self._clock.call_later(self._max_idle_ms / 1000, self._check_idle)
+        self._worker = asyncio.get_running_loop().create_task(self._serve())
+
+    def data_received(self, data):
+        self._last_active_ms = self._clock.now_ms()
+        try:
+            requests = self._codec.receive_data(data)
+        except DecodeError as exc:
+            self._close(f"malformed frame: {exc}")
+            return
+        if requests:
+            for request in requests:
+                self._queued_bytes += request.size
+            self._queue.extend(requests)
+            self._request_ready.set()
+            if not self._reading_paused:
+                self._update_reading()
+
+    def pause_writing(self):
+        self._drained.clear()
+
+    def resume_writing(self):
+        self._last_active_ms = self._clock.now_ms()  # the client took bytes
+        self._drained.set()
+        self._update_reading()
+
+    def connection_lost(self, exc):
+        if self.admitted:
+            self._server.forget(self)
+        if self._idle_timer is not None:
+            self._idle_timer.cancel()
+        if self._worker is not None:
+            self._worker.cancel()
+
+    # ---- bytes held ----
+
+    @property
+    def bytes_held(self) -> int:
+        """Requests read and not yet handled plus responses not yet taken by the client."""
+        unsent = self._transport.get_write_buffer_size() if self._transport is not None else 0
+        return self._queued_bytes + unsent
+
+    def _update_reading(self) -> None:
+        held = self.bytes_held
+        if not self._reading_paused:
+            if held > self._max_held or len(self._queue) >= MAX_QUEUED_REQUESTS:
+                if self._transport.is_closing():
+                    return
+                self._reading_paused = True
+                self._transport.pause_reading()
+                self._counters.flow_control_pauses += 1
+                log.debug("not reading from %s until it drains: %d bytes held (bound %d), %d requests queued",
+                          self._peer, held, self._max_held, len(self._queue))
+        elif held <= self._resume_level and len(self._queue) < MAX_QUEUED_REQUESTS // 2:
+            self._reading_paused = False
+            if not self._transport.is_closing():
+                self._transport.resume_reading()
+
+    async def _drain_to(self, level: int) -> None:
+        """Wait until the client has taken enough that at most ``level`` response bytes are unsent."""
+        transport = self._transport
+        if transport.get_write_buffer_size() <= level:
+            return
+        # The transport calls pause_writing now (the buffer is over the new high mark) unless it
+        # already has, and resume_writing once the buffer is at or below the low mark.
+        transport.set_write_buffer_limits(high=level, low=level)
+        await self._drained.wait()
+        transport.set_write_buffer_limits(high=self._max_held, low=self._resume_level)
+
+    # ---- answering requests in order ----
+
+    async def _serve(self):
+        queue = self._queue
+        transport = self._transport
+        try:
+            while not transport.is_closing():
+                if not queue:
+                    if self._reading_paused:
+                        # Nothing queued: reading resumes once the client takes its responses.
+                        await self._drain_to(self._resume_level)
+                        self._update_reading()
+                        continue
+                    self._request_ready.clear()
+                    await self._request_ready.wait()
+                    continue
+                # Its response will be held too: first let the client drain what is over the bound.
+                # With more queued than the bound, that is everything (handling is then what frees bytes).
+                room = self._max_held - self._queued_bytes
+                if transport.get_write_buffer_size() > max(room, 0):
+                    await self._drain_to(max(room, 0))
+                request = queue.popleft()
+                self._queued_bytes -= request.size
+                if self._reading_paused:
+                    self._update_reading()
+                try:
+                    response = await self._dispatch(request, self._client_host)
+                except (ClosingError, DecodeError) as exc:
+                    self._close(f"{exc} (api key {request.header.api_key} v{request.header.api_version}, "
+                                f"client {request.header.client_id!r})")
+                    return
+                except Exception:
+                    log.exception("unexpected error handling api key %d from %s; closing the connection",
+                                  request.header.api_key, self._peer)
+                    transport.close()
+                    return
+                if response is not None and not transport.is_closing():
+                    # What stays unsent counts against the bound when more requests arrive (data_received)
+                    # and before the next one is handled (above).
+                    transport.write(response)
+                    self._last_active_ms = self._clock.now_ms()
+        except asyncio.CancelledError:
+            pass
+
+    # ---- idleness and closing ----
+
+    def _check_idle(self) -> None:
+        self._idle_timer = None
+        if self._transport.is_closing():
+            return
+        unsent = self._transport.get_write_buffer_size()
+        if unsent < self._unsent_at_idle_check:
+            self._last_active_ms = self._clock.now_ms()  # the client took bytes since the last check
+        self._unsent_at_idle_check = unsent
+        idle_for = self._clock.now_ms() - self._last_active_ms
+        if idle_for >= self._max_idle_ms:
+            self._counters.idle_closed += 1
+            log.debug("closing connection from %s: idle for %d ms (connections.max.idle.ms %d)",
+                      self._peer, idle_for, self._max_idle_ms)
+            self._transport.close()
+            return
+        # now_ms is wall-clock time: a clock stepped back must not push the check out beyond the idle time
+        wait_ms = min(self._max_idle_ms - idle_for, self._max_idle_ms)
+        self._idle_timer = self._clock.call_later(wait_ms / 1000, self._check_idle)
+
+    def _close(self, reason: str) -> None:
+        log.warning("closing connection from %s: %s", self._peer, reason)
+        self._transport.close()
+
+    def close(self) -> None:
+        if self._transport is not None:
+            self._transport.close()
