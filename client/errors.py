@@ -24,7 +24,7 @@ class KafkaTimeoutError(KafkaException):
     """An operation did not finish within its deadline."""
 
 
-class KafkaConnectionError(KafkaException):
+class KafkaConnectionError(KafkaException, ConnectionError):
     """A broker could not be reached or dropped the connection."""
     retriable = True
 
