@@ -112,7 +112,8 @@ class Cluster:
                 errors.append(str(exc))
         raise KafkaConnectionError("no bootstrap server reachable: " + "; ".join(errors))
 
-    async def send(self, node_id: int, api_key: ApiKey, build, *, highest: int | None = None):
+    async def send(self, node_id: int, api_key: ApiKey, build, *, highest: int | None = None,
+                   timeout: float | None = None):
         """Build a request for the negotiated version of ``api_key`` and send it to one broker.
 
         ``build(version)`` returns the request body; it sees the version so it can
@@ -121,7 +122,8 @@ class Cluster:
         connection = await self.connection(node_id)
         version = connection.version_for(api_key, highest)
         try:
-            return await asyncio.wait_for(connection.request(api_key, version, build(version)), self.request_timeout)
+            return await asyncio.wait_for(connection.request(api_key, version, build(version)),
+                                          timeout or self.request_timeout)
         except asyncio.TimeoutError:
             await connection.close()  # a late answer would be matched to the next request
             raise KafkaTimeoutError(f"{api_key.name} to broker {node_id} timed out") from None
