@@ -47,6 +47,10 @@ def parse_bootstrap(servers: str | list[str]) -> list[tuple[str, int]]:
     return found
 
 
+# asyncio.timeout, never wait_for: on Python 3.11 wait_for loses a cancellation that races
+# with the awaited result (gh-86296), which left a cancelled heartbeat task running for good.
+
+
 class Cluster:
     def __init__(self, bootstrap_servers: str | list[str], *, client_id: str = "weir-python",
                  request_timeout_ms: int = 30000, retry_backoff_ms: int = 100):
@@ -85,8 +89,9 @@ class Cluster:
 
     async def _dial(self, host: str, port: int) -> Connection:
         try:
-            connection = await asyncio.wait_for(Connection.open(host, port, self.client_id), self.request_timeout)
-            await asyncio.wait_for(connection.negotiate(), self.request_timeout)
+            async with asyncio.timeout(self.request_timeout):
+                connection = await Connection.open(host, port, self.client_id)
+                await connection.negotiate()
         except (OSError, asyncio.TimeoutError) as exc:
             raise KafkaConnectionError(f"cannot reach {host}:{port}: {exc!r}") from None
         return connection
@@ -122,8 +127,8 @@ class Cluster:
         connection = await self.connection(node_id)
         version = connection.version_for(api_key, highest)
         try:
-            return await asyncio.wait_for(connection.request(api_key, version, build(version)),
-                                          timeout or self.request_timeout)
+            async with asyncio.timeout(timeout or self.request_timeout):
+                return await connection.request(api_key, version, build(version))
         except asyncio.TimeoutError:
             await connection.close()  # a late answer would be matched to the next request
             raise KafkaTimeoutError(f"{api_key.name} to broker {node_id} timed out") from None
@@ -138,8 +143,8 @@ class Cluster:
             topics=None if topics is None else [metadata.RequestTopic(name=t) for t in topics],
             allow_auto_topic_creation=allow_auto_create)
         try:
-            response = await asyncio.wait_for(connection.request(ApiKey.METADATA, version, request),
-                                              self.request_timeout)
+            async with asyncio.timeout(self.request_timeout):
+                response = await connection.request(ApiKey.METADATA, version, request)
         except asyncio.TimeoutError:
             await connection.close()
             raise KafkaTimeoutError("Metadata timed out") from None
@@ -186,9 +191,9 @@ class Cluster:
             return cached
         connection = await self.any_connection()
         version = connection.version_for(ApiKey.FIND_COORDINATOR, 3)  # v4 batches keys; one is enough
-        response = await asyncio.wait_for(connection.request(
-            ApiKey.FIND_COORDINATOR, version, find_coordinator.REQUEST(key=key, key_type=key_type)),
-            self.request_timeout)
+        async with asyncio.timeout(self.request_timeout):
+            response = await connection.request(
+                ApiKey.FIND_COORDINATOR, version, find_coordinator.REQUEST(key=key, key_type=key_type))
         raise_for(response.error_code, response.error_message)
         self.nodes.setdefault(response.node_id, Node(response.node_id, response.host, response.port))
         self._coordinators[(key_type, key)] = response.node_id

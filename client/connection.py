@@ -61,19 +61,23 @@ class Connection:
         """Write one request now (so requests go out in call order); the future gets its response."""
         if self.closed:
             raise KafkaConnectionError("connection closed")
+        frame = self._codec.send_request(api_key, version, body)  # may raise: nothing is queued then
         future = asyncio.get_running_loop().create_future()
         self._waiting.append(future)
-        self._writer.write(self._codec.send_request(api_key, version, body))
+        self._writer.write(frame)
         return future
 
     async def drain(self) -> None:
         """Wait while the socket's send buffer is over its high-water mark."""
-        await self._writer.drain()
+        try:
+            await self._writer.drain()
+        except OSError as exc:  # ConnectionResetError and friends: the reader fails the waiters too
+            raise KafkaConnectionError(f"connection lost: {exc!r}") from None
 
     async def request(self, api_key: int, version: int, body):
         """Send one request and wait for its response."""
         future = self.submit(api_key, version, body)
-        await self._writer.drain()
+        await self.drain()
         return await future
 
     async def send(self, api_key: int, version: int, body) -> None:

@@ -82,6 +82,7 @@ class GroupMembership:
         self.owned: set[TopicPartition] = set()
         self.rejoin_needed = asyncio.Event()
         self.last_poll = time.monotonic()
+        self.rebalancing = False  # heartbeats pause while joining, as the Java client's do
         self._heartbeat_task: asyncio.Task | None = None
 
     # ------------------------------------------------------------------ joining
@@ -97,6 +98,7 @@ class GroupMembership:
         self.last_poll = time.monotonic()
         while self.rejoin_needed.is_set():
             self.rejoin_needed.clear()
+            self.rebalancing = True
             try:
                 await self._rebalance()
             except (KafkaConnectionError, BrokerResponseError) as exc:
@@ -105,6 +107,8 @@ class GroupMembership:
                 log.info("group %s: rejoining after %s", self.group_id, exc)
                 self.rejoin_needed.set()
                 await asyncio.sleep(self.cluster.retry_backoff)  # retry.backoff.ms before rejoining
+            finally:
+                self.rebalancing = False
 
     async def _rebalance(self) -> None:
         cooperative = self.protocol is not None and ASSIGNORS[self.protocol].protocol == COOPERATIVE
@@ -201,15 +205,18 @@ class GroupMembership:
                 await self._leave()
                 await self._lose()
                 return
-            if self.rejoin_needed.is_set() or self.generation_id < 0:
+            if self.rebalancing or self.rejoin_needed.is_set() or self.generation_id < 0:
                 continue
+            generation, member = self.generation_id, self.member_id
             try:
                 answer = await self._coordinator_request(ApiKey.HEARTBEAT, lambda v: heartbeat.REQUEST(
-                    group_id=self.group_id, generation_id=self.generation_id, member_id=self.member_id,
+                    group_id=self.group_id, generation_id=generation, member_id=member,
                     group_instance_id=self.group_instance_id), highest=3)
             except KafkaException as exc:
                 log.debug("heartbeat failed: %s", exc)
                 continue
+            if self.rebalancing or (generation, member) != (self.generation_id, self.member_id):
+                continue  # a rebalance started meanwhile: this answer is about the old generation
             if answer.error_code == Errors.REBALANCE_IN_PROGRESS:
                 self.rejoin_needed.set()
             elif answer.error_code in _RESET_MEMBER:

@@ -103,24 +103,33 @@ class Sender:
     def wake(self) -> None:
         self.accumulator.data_ready.set()
 
+    @property
+    def requests_in_flight(self) -> int:
+        return len(self._requests)
+
     # ------------------------------------------------------------------ the loop
 
     async def _run(self) -> None:
         ready_event = self.accumulator.data_ready
         while True:
             now = time.monotonic()
-            self._expire(now)
-            if self._metadata_wanted:
-                await self._refresh_metadata()
-            if self._bump_required and not self._requests:
-                await self._bump_epoch()
-            wait = await self._send_ready(now)
+            try:
+                self._expire(now)
+                if self._metadata_wanted:
+                    await self._refresh_metadata()
+                if self._bump_required and not self._requests:
+                    await self._bump_epoch()
+                wait = await self._send_ready(now)
+            except Exception:  # the sender must outlive any one bad pass, or deliveries hang
+                log.exception("producer sender pass failed; retrying")
+                wait = self.retry_backoff
             if self._closing and not self._requests and not any(True for _ in self.accumulator.all_batches()):
                 return
             ready_event.clear()
             try:
-                await asyncio.wait_for(ready_event.wait(), wait)
-            except asyncio.TimeoutError:
+                async with asyncio.timeout(wait):
+                    await ready_event.wait()
+            except TimeoutError:
                 pass
 
     async def _send_ready(self, now: float) -> float:
@@ -207,8 +216,9 @@ class Sender:
 
     async def _await_response(self, node, connection, future, batches) -> None:
         try:
-            response = await asyncio.wait_for(future, self.timeout_ms / 1000 + 5)
-        except asyncio.TimeoutError:
+            async with asyncio.timeout(self.timeout_ms / 1000 + 5):
+                response = await future
+        except TimeoutError:
             await connection.close()  # answers after this would be matched to the wrong requests
             self._fail_request(batches, KafkaTimeoutError(f"Produce to broker {node} timed out"))
         except KafkaConnectionError as exc:

@@ -12,6 +12,12 @@ from tests.compat.test_confluent_kafka import create_topic
 RECORDS = 6000
 
 
+def stopped(pid: int) -> bool:
+    """The process is in state T (stopped by SIGSTOP)."""
+    with open(f"/proc/{pid}/stat") as stat:
+        return stat.read().rsplit(")", 1)[1].split()[0] == "T"
+
+
 async def wait_until(condition, timeout=10.0):
     deadline = time.monotonic() + timeout
     while not condition():
@@ -24,19 +30,22 @@ async def test_idempotent_producer_survives_broker_kill_without_duplicates(broke
     async with Producer(broker.bootstrap, linger_ms=1, batch_size=2048, request_timeout_ms=3000,
                         retry_backoff_ms=50) as producer:
         deliveries = []
+        frozen_at = killed = None
         for i in range(RECORDS):
             deliveries.append(await producer.send(topic_name, str(i).encode(), partition=i % 2))
-            if i % 200 == 0:
+            if i % 100 == 0:
                 await asyncio.sleep(0)  # let the sender run between bursts
             if i == RECORDS // 3:
-                # Freeze the broker so requests are surely unanswered, then kill it mid-request.
+                # Freeze the broker, so requests written from now on are surely never answered...
                 os.kill(broker.process.pid, signal.SIGSTOP)
-                sent_before = producer.sender.requests
-                await wait_until(lambda: producer.sender.requests >= sent_before + 2)
-                broker.kill()
+                await wait_until(lambda: stopped(broker.process.pid))
+                frozen_at = producer.sender.requests
+            if frozen_at is not None and not killed and producer.sender.requests > frozen_at:
+                broker.kill()  # ...and kill it with them outstanding
                 await asyncio.to_thread(broker.start)
+                killed = True
         acked = await asyncio.wait_for(asyncio.gather(*deliveries), 60)
-        assert producer.sender.retries  # the batches in flight at the kill went again
+        assert killed and producer.sender.retries  # the batches in flight at the kill went again
     got = await asyncio.to_thread(read_back, broker.bootstrap, topic_name, 2, RECORDS)
     values = {}
     for (partition, _offset), (_key, value, _headers, _ts) in sorted(got.items()):
