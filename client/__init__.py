@@ -1,8 +1,13 @@
-"""Weir's async Kafka client, built on the same sans-IO codec as the broker.
+"""Weir's asyncio Kafka client, built on the same sans-IO codec as the broker.
 
-For now it holds the connection layer; Producer, Consumer and Admin grow on it.
+``Producer`` and ``Consumer`` speak the Kafka protocol to Weir and to Apache
+Kafka alike; ``Connection`` is the raw request/response layer under them.
 """
 
 from .connection import Connection
+from .consumer import CommitFailedError, Consumer, GroupMetadata, RebalanceListener
+from .producer import Producer
+from .types import ConsumerRecord, OffsetAndMetadata, RecordMetadata, TopicPartition
 
-__all__ = ["Connection"]
+__all__ = ["CommitFailedError", "Connection", "Consumer", "ConsumerRecord", "GroupMetadata", "OffsetAndMetadata",
+           "Producer", "RebalanceListener", "RecordMetadata", "TopicPartition"]

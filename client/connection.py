@@ -9,7 +9,14 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 
+from protocol.api_keys import ApiKey
 from protocol.connection import ClientConnection
+from protocol.errors import Errors
+from protocol.messages import BY_KEY, api_versions
+
+from .errors import KafkaConnectionError, raise_for
+
+CLIENT_SOFTWARE = ("weir-python", "0.1.0")
 
 
 class Connection:
@@ -19,18 +26,58 @@ class Connection:
         self._codec = ClientConnection(client_id)
         self._waiting: deque[asyncio.Future] = deque()
         self._reader_task = asyncio.get_running_loop().create_task(self._read_loop())
+        self.versions: dict[int, tuple[int, int]] = {}  # api key -> the broker's (min, max)
 
     @classmethod
     async def open(cls, host: str, port: int, client_id: str = "weir-client") -> "Connection":
         reader, writer = await asyncio.open_connection(host, port)
         return cls(reader, writer, client_id)
 
-    async def request(self, api_key: int, version: int, body):
-        """Send one request and wait for its response."""
+    @property
+    def closed(self) -> bool:
+        return self._reader_task.done()
+
+    async def negotiate(self) -> None:
+        """Learn the broker's version ranges (ApiVersions v3, or v0 for brokers that refuse it)."""
+        request = api_versions.REQUEST(client_software_name=CLIENT_SOFTWARE[0],
+                                       client_software_version=CLIENT_SOFTWARE[1])
+        response = await self.request(ApiKey.API_VERSIONS, 3, request)
+        if response.error_code == Errors.UNSUPPORTED_VERSION:
+            response = await self.request(ApiKey.API_VERSIONS, 0, request)
+        raise_for(response.error_code, "ApiVersions")
+        self.versions = {entry.api_key: (entry.min_version, entry.max_version) for entry in response.api_keys}
+
+    def version_for(self, api_key: int, highest: int | None = None) -> int:
+        """The highest version both sides speak (capped at ``highest``)."""
+        ours = BY_KEY[api_key].REQUEST.versions
+        theirs = self.versions.get(api_key)
+        top = ours[1] if highest is None else min(ours[1], highest)
+        if theirs is None or max(ours[0], theirs[0]) > min(top, theirs[1]):
+            raise_for(Errors.UNSUPPORTED_VERSION, f"{ApiKey(api_key).name}: broker serves {theirs}, "
+                                                 f"we speak {ours[0]}-{top}")
+        return min(top, theirs[1])
+
+    def submit(self, api_key: int, version: int, body) -> asyncio.Future:
+        """Write one request now (so requests go out in call order); the future gets its response."""
+        if self.closed:
+            raise KafkaConnectionError("connection closed")
+        frame = self._codec.send_request(api_key, version, body)  # may raise: nothing is queued then
         future = asyncio.get_running_loop().create_future()
         self._waiting.append(future)
-        self._writer.write(self._codec.send_request(api_key, version, body))
-        await self._writer.drain()
+        self._writer.write(frame)
+        return future
+
+    async def drain(self) -> None:
+        """Wait while the socket's send buffer is over its high-water mark."""
+        try:
+            await self._writer.drain()
+        except OSError as exc:  # ConnectionResetError and friends: the reader fails the waiters too
+            raise KafkaConnectionError(f"connection lost: {exc!r}") from None
+
+    async def request(self, api_key: int, version: int, body):
+        """Send one request and wait for its response."""
+        future = self.submit(api_key, version, body)
+        await self.drain()
         return await future
 
     async def send(self, api_key: int, version: int, body) -> None:
@@ -39,7 +86,7 @@ class Connection:
         await self._writer.drain()
 
     async def _read_loop(self) -> None:
-        error: BaseException = ConnectionError("connection closed by the broker")
+        error: BaseException = KafkaConnectionError("connection closed by the broker")
         try:
             while True:
                 data = await self._reader.read(256 * 1024)
@@ -50,7 +97,7 @@ class Connection:
                     if not future.done():
                         future.set_result(response)
         except Exception as exc:  # decode errors end the connection like a close does
-            error = exc
+            error = KafkaConnectionError(f"connection lost: {exc!r}")
         finally:
             while self._waiting:
                 future = self._waiting.popleft()

@@ -1,0 +1,254 @@
+"""Positions of the assigned partitions and the fetches that move them.
+
+One background task keeps at most one Fetch in flight per broker for the
+partitions it leads that have a position, are not paused and have nothing
+buffered; answers are decoded (read_committed filtering included) into a
+buffer the consumer drains. A seek or a reassignment while a fetch is in
+flight makes its answer stale: records are kept only if the position they
+were fetched from is still the partition's position, as in the Java client.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass, field
+
+from protocol.api_keys import ApiKey
+from protocol.errors import Errors
+from protocol.messages import fetch, list_offsets
+
+from ..errors import BrokerResponseError, KafkaException, error_for, raise_for
+from ..types import ConsumerRecord, TopicPartition
+from .fetched import visible_records
+
+log = logging.getLogger(__name__)
+
+EARLIEST, LATEST = -2, -1
+READ_UNCOMMITTED, READ_COMMITTED = 0, 1
+
+
+class OffsetOutOfRangeError(KafkaException):
+    """The position is outside the log and auto_offset_reset is 'none'."""
+
+
+@dataclass(slots=True)
+class PartitionState:
+    fetch_position: int | None = None  # where the next fetch starts; None until known
+    paused: bool = False
+    high_watermark: int = -1
+    last_stable_offset: int = -1
+    log_start_offset: int = -1
+    buffered: list[ConsumerRecord] = field(default_factory=list)
+    error: BaseException | None = None
+
+    @property
+    def position(self) -> int | None:
+        """Offset of the next record the application gets (Java's ``position()``)."""
+        return self.buffered[0].offset if self.buffered else self.fetch_position
+
+
+class Fetcher:
+    def __init__(self, cluster, *, isolation_level: int, auto_offset_reset: str, fetch_max_wait_ms: int,
+                 fetch_min_bytes: int, fetch_max_bytes: int, max_partition_fetch_bytes: int,
+                 retry_backoff_ms: int):
+        self.cluster = cluster
+        self.isolation_level = isolation_level
+        self.auto_offset_reset = auto_offset_reset
+        self.max_wait_ms = fetch_max_wait_ms
+        self.min_bytes = fetch_min_bytes
+        self.max_bytes = fetch_max_bytes
+        self.partition_max_bytes = max_partition_fetch_bytes
+        self.retry_backoff = retry_backoff_ms / 1000
+        self.states: dict[TopicPartition, PartitionState] = {}
+        self.records_ready = asyncio.Event()
+        self._wake = asyncio.Event()
+        self._in_flight: set[int] = set()  # broker ids with a Fetch outstanding
+        self._task: asyncio.Task | None = None
+
+    # ------------------------------------------------------------------ assignment and positions
+
+    def assign(self, partitions) -> None:
+        wanted = set(partitions)
+        for tp in list(self.states):
+            if tp not in wanted:
+                del self.states[tp]
+        for tp in wanted:
+            self.states.setdefault(tp, PartitionState())
+        self._wake.set()
+
+    def seek(self, tp: TopicPartition, offset: int) -> None:
+        state = self._state(tp)
+        state.fetch_position = offset
+        state.buffered = []
+        state.error = None
+        self._wake.set()
+
+    def _state(self, tp: TopicPartition) -> PartitionState:
+        state = self.states.get(tp)
+        if state is None:
+            raise KafkaException(f"{tp} is not assigned to this consumer")
+        return state
+
+    async def list_offsets(self, timestamps: dict[TopicPartition, int]) -> dict[TopicPartition, tuple[int, int]]:
+        """ListOffsets per leader: {tp: (offset, timestamp)}; -1 offsets where none is found."""
+        by_node: dict[int, list[TopicPartition]] = {}
+        for tp in timestamps:
+            await self.cluster.partitions_for(tp.topic)
+            by_node.setdefault(self.cluster.leader(*tp), []).append(tp)
+        found = {}
+        for node, partitions in by_node.items():
+            topics: dict[str, list] = {}
+            for tp in partitions:
+                topics.setdefault(tp.topic, []).append(
+                    list_offsets.RequestPartition(partition_index=tp.partition, timestamp=timestamps[tp]))
+            response = await self.cluster.send(node, ApiKey.LIST_OFFSETS, lambda _v: list_offsets.REQUEST(
+                replica_id=-1, isolation_level=self.isolation_level,
+                topics=[list_offsets.RequestTopic(name=name, partitions=parts) for name, parts in topics.items()]))
+            for topic in response.topics:
+                for answer in topic.partitions:
+                    raise_for(answer.error_code, f"ListOffsets {topic.name}-{answer.partition_index}")
+                    found[TopicPartition(topic.name, answer.partition_index)] = (answer.offset, answer.timestamp)
+        return found
+
+    async def reset_positions(self, partitions) -> None:
+        """Positions by auto_offset_reset for partitions that have none."""
+        if not partitions:
+            return
+        if self.auto_offset_reset not in ("earliest", "latest"):
+            raise OffsetOutOfRangeError(f"no committed offset for {sorted(partitions)} and auto_offset_reset=none")
+        spec = EARLIEST if self.auto_offset_reset == "earliest" else LATEST
+        for tp, (offset, _ts) in (await self.list_offsets({tp: spec for tp in partitions})).items():
+            state = self.states.get(tp)
+            if state is not None and state.fetch_position is None:
+                state.fetch_position = offset
+        self._wake.set()
+
+    # ------------------------------------------------------------------ the fetch loop
+
+    def start(self) -> None:
+        self._task = asyncio.get_running_loop().create_task(self._run())
+
+    async def close(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    async def _run(self) -> None:
+        while True:
+            self._wake.clear()
+            needs_metadata = False
+            by_node: dict[int, list[TopicPartition]] = {}
+            for tp, state in self.states.items():
+                if state.fetch_position is None or state.paused or state.buffered or state.error:
+                    continue
+                leader = self.cluster.leader(*tp)
+                if leader < 0:
+                    needs_metadata = True
+                elif leader not in self._in_flight:
+                    by_node.setdefault(leader, []).append(tp)
+            for node, partitions in by_node.items():
+                self._in_flight.add(node)
+                asyncio.get_running_loop().create_task(self._fetch(node, partitions))
+            if needs_metadata:
+                await self._refresh([tp.topic for tp in self.states])
+            await self._wake.wait()
+
+    async def _refresh(self, topics) -> None:
+        try:
+            await self.cluster.refresh(sorted(set(topics)), allow_auto_create=False)
+        except KafkaException as exc:
+            log.debug("metadata refresh failed: %s", exc)
+        await asyncio.sleep(self.retry_backoff)  # retry.backoff.ms between attempts
+        self._wake.set()
+
+    async def _fetch(self, node: int, partitions: list[TopicPartition]) -> None:
+        offsets = {tp: self.states[tp].fetch_position for tp in partitions}
+        topics: dict[str, list] = {}
+        for tp, offset in offsets.items():
+            topics.setdefault(tp.topic, []).append(fetch.FetchPartition(
+                partition=tp.partition, fetch_offset=offset, partition_max_bytes=self.partition_max_bytes))
+        try:
+            response = await self.cluster.send(node, ApiKey.FETCH, lambda _v: fetch.REQUEST(
+                max_wait_ms=self.max_wait_ms, min_bytes=self.min_bytes, max_bytes=self.max_bytes,
+                isolation_level=self.isolation_level, session_id=0, session_epoch=-1,
+                topics=[fetch.FetchTopic(topic=name, partitions=parts) for name, parts in topics.items()]))
+            raise_for(response.error_code, "Fetch")
+            for topic in response.responses:
+                for answer in topic.partitions:
+                    tp = TopicPartition(topic.topic, answer.partition_index)
+                    if offsets.get(tp) is not None:
+                        self._accept(tp, offsets[tp], answer)
+        except KafkaException as exc:
+            log.debug("fetch from broker %d failed: %s", node, exc)
+            if not isinstance(exc, BrokerResponseError) or exc.retriable:
+                await self._refresh([tp.topic for tp in partitions])
+        finally:
+            self._in_flight.discard(node)
+            self._wake.set()
+
+    def _accept(self, tp: TopicPartition, fetched_from: int, answer) -> None:
+        state = self.states.get(tp)
+        if state is None or state.fetch_position != fetched_from or state.buffered:
+            return  # seeked, reassigned or paused meanwhile: this answer is stale
+        code = answer.error_code
+        if code == Errors.OFFSET_OUT_OF_RANGE:
+            if self.auto_offset_reset in ("earliest", "latest"):
+                state.fetch_position = None
+                asyncio.get_running_loop().create_task(self._reset_after_out_of_range(tp))
+            else:
+                state.error = OffsetOutOfRangeError(f"offset {fetched_from} is out of range for {tp}")
+                self.records_ready.set()
+            return
+        if code:
+            error = error_for(code)(f"Fetch {tp}")
+            if not error.retriable:
+                state.error = error
+                self.records_ready.set()
+            return
+        state.high_watermark = answer.high_watermark
+        state.last_stable_offset = answer.last_stable_offset
+        state.log_start_offset = answer.log_start_offset
+        if not answer.records:
+            return
+        records, next_position = visible_records(tp.topic, tp.partition, answer.records, fetched_from,
+                                                 answer.aborted_transactions,
+                                                 self.isolation_level == READ_COMMITTED)
+        state.fetch_position = next_position
+        if records:
+            state.buffered = records
+            self.records_ready.set()
+
+    async def _reset_after_out_of_range(self, tp: TopicPartition) -> None:
+        try:
+            await self.reset_positions([tp])
+        except KafkaException as exc:
+            state = self.states.get(tp)
+            if state is not None:
+                state.error = exc
+                self.records_ready.set()
+
+    # ------------------------------------------------------------------ draining
+
+    def drain(self, max_records: int) -> dict[TopicPartition, list[ConsumerRecord]]:
+        """Take up to ``max_records`` buffered records; raises a partition's fetch error first."""
+        out: dict[TopicPartition, list[ConsumerRecord]] = {}
+        taken = 0
+        for tp, state in self.states.items():
+            if state.error is not None:
+                error, state.error = state.error, None
+                raise error
+            if not state.buffered or state.paused or taken >= max_records:
+                continue
+            chunk = state.buffered[:max_records - taken]
+            state.buffered = state.buffered[len(chunk):]
+            out[tp] = chunk
+            taken += len(chunk)
+        if not any(state.buffered for state in self.states.values()):
+            self.records_ready.clear()
+        if out:
+            self._wake.set()
+        return out

@@ -1,0 +1,3 @@
+from .producer import Producer
+
+__all__ = ["Producer"]

@@ -1,0 +1,108 @@
+"""Per-partition queues of batches that ``send()`` fills and the sender drains.
+
+A batch is ready when it is full, has waited ``linger_ms``, or a flush is
+under way. Bytes held are bounded by ``buffer_memory``: ``send()`` waits for
+the sender to free room, as the Java client's ``buffer.memory`` does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import deque
+
+from protocol.compression import Compression
+
+from ..types import TopicPartition
+from .batch import ProducerBatch
+
+
+class Accumulator:
+    def __init__(self, *, batch_size: int, linger_ms: int, compression: Compression, buffer_memory: int):
+        self.batch_size = batch_size
+        self.linger = linger_ms / 1000
+        self.compression = compression
+        self.buffer_memory = buffer_memory
+        self.queues: dict[TopicPartition, deque[ProducerBatch]] = {}
+        self.bytes_held = 0
+        self.flushes = 0  # flush() calls in progress: everything is ready meanwhile
+        self.data_ready = asyncio.Event()  # wakes the sender
+        self._room = asyncio.Event()
+        self._room.set()
+
+    async def wait_for_room(self) -> None:
+        while self.bytes_held >= self.buffer_memory:
+            self._room.clear()
+            await self._room.wait()
+
+    def append(self, tp: TopicPartition, timestamp: int, key, value, headers,
+               future: asyncio.Future) -> int:
+        """Add one record to the partition's open batch (opening one if needed); the bytes it took."""
+        queue = self.queues.get(tp)
+        if queue is None:
+            queue = self.queues[tp] = deque()
+        batch = queue[-1] if queue and not queue[-1].closed else None
+        if batch is not None and batch.size + record_size_bound(key, value, headers) > self.batch_size and batch.record_count:
+            batch.closed = True
+            self.data_ready.set()
+            batch = None
+        if batch is None:
+            batch = ProducerBatch(tp, self.compression, time.monotonic())
+            queue.append(batch)
+            self.bytes_held += batch.size  # its header; released with the batch's whole size
+            self.data_ready.set()  # the sender times this batch's linger
+        added = batch.append(timestamp, key, value, headers, future)
+        self.bytes_held += added
+        if batch.size >= self.batch_size:
+            batch.closed = True
+            self.data_ready.set()
+        return added
+
+    def ready(self, now: float) -> tuple[list[TopicPartition], float | None]:
+        """Partitions whose head batch may go now, and how long until the next one may."""
+        ready, wait = [], None
+        for tp, queue in self.queues.items():
+            if not queue:
+                continue
+            head = queue[0]
+            due = head.retry_at if head.attempts else head.created + self.linger
+            if due <= now or (not head.attempts and (head.closed or len(queue) > 1 or self.flushes)):
+                ready.append(tp)
+            else:
+                wait = due - now if wait is None else min(wait, due - now)
+        return ready, wait
+
+    def head(self, tp: TopicPartition) -> ProducerBatch:
+        return self.queues[tp][0]
+
+    def pop_head(self, tp: TopicPartition) -> ProducerBatch:
+        batch = self.queues[tp].popleft()
+        batch.closed = True
+        return batch
+
+    def requeue(self, batch: ProducerBatch) -> None:
+        """Put a batch back for a retry, ahead of every batch with a later sequence."""
+        queue = self.queues.setdefault(batch.tp, deque())
+        index = 0
+        while index < len(queue) and 0 <= queue[index].base_sequence < batch.base_sequence:
+            index += 1
+        queue.insert(index, batch)
+        self.data_ready.set()
+
+    def release(self, batch: ProducerBatch) -> None:
+        """A batch is done (acknowledged or failed): its bytes no longer count."""
+        self.bytes_held -= batch.size
+        if self.bytes_held < self.buffer_memory:
+            self._room.set()
+
+    def all_batches(self):
+        for queue in self.queues.values():
+            yield from queue
+
+
+def record_size_bound(key, value, headers) -> int:
+    """Upper bound of one record's encoded size, to decide whether it still fits a batch."""
+    size = 21 + (len(key) if key else 0) + (len(value) if value else 0)
+    for name, header_value in headers or ():
+        size += 10 + len(name) * 3 + (len(header_value) if header_value else 0)
+    return size

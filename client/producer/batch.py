@@ -1,0 +1,63 @@
+"""One batch of records bound for one partition, and the futures of its records."""
+
+from __future__ import annotations
+
+import asyncio
+
+from protocol.compression import Compression
+from protocol.record_builder import BatchBuilder
+
+from ..types import RecordMetadata, TopicPartition
+
+
+class ProducerBatch:
+    __slots__ = ("tp", "builder", "futures", "timestamps", "created", "base_sequence", "producer_id",
+                 "producer_epoch", "attempts", "retry_at", "closed", "_built")
+
+    def __init__(self, tp: TopicPartition, compression: Compression, created: float):
+        self.tp = tp
+        self.builder = BatchBuilder(compression)
+        self.futures: list[asyncio.Future] = []
+        self.timestamps: list[int] = []
+        self.created = created
+        self.base_sequence = -1  # fixed on first send; a retry re-sends the same sequence
+        self.producer_id = -1
+        self.producer_epoch = -1
+        self.attempts = 0
+        self.retry_at = 0.0  # a retried batch waits retry.backoff.ms
+        self.closed = False
+        self._built: tuple | None = None
+
+    @property
+    def size(self) -> int:
+        return self.builder.size
+
+    @property
+    def record_count(self) -> int:
+        return self.builder.count
+
+    def append(self, timestamp: int, key, value, headers, future: asyncio.Future) -> int:
+        added = self.builder.append(timestamp, key, value, headers)
+        self.futures.append(future)
+        self.timestamps.append(timestamp)
+        return added
+
+    def encode(self, transactional: bool) -> bytes:
+        """The batch on the wire, for the producer fields it carries now."""
+        key = (self.producer_id, self.producer_epoch, self.base_sequence, transactional)
+        if self._built is None or self._built[0] != key:
+            self._built = (key, self.builder.build(producer_id=self.producer_id, producer_epoch=self.producer_epoch,
+                                                   base_sequence=self.base_sequence, transactional=transactional))
+        return self._built[1]
+
+    def complete(self, base_offset: int, log_append_time: int) -> None:
+        topic, partition = self.tp
+        for i, future in enumerate(self.futures):
+            if not future.done():
+                timestamp = log_append_time if log_append_time >= 0 else self.timestamps[i]
+                future.set_result(RecordMetadata(topic, partition, base_offset + i, timestamp))
+
+    def fail(self, error: BaseException) -> None:
+        for future in self.futures:
+            if not future.done():
+                future.set_exception(error)

@@ -1,0 +1,376 @@
+"""Drains ready batches into Produce requests and settles their outcome.
+
+One task per producer. Each pass groups ready partitions by leader and sends
+one request per broker with at most one batch per partition, keeping up to
+``max_in_flight`` requests outstanding per broker; requests are written in
+order on one connection, so a partition's batches reach the broker in order.
+
+With idempotence every batch carries (producer id, epoch, base sequence),
+fixed when it is first sent. The rules that keep that exactly-once through
+errors (the Java client's, which aiokafka's issue 1017 lacks):
+
+- A retriable failure puts the batch back in sequence order; the partition
+  then sends nothing new until its in-flight batches have answered, so the
+  retries go out in order (later batches come back OUT_OF_ORDER_SEQUENCE,
+  which for them only means "a predecessor is missing" and is retried too).
+- A batch that can no longer be delivered with its sequence (a real gap,
+  UNKNOWN_PRODUCER_ID, a permanent error, an expired batch that was sent)
+  needs an epoch bump (KIP-360): new sends stop until nothing is in flight,
+  InitProducerId bumps the epoch, every partition's sequence restarts at 0
+  and unsent batches are renumbered.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections import deque
+from dataclasses import dataclass, field
+
+from protocol.api_keys import ApiKey
+from protocol.errors import Errors
+from protocol.messages import produce
+
+from ..errors import BrokerResponseError, KafkaConnectionError, KafkaException, KafkaTimeoutError, error_for
+from ..types import TopicPartition
+from .accumulator import Accumulator
+from .batch import ProducerBatch
+
+log = logging.getLogger(__name__)
+
+_SEQUENCE_MODULUS = 1 << 31
+_MAX_EPOCH = 32767
+# Leadership moved or metadata is stale: refresh before retrying.
+_REFRESH_ON = frozenset({Errors.NOT_LEADER_OR_FOLLOWER, Errors.LEADER_NOT_AVAILABLE,
+                         Errors.UNKNOWN_TOPIC_OR_PARTITION, Errors.FENCED_LEADER_EPOCH,
+                         Errors.UNKNOWN_LEADER_EPOCH, Errors.UNKNOWN_TOPIC_ID})
+
+
+@dataclass
+class PartitionSequence:
+    next_sequence: int = 0
+    in_flight: deque = field(default_factory=deque)
+    recovering: bool = False
+
+
+@dataclass
+class ProducerIdentity:
+    producer_id: int = -1
+    producer_epoch: int = -1
+
+
+class Sender:
+    def __init__(self, cluster, accumulator: Accumulator, *, acks: int, idempotent: bool, request_timeout_ms: int,
+                 max_in_flight: int, delivery_timeout_ms: int, retry_backoff_ms: int, max_request_size: int,
+                 init_producer_id, transactional_id: str | None = None):
+        self.cluster = cluster
+        self.accumulator = accumulator
+        self.acks = acks
+        self.idempotent = idempotent
+        self.timeout_ms = request_timeout_ms
+        self.max_in_flight = max_in_flight
+        self.delivery_timeout = delivery_timeout_ms / 1000
+        self.retry_backoff = retry_backoff_ms / 1000
+        self.max_request_size = max_request_size
+        self.transactional_id = transactional_id
+        self.identity = ProducerIdentity()
+        self._init_producer_id = init_producer_id  # async (identity) -> None, bumps or allocates
+        self._sequences: dict[TopicPartition, PartitionSequence] = {}
+        self._in_flight_per_node: dict[int, int] = {}
+        self._requests: set[asyncio.Task] = set()
+        self.in_flight: set[ProducerBatch] = set()  # sent, not yet settled
+        self.retries = 0  # batches sent again (the Java client's record-retry-total, per batch)
+        self.requests = 0  # Produce requests written (request-total)
+        self._bump_required = False
+        self._metadata_wanted = False
+        self._closing = False
+        self.fatal_error: BaseException | None = None
+        self._task: asyncio.Task | None = None
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def start(self) -> None:
+        self._task = asyncio.get_running_loop().create_task(self._run())
+
+    async def close(self) -> None:
+        """Send what is queued, then stop."""
+        self._closing = True
+        self.accumulator.data_ready.set()
+        if self._task is not None:
+            await self._task
+
+    def wake(self) -> None:
+        self.accumulator.data_ready.set()
+
+    @property
+    def requests_in_flight(self) -> int:
+        return len(self._requests)
+
+    # ------------------------------------------------------------------ the loop
+
+    async def _run(self) -> None:
+        ready_event = self.accumulator.data_ready
+        while True:
+            now = time.monotonic()
+            try:
+                self._expire(now)
+                if self._metadata_wanted:
+                    await self._refresh_metadata()
+                if self._bump_required and not self._requests:
+                    await self._bump_epoch()
+                wait = await self._send_ready(now)
+            except Exception:  # the sender must outlive any one bad pass, or deliveries hang
+                log.exception("producer sender pass failed; retrying")
+                wait = self.retry_backoff
+            if self._closing and not self._requests and not any(True for _ in self.accumulator.all_batches()):
+                return
+            ready_event.clear()
+            try:
+                async with asyncio.timeout(wait):
+                    await ready_event.wait()
+            except TimeoutError:
+                pass
+
+    async def _send_ready(self, now: float) -> float:
+        """Send what may go now; how long until something else may (for the wait)."""
+        if self._bump_required:
+            return self.retry_backoff
+        ready, wait = self.accumulator.ready(now)
+        wait = wait if wait is not None else 1.0
+        by_node: dict[int, list[TopicPartition]] = {}
+        for tp in ready:
+            leader = self.cluster.leader(*tp)
+            if leader < 0:
+                self._metadata_wanted = True
+                wait = min(wait, self.retry_backoff)
+                continue
+            by_node.setdefault(leader, []).append(tp)
+        for node, partitions in by_node.items():
+            if self._in_flight_per_node.get(node, 0) >= self.max_in_flight:
+                continue
+            batches = self._take_batches(partitions, now)
+            if not batches:
+                wait = min(wait, self.retry_backoff)
+                continue
+            try:
+                await self._send(node, batches)
+            except KafkaException as exc:
+                log.debug("produce to broker %d could not be sent: %s", node, exc)
+                self._metadata_wanted = True
+                for batch in batches:
+                    self._retry(batch, exc, sent=False)
+        return max(wait, 0.0)
+
+    def _take_batches(self, partitions: list[TopicPartition], now: float) -> list[ProducerBatch]:
+        batches, size = [], 0
+        for tp in partitions:
+            head = self.accumulator.head(tp)
+            if self.idempotent:
+                state = self._sequences.setdefault(tp, PartitionSequence())
+                if state.recovering and state.in_flight:
+                    continue  # retries go out only once every earlier batch has answered
+                state.recovering = False
+            if batches and size + head.size > self.max_request_size:
+                break
+            batch = self.accumulator.pop_head(tp)
+            if self.idempotent:
+                self._assign_sequence(batch, state)
+                state.in_flight.append(batch)
+            batch.attempts += 1
+            self.in_flight.add(batch)
+            batches.append(batch)
+            size += batch.size
+        return batches
+
+    def _assign_sequence(self, batch: ProducerBatch, state: PartitionSequence) -> None:
+        if batch.base_sequence >= 0 and batch.producer_epoch == self.identity.producer_epoch:
+            return
+        batch.producer_id = self.identity.producer_id
+        batch.producer_epoch = self.identity.producer_epoch
+        batch.base_sequence = state.next_sequence
+        state.next_sequence = (state.next_sequence + batch.record_count) % _SEQUENCE_MODULUS
+
+    async def _send(self, node: int, batches: list[ProducerBatch]) -> None:
+        connection = await self.cluster.connection(node)
+        version = connection.version_for(ApiKey.PRODUCE, 10)
+        transactional = self.transactional_id is not None
+        topics: dict[str, list] = {}
+        for batch in batches:
+            topics.setdefault(batch.tp.topic, []).append(
+                produce.PartitionData(index=batch.tp.partition, records=batch.encode(transactional)))
+        request = produce.REQUEST(
+            transactional_id=self.transactional_id, acks=self.acks, timeout_ms=self.timeout_ms,
+            topic_data=[produce.TopicData(name=name, partition_data=parts) for name, parts in topics.items()])
+        if self.acks == 0:
+            await connection.send(ApiKey.PRODUCE, version, request)
+            for batch in batches:
+                self._settle_success(batch, -1, -1)
+            return
+        future = connection.submit(ApiKey.PRODUCE, version, request)
+        self.requests += 1
+        self._in_flight_per_node[node] = self._in_flight_per_node.get(node, 0) + 1
+        task = asyncio.get_running_loop().create_task(self._await_response(node, connection, future, batches))
+        self._requests.add(task)
+        await connection.drain()
+
+    async def _await_response(self, node, connection, future, batches) -> None:
+        try:
+            async with asyncio.timeout(self.timeout_ms / 1000 + 5):
+                response = await future
+        except TimeoutError:
+            await connection.close()  # answers after this would be matched to the wrong requests
+            self._fail_request(batches, KafkaTimeoutError(f"Produce to broker {node} timed out"))
+        except KafkaConnectionError as exc:
+            self._fail_request(batches, exc)
+        else:
+            self._settle(response, batches)
+        finally:
+            self._in_flight_per_node[node] -= 1
+            self._requests.discard(asyncio.current_task())
+            self.wake()
+
+    # ------------------------------------------------------------------ outcomes
+
+    def _fail_request(self, batches: list[ProducerBatch], error: KafkaException) -> None:
+        self._metadata_wanted = True
+        for batch in batches:
+            self._retry(batch, error, sent=True)
+
+    def _settle(self, response, batches: list[ProducerBatch]) -> None:
+        by_tp = {batch.tp: batch for batch in batches}
+        for topic in response.responses:
+            for answer in topic.partition_responses:
+                batch = by_tp.pop(TopicPartition(topic.name, answer.index), None)
+                if batch is not None:
+                    self._settle_partition(batch, answer)
+        for batch in by_tp.values():  # a broker that left a partition out of its answer
+            self._retry(batch, KafkaConnectionError("partition missing from the Produce response"), sent=True)
+
+    def _settle_partition(self, batch: ProducerBatch, answer) -> None:
+        code = answer.error_code
+        if code in (Errors.NONE, Errors.DUPLICATE_SEQUENCE_NUMBER):
+            self._settle_success(batch, answer.base_offset, answer.log_append_time_ms)
+            return
+        error = error_for(code)(answer.error_message)
+        if code in _REFRESH_ON:
+            self._metadata_wanted = True
+        if code == Errors.OUT_OF_ORDER_SEQUENCE_NUMBER and self.idempotent and self._predecessor_pending(batch):
+            self._retry(batch, error, sent=True)  # an earlier batch is being retried: this one follows it
+        elif code in (Errors.OUT_OF_ORDER_SEQUENCE_NUMBER, Errors.UNKNOWN_PRODUCER_ID) and self.idempotent \
+                and self.transactional_id is None:
+            # The broker lost this producer's sequence (or never had it): not written, so after
+            # an epoch bump (new sequences) the batch can go again (KIP-360).
+            self._require_bump(f"{error.name} on {batch.tp}")
+            self._retry(batch, error, sent=True)
+        elif error.retriable:
+            self._retry(batch, error, sent=True)
+        else:
+            self._settle_failure(batch, error)
+
+    def _predecessor_pending(self, batch: ProducerBatch) -> bool:
+        """Is an earlier batch of this partition and epoch still unsettled (in flight or queued)?
+
+        Simplification: sequences are compared without wrap-around (2^31 records a partition
+        and epoch apart); a wrapped comparison only errs towards an epoch bump.
+        """
+        state = self._sequences.get(batch.tp)
+        earlier = [*(state.in_flight if state else ()), *self.accumulator.queues.get(batch.tp, ())]
+        return any(other is not batch and other.producer_epoch == batch.producer_epoch
+                   and 0 <= other.base_sequence < batch.base_sequence for other in earlier)
+
+    def _settle_success(self, batch: ProducerBatch, base_offset: int, log_append_time: int) -> None:
+        self.in_flight.discard(batch)
+        if self.idempotent:
+            state = self._sequences.get(batch.tp)
+            if state is not None:
+                self._leave_flight(state, batch)
+        batch.complete(base_offset, log_append_time)
+        self.accumulator.release(batch)
+
+    def _settle_failure(self, batch: ProducerBatch, error: BaseException) -> None:
+        self.in_flight.discard(batch)
+        if self.idempotent:
+            state = self._sequences.get(batch.tp)
+            if state is not None:
+                self._leave_flight(state, batch)
+            if batch.base_sequence >= 0 and self.transactional_id is None:
+                self._require_bump(f"batch of {batch.tp} failed with {error!r}")  # its sequence leaves a gap
+        batch.fail(error)
+        self.accumulator.release(batch)
+
+    def _retry(self, batch: ProducerBatch, error: BaseException, *, sent: bool) -> None:
+        self.in_flight.discard(batch)
+        if time.monotonic() - batch.created >= self.delivery_timeout:
+            self._settle_failure(batch, KafkaTimeoutError(f"delivery.timeout.ms passed: {error}"))
+            return
+        if self.idempotent:
+            state = self._sequences.setdefault(batch.tp, PartitionSequence())
+            self._leave_flight(state, batch)
+            state.recovering = True
+        self.retries += sent
+        log.debug("retrying a batch of %s after %r", batch.tp, error)
+        batch.retry_at = time.monotonic() + self.retry_backoff  # retry.backoff.ms
+        self.accumulator.requeue(batch)
+
+    @staticmethod
+    def _leave_flight(state: PartitionSequence, batch: ProducerBatch) -> None:
+        try:
+            state.in_flight.remove(batch)
+        except ValueError:
+            pass
+
+    def _expire(self, now: float) -> None:
+        """Batches still queued past delivery.timeout.ms fail (as in the Java client)."""
+        for queue in self.accumulator.queues.values():
+            while queue and now - queue[0].created >= self.delivery_timeout:
+                batch = queue.popleft()
+                self._settle_failure(batch, KafkaTimeoutError(
+                    f"{batch.record_count} record(s) for {batch.tp} expired before delivery (delivery.timeout.ms)"))
+
+    # ------------------------------------------------------------------ recovery
+
+    def _require_bump(self, why: str) -> None:
+        if not self._bump_required:
+            log.info("producer epoch bump required: %s", why)
+        self._bump_required = True
+
+    async def _bump_epoch(self) -> None:
+        """An idempotent producer owns its id alone, so it bumps the epoch itself (as the Java
+        client does, KIP-360) and asks for a new id only when the epoch is exhausted."""
+        try:
+            if self.transactional_id is None and self.identity.producer_epoch < _MAX_EPOCH:
+                self.identity.producer_epoch += 1
+            else:
+                self.identity.producer_id = self.identity.producer_epoch = -1
+                await self._init_producer_id(self.identity)
+        except BrokerResponseError as exc:
+            if exc.fatal:
+                self.fatal_error = exc
+                self._fail_everything(exc)
+                self._bump_required = False
+            return  # retriable: tried again on the next pass
+        except KafkaException:
+            return
+        self._bump_required = False
+        self._sequences.clear()
+        for batch in self.accumulator.all_batches():
+            batch.base_sequence = -1  # renumbered under the new epoch when sent
+        log.info("producer id %d now at epoch %d", self.identity.producer_id, self.identity.producer_epoch)
+
+    def _fail_everything(self, error: BaseException) -> None:
+        for queue in self.accumulator.queues.values():
+            while queue:
+                batch = queue.popleft()
+                batch.fail(error)
+                self.accumulator.release(batch)
+
+    async def _refresh_metadata(self) -> None:
+        self._metadata_wanted = False
+        topics = sorted({tp.topic for tp in self.accumulator.queues})
+        try:
+            await self.cluster.refresh(topics)
+        except KafkaException as exc:
+            log.debug("metadata refresh failed: %s", exc)
+            self._metadata_wanted = True
+            await asyncio.sleep(self.retry_backoff)  # retry.backoff.ms before the next attempt

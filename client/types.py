@@ -1,0 +1,44 @@
+"""The named values the client hands out and takes: never positional tuples."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+
+class TopicPartition(NamedTuple):
+    topic: str
+    partition: int
+
+
+class OffsetAndMetadata(NamedTuple):
+    offset: int
+    metadata: str = ""
+    leader_epoch: int = -1
+
+
+@dataclass(frozen=True, slots=True)
+class RecordMetadata:
+    """Where an acknowledged record landed. ``timestamp`` is the broker's append time
+    on LogAppendTime topics, else the record's own."""
+    topic: str
+    partition: int
+    offset: int
+    timestamp: int
+
+    @property
+    def topic_partition(self) -> TopicPartition:
+        return TopicPartition(self.topic, self.partition)
+
+
+@dataclass(slots=True)
+class ConsumerRecord:
+    topic: str
+    partition: int
+    offset: int
+    timestamp: int
+    timestamp_type: int  # 0 CreateTime, 1 LogAppendTime
+    key: bytes | None
+    value: bytes | None
+    headers: list[tuple[str, bytes | None]] = field(default_factory=list)
+    leader_epoch: int = -1

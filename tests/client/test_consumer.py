@@ -1,0 +1,89 @@
+"""Our Consumer against the real broker process, fed by confluent-kafka and by our Producer."""
+
+import asyncio
+
+from confluent_kafka import Producer as CKProducer
+
+from client import Consumer, Producer, TopicPartition
+from tests.compat.test_confluent_kafka import create_topic
+
+
+async def read(consumer, expected, timeout=20.0):
+    got = []
+    deadline = asyncio.get_running_loop().time() + timeout
+    while len(got) < expected:
+        assert asyncio.get_running_loop().time() < deadline, f"only {len(got)} of {expected} records"
+        for batch in (await consumer.getmany(timeout_ms=500)).values():
+            got.extend(batch)
+    return got
+
+
+async def test_assigned_partitions_read_everything_our_producer_wrote(shared_broker, topic_name):
+    await asyncio.to_thread(create_topic, shared_broker.bootstrap, topic_name, 3)
+    async with Producer(shared_broker.bootstrap, compression_type="lz4") as producer:
+        deliveries = [await producer.send(topic_name, f"v{i}".encode(), f"k{i % 11}".encode(),
+                                          headers=[("i", str(i).encode())]) for i in range(1500)]
+        acked = await asyncio.gather(*deliveries)
+    async with Consumer(bootstrap_servers=shared_broker.bootstrap, auto_offset_reset="earliest") as consumer:
+        consumer.assign([TopicPartition(topic_name, p) for p in range(3)])
+        records = await read(consumer, 1500)
+        for p in range(3):
+            assert await consumer.position(TopicPartition(topic_name, p)) == \
+                sum(1 for a in acked if a.partition == p)
+    by_place = {(r.partition, r.offset): r for r in records}
+    assert len(by_place) == 1500
+    for i, metadata in enumerate(acked):
+        record = by_place[(metadata.partition, metadata.offset)]
+        assert (record.key, record.value, record.headers) == (f"k{i % 11}".encode(), f"v{i}".encode(),
+                                                              [("i", str(i).encode())])
+
+
+def _transactions(bootstrap, topic):
+    """committed 0-9, aborted 10-19, committed 20-29, all on partition 0, interleaved with a plain writer."""
+    producer = CKProducer({"bootstrap.servers": bootstrap, "transactional.id": f"{topic}-txn"})
+    plain = CKProducer({"bootstrap.servers": bootstrap})
+    producer.init_transactions()
+    for start, commit in ((0, True), (10, False), (20, True)):
+        producer.begin_transaction()
+        for i in range(start, start + 10):
+            producer.produce(topic, str(i).encode(), partition=0)
+            if i % 5 == 0:
+                plain.produce(topic, f"plain-{i}".encode(), partition=0)
+                plain.flush()
+        producer.flush()
+        (producer.commit_transaction if commit else producer.abort_transaction)()
+
+
+async def test_read_committed_drops_aborted_batches_and_markers(shared_broker, topic_name):
+    await asyncio.to_thread(create_topic, shared_broker.bootstrap, topic_name, 1)
+    await asyncio.to_thread(_transactions, shared_broker.bootstrap, topic_name)
+    tp = TopicPartition(topic_name, 0)
+    async with Consumer(bootstrap_servers=shared_broker.bootstrap, auto_offset_reset="earliest") as committed:
+        committed.assign([tp])
+        seen = [r.value.decode() for r in await read(committed, 26)]
+        end = await committed.end_offsets([tp])
+        assert await committed.position(tp) == end[tp]  # past the last marker
+    assert [v for v in seen if not v.startswith("plain")] == [str(i) for i in (*range(10), *range(20, 30))]
+    assert sorted(v for v in seen if v.startswith("plain")) == sorted(f"plain-{i}" for i in range(0, 30, 5))
+    async with Consumer(bootstrap_servers=shared_broker.bootstrap, auto_offset_reset="earliest",
+                        isolation_level="read_uncommitted") as uncommitted:
+        uncommitted.assign([tp])
+        everything = [r.value.decode() for r in await read(uncommitted, 36)]
+    assert [v for v in everything if not v.startswith("plain")] == [str(i) for i in range(30)]
+
+
+async def test_seek_pause_resume_and_offsets_for_times(shared_broker, topic_name):
+    async with Producer(shared_broker.bootstrap) as producer:
+        for i in range(20):
+            await producer.send_and_wait(topic_name, str(i).encode(), partition=0, timestamp_ms=1000 * (i + 1))
+    tp = TopicPartition(topic_name, 0)
+    async with Consumer(bootstrap_servers=shared_broker.bootstrap, auto_offset_reset="earliest") as consumer:
+        consumer.assign([tp])
+        assert (await consumer.offsets_for_times({tp: 5500}))[tp] == (5, 6000)
+        consumer.seek(tp, 15)
+        assert [r.offset for r in await read(consumer, 5)] == [15, 16, 17, 18, 19]
+        await consumer.seek_to_beginning(tp)
+        consumer.pause(tp)
+        assert await consumer.getmany(timeout_ms=300) == {}
+        consumer.resume(tp)
+        assert (await read(consumer, 20))[0].offset == 0

@@ -1,0 +1,87 @@
+"""Our Producer against the real broker process; records read back with confluent-kafka."""
+
+import asyncio
+import threading
+
+import pytest
+from confluent_kafka import Consumer, TopicPartition as CKTopicPartition
+
+from client.errors import IllegalStateError, MessageTooLargeError
+from client.partitioner import partition_for_key
+from client.producer import Producer
+from tests.compat.test_confluent_kafka import create_topic
+
+
+def read_back(bootstrap, topic, partitions, expected):
+    """Every record of the topic as {(partition, offset): (key, value, headers, timestamp)}."""
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "unused", "enable.auto.commit": False})
+    consumer.assign([CKTopicPartition(topic, p, 0) for p in range(partitions)])
+    got = {}
+    try:
+        for _ in range(200):
+            if len(got) >= expected:
+                break
+            for msg in consumer.consume(1000, timeout=0.2):
+                assert not msg.error(), msg.error()
+                got[(msg.partition(), msg.offset())] = (msg.key(), msg.value(), msg.headers() or [],
+                                                        msg.timestamp()[1])
+    finally:
+        consumer.close()
+    return got
+
+
+@pytest.mark.parametrize("codec", [None, "gzip", "snappy", "lz4", "zstd"])
+async def test_records_land_where_the_java_client_puts_them_and_read_back(shared_broker, topic_name, codec):
+    await asyncio.to_thread(create_topic, shared_broker.bootstrap, topic_name, 3)
+    async with Producer(shared_broker.bootstrap, compression_type=codec, linger_ms=2) as producer:
+        deliveries = []
+        for i in range(600):
+            key = f"customer-{i % 37}".encode()
+            deliveries.append(await producer.send(topic_name, f"order {i}".encode() * 5, key,
+                                                  headers=[("n", str(i).encode()), ("empty", None)],
+                                                  timestamp_ms=1_700_000_000_000 + i))
+        acked = await asyncio.gather(*deliveries)
+    for i, metadata in enumerate(acked):
+        assert metadata.partition == partition_for_key(f"customer-{i % 37}".encode(), 3)
+        assert metadata.timestamp == 1_700_000_000_000 + i
+    per_partition = {}
+    for metadata in acked:
+        per_partition.setdefault(metadata.partition, []).append(metadata.offset)
+    for offsets in per_partition.values():
+        assert offsets == list(range(len(offsets)))  # in send order, no gap, no duplicate
+    got = await asyncio.to_thread(read_back, shared_broker.bootstrap, topic_name, 3, 600)
+    assert len(got) == 600
+    for i, metadata in enumerate(acked):
+        key, value, headers, timestamp = got[(metadata.partition, metadata.offset)]
+        assert (key, value, timestamp) == (f"customer-{i % 37}".encode(), f"order {i}".encode() * 5,
+                                           1_700_000_000_000 + i)
+        assert headers == [("n", str(i).encode()), ("empty", None)]
+
+
+async def test_null_keys_stick_to_a_partition_per_batch(shared_broker, topic_name):
+    await asyncio.to_thread(create_topic, shared_broker.bootstrap, topic_name, 4)
+    async with Producer(shared_broker.bootstrap, batch_size=4096, linger_ms=50) as producer:
+        deliveries = [await producer.send(topic_name, b"x" * 100) for _ in range(400)]
+        acked = await asyncio.gather(*deliveries)
+    runs = 1 + sum(1 for a, b in zip(acked, acked[1:]) if a.partition != b.partition)
+    assert {a.partition for a in acked} == {0, 1, 2, 3}
+    assert runs <= 400 * 107 // 4096 + 2  # a partition change per filled batch, not per record
+
+
+async def test_flush_delivers_without_waiting_for_linger(shared_broker, topic_name):
+    async with Producer(shared_broker.bootstrap, linger_ms=60_000) as producer:
+        delivery = await producer.send(topic_name, b"now")
+        await asyncio.wait_for(producer.flush(), 10)
+        assert delivery.done() and delivery.result().offset == 0
+
+
+async def test_acks_zero_and_refusals(shared_broker, topic_name):
+    async with Producer(shared_broker.bootstrap, acks=0, enable_idempotence=False) as producer:
+        metadata = await producer.send_and_wait(topic_name, b"fire and forget")
+        assert metadata.offset == -1
+        with pytest.raises(MessageTooLargeError):
+            await producer.send(topic_name, b"x" * 2_000_000)
+    with pytest.raises(IllegalStateError):
+        await producer.send(topic_name, b"closed")
+    with pytest.raises(ValueError):
+        Producer(shared_broker.bootstrap, acks=1)  # idempotence needs acks=all
