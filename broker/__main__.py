@@ -80,10 +80,10 @@ def main(argv=None) -> int:
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
         config = load_config(args)
+        context = BrokerContext(config, Path(args.data_dir), args.host, args.port)  # loads dynamic settings
     except (ConfigError, OSError) as exc:
         print(f"weir: configuration error: {exc}", file=sys.stderr)
         return 2
-    context = BrokerContext(config, Path(args.data_dir), args.host, args.port)
     uvloop.run(serve(context, started))
     return 0
 

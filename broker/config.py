@@ -116,11 +116,40 @@ TOPIC_SETTINGS: dict[str, tuple[str | None, Callable[[str], Any]]] = {
 }
 
 
+#: Kafka's defaults of the topic settings that no Weir broker setting feeds (Kafka's broker
+#: synonyms: log.index.size.max.bytes, log.cleanup.policy, compression.type, min.insync.replicas,
+#: log.message.timestamp.type, unclean.leader.election.enable).
+TOPIC_FIXED_DEFAULTS: dict[str, Any] = {
+    "segment.index.bytes": 10485760,
+    "cleanup.policy": "delete",
+    "compression.type": "producer",
+    "min.insync.replicas": 1,
+    "message.timestamp.type": "CreateTime",
+    "unclean.leader.election.enable": False,
+}
+
+#: Broker settings Kafka lets AlterConfigs change at run time (its DynamicBrokerConfig
+#: AllDynamicConfigs) among those Weir acts on. Kafka's other dynamic settings (listeners,
+#: SSL, quotas, thread pools) have nothing to act on here.
+DYNAMIC_SETTINGS = frozenset({
+    "log.segment.bytes", "log.index.interval.bytes", "log.retention.ms", "log.retention.bytes",
+    "log.flush.interval.messages", "log.flush.interval.ms", "message.max.bytes", "producer.id.expiration.ms",
+})
+
+
 class BrokerConfig:
-    """Parsed settings; ``config["log.segment.bytes"]`` gives the effective value."""
+    """Parsed settings; ``config["log.segment.bytes"]`` gives the effective value.
+
+    Dynamic values (AlterConfigs on a BROKER resource, persisted by
+    ``broker.dynamic_config``) win over the static ones: this node's own
+    (``dynamic_node``) first, then the cluster-wide default (``dynamic_default``),
+    as Kafka ranks them.
+    """
 
     def __init__(self, values: dict[str, str] | None = None):
         self._explicit: dict[str, Any] = {}
+        self.dynamic_node: dict[str, Any] = {}
+        self.dynamic_default: dict[str, Any] = {}
         for name, text in (values or {}).items():
             setting = SETTINGS.get(name)
             if setting is None:
@@ -131,12 +160,20 @@ class BrokerConfig:
                 raise ConfigError(f"invalid value {text!r} for {name}: {exc}") from None
 
     def __getitem__(self, name: str) -> Any:
+        if name in self.dynamic_node:
+            return self.dynamic_node[name]
+        if name in self.dynamic_default:
+            return self.dynamic_default[name]
         if name in self._explicit:
             return self._explicit[name]
         return SETTINGS[name].default
 
     def is_set(self, name: str) -> bool:
+        """Given at start-up (server.properties or --override)."""
         return name in self._explicit
+
+    def static_value(self, name: str) -> Any:
+        return self._explicit[name]
 
     @property
     def node_id(self) -> int:
@@ -162,9 +199,11 @@ class BrokerConfig:
             if broker_name == "log.retention.ms":
                 values[topic_name] = self.retention_ms
             elif broker_name == "log.flush.interval.ms":
-                values[topic_name] = self.flush_interval_ms
+                # Kafka's value when nothing is set is Long.MAX_VALUE: no time-based flush.
+                values[topic_name] = LONG_MAX if self.flush_interval_ms is None else self.flush_interval_ms
             elif broker_name is not None:
                 values[topic_name] = self[broker_name]
+        values.update(TOPIC_FIXED_DEFAULTS)
         return values
 
 

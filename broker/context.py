@@ -8,6 +8,7 @@ from pathlib import Path
 
 from broker.clock import Clock, SystemClock
 from broker.config import BrokerConfig
+from broker.dynamic_config import DynamicBrokerConfigs
 from broker.log.manager import LogManager
 from broker.group.coordinator import GroupCoordinator
 from broker.group.offsets import OffsetStore
@@ -41,6 +42,8 @@ class BrokerContext:
         self.node_id = self.config.node_id
         self.advertised_host, self.advertised_port = self._advertised()
         self.cluster_id = _load_meta(self.data_dir, self.node_id)
+        self.dynamic_configs = DynamicBrokerConfigs(self.data_dir, self.config)
+        self.dynamic_configs.load()  # before the log store: topic defaults depend on it
         self.logs = LogManager(self.data_dir, self.config, self.clock)
         self.producer_ids = ProducerIdAllocator(self.data_dir)
         self.offsets = OffsetStore(self)

@@ -1,31 +1,30 @@
-"""DescribeConfigs (32), v1-2, for TOPIC (2) and BROKER (4) resources.
+"""DescribeConfigs (32), v1-4, for TOPIC (2) and BROKER (4) resources.
 
-Values are the effective ones; the source tells a topic override
-(TOPIC_CONFIG), a broker setting given at start-up (STATIC_BROKER_CONFIG) or
-a default (DEFAULT_CONFIG). Broker settings are static here: nothing is
-dynamically reconfigurable in one process without AlterConfigs.
+Values are the effective ones, with Kafka's sources and synonyms (see
+``broker.config_sources``): a topic override is DYNAMIC_TOPIC_CONFIG, a value
+set by AlterConfigs DYNAMIC_BROKER_CONFIG (this node) or
+DYNAMIC_DEFAULT_BROKER_CONFIG (resource ""), one from the start-up file
+STATIC_BROKER_CONFIG, otherwise DEFAULT_CONFIG. Synonyms are sent only when
+asked (v1+), documentation only when asked (v3+); config types are always
+sent (v3+). BROKER "" lists only the cluster-wide dynamic defaults, as Kafka
+does; a broker setting is read-only unless Kafka lets it change at run time
+and Weir acts on it. Kafka's topic settings Weir does not model are not
+listed. BROKER_LOGGER, GROUP and CLIENT_METRICS resources are INVALID_REQUEST:
+Weir has none of them.
 """
 
 from protocol.api_keys import ApiKey
 from protocol.errors import Errors, KafkaError
 from protocol.messages import describe_configs as msg
 
-from ..config import SETTINGS
+from .. import config_sources
 from ..dispatcher import handles
+from ..log.manager import validate_topic_name
 
 TOPIC, BROKER = 2, 4
-TOPIC_CONFIG, STATIC_BROKER_CONFIG, DEFAULT_CONFIG = 1, 4, 5
 
 
-def _text(value):
-    if value is None:
-        return None
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
-
-
-@handles(ApiKey.DESCRIBE_CONFIGS, versions=(1, 2))
+@handles(ApiKey.DESCRIBE_CONFIGS, versions=(1, 4))
 def handle(context, header, request):
     results = []
     for resource in request.resources:
@@ -36,25 +35,37 @@ def handle(context, header, request):
             result.error_code, result.error_message = exc.code, exc.message
         else:
             keys = resource.configuration_keys
-            result.configs = [msg.ConfigEntry(name=name, value=_text(value), read_only=resource.resource_type == BROKER,
-                                              config_source=source)
-                              for name, value, source in entries if keys is None or name in keys]
+            result.configs = [_entry(entry, request) for entry in entries if not keys or entry.name in keys]
         results.append(result)
     return msg.RESPONSE(results=results)
 
 
+def _entry(entry, request):
+    return msg.ConfigEntry(
+        name=entry.name, value=entry.value, read_only=entry.read_only, config_source=entry.source,
+        synonyms=[msg.Synonym(name=n, value=v, source=s) for n, v, s in entry.synonyms]
+        if request.include_synonyms else [],
+        config_type=entry.config_type, documentation=entry.documentation if request.include_documentation else None)
+
+
 def _entries(context, resource):
     if resource.resource_type == TOPIC:
+        validate_topic_name(resource.resource_name)
         topic = context.logs.topics.get(resource.resource_name)
         if topic is None:
             raise KafkaError(Errors.UNKNOWN_TOPIC_OR_PARTITION, f"Topic {resource.resource_name} does not exist")
-        effective = context.logs.topic_config(topic.overrides)
-        return [(name, value, TOPIC_CONFIG if name in topic.overrides else DEFAULT_CONFIG)
-                for name, value in sorted(effective.items())]
+        return config_sources.topic_entries(context.config, context.logs.topic_config(topic.overrides),
+                                            topic.overrides)
     if resource.resource_type == BROKER:
-        if resource.resource_name not in ("", str(context.node_id)):
-            raise KafkaError(Errors.INVALID_REQUEST, f"Unexpected broker id {resource.resource_name}")
-        config = context.config
-        return [(name, config[name], STATIC_BROKER_CONFIG if config.is_set(name) else DEFAULT_CONFIG)
-                for name in sorted(SETTINGS)]
-    raise KafkaError(Errors.INVALID_REQUEST, f"Unsupported resource type {resource.resource_type}")
+        name = resource.resource_name
+        if name == "":
+            return config_sources.broker_entries(context.config, per_node=False)
+        try:
+            node = int(name)
+        except ValueError:
+            raise KafkaError(Errors.INVALID_REQUEST, f"Broker id must be an integer, but it is: {name}") from None
+        if node != context.node_id:
+            raise KafkaError(Errors.INVALID_REQUEST, f"Unexpected broker id, expected {context.node_id} or empty "
+                                                     f"string, but received {name}")
+        return config_sources.broker_entries(context.config, per_node=True)
+    raise KafkaError(Errors.INVALID_REQUEST, f"Unsupported resource type: {resource.resource_type}")

@@ -1,8 +1,12 @@
-"""DescribeGroups (15), v0-5: state, protocol and members of each group (unknown ones as Dead)."""
+"""DescribeGroups (15), v0-5: state, protocol and members of each group (unknown ones as Dead).
+
+v3+ ``include_authorized_operations`` gets every group operation: no authorizer allows all.
+"""
 
 from protocol.api_keys import ApiKey
 from protocol.messages import describe_groups as msg
 
+from .. import authorized_operations
 from ..dispatcher import handles
 from ..group import admin
 
@@ -19,4 +23,6 @@ def handle(context, header, request):
                                 client_host=m.client_host, member_metadata=m.metadata,
                                 member_assignment=m.assignment)
                      for m in summary.members]))
+        if request.include_authorized_operations and summary.error == 0:  # as Kafka: not on an error
+            described[-1].authorized_operations = authorized_operations.GROUP
     return msg.RESPONSE(groups=described)

@@ -12,6 +12,7 @@ from protocol.api_keys import ApiKey
 from protocol.errors import Errors, KafkaError
 from protocol.messages import metadata as msg
 
+from .. import authorized_operations
 from ..dispatcher import handles
 from ..log.partition import LEADER_EPOCH
 
@@ -25,10 +26,17 @@ def handle(context, header, request):
     else:
         wanted = [(t.name, t.topic_id) for t in request.topics]
     topics = [_describe(context, name, topic_id, request.allow_auto_topic_creation) for name, topic_id in wanted]
+    if request.include_topic_authorized_operations:  # no authorizer: every operation, as Kafka answers
+        for topic in topics:
+            if topic.name is not None:  # as Kafka, not for topic ids it does not know
+                topic.topic_authorized_operations = authorized_operations.TOPIC
     node = context.node_id
-    return msg.RESPONSE(
+    response = msg.RESPONSE(
         brokers=[msg.Broker(node_id=node, host=context.advertised_host, port=context.advertised_port)],
         cluster_id=context.cluster_id, controller_id=node, topics=topics)
+    if request.include_cluster_authorized_operations:
+        response.cluster_authorized_operations = authorized_operations.CLUSTER
+    return response
 
 
 def _describe(context, name, topic_id, allow_create):

@@ -134,6 +134,59 @@ class LogManager:
         log.info("created topic %s with %d partition(s)", name, num_partitions)
         return topic
 
+    def add_partitions(self, topic_name: str, new_total: int) -> None:
+        """Grow a topic to ``new_total`` partitions, all or none: a failure part-way removes
+        the partitions this call created."""
+        topic = self.topics.get(topic_name)
+        if topic is None:
+            raise KafkaError(Errors.UNKNOWN_TOPIC_OR_PARTITION, "This server does not host this topic-partition.")
+        if new_total <= len(topic.partitions):
+            raise KafkaError(Errors.INVALID_PARTITIONS,
+                             f"Topic currently has {len(topic.partitions)} partitions, which is higher than "
+                             f"the requested {new_total}.")
+        meta = json.dumps({"version": 0, "topic_id": topic.topic_id.hex(), "configs": topic.overrides})
+        created: list[Partition] = []
+        try:
+            for index in range(len(topic.partitions), new_total):
+                directory = self.data_dir / f"{topic_name}-{index}"
+                directory.mkdir(parents=True, exist_ok=False)
+                partition = Partition(topic_name, index, directory, self.topic_config(topic.overrides))
+                created.append(partition)
+                (directory / METADATA_FILE).write_text(meta)
+                partition.open()
+        except BaseException:
+            for partition in created:
+                for segment in partition.segments:
+                    segment.close()
+                shutil.rmtree(partition.directory, ignore_errors=True)
+            raise
+        topic.partitions.extend(created)
+        log.info("topic %s now has %d partition(s)", topic_name, new_total)
+
+    def set_topic_overrides(self, topic_name: str, overrides: dict[str, Any]) -> None:
+        """Replace a topic's config overrides: persisted in every partition's metadata file,
+        then applied to the live partitions' config dicts."""
+        topic = self.topics[topic_name]
+        meta = json.dumps({"version": 0, "topic_id": topic.topic_id.hex(), "configs": overrides})
+        for partition in topic.partitions:
+            path = partition.directory / METADATA_FILE
+            tmp = path.with_suffix(".tmp")
+            tmp.write_text(meta)
+            tmp.replace(path)
+        topic.overrides = dict(overrides)
+        self._apply_configs(topic)
+
+    def refresh_topic_configs(self) -> None:
+        """Recompute every partition's config after a broker default changed."""
+        for topic in self.topics.values():
+            self._apply_configs(topic)
+
+    def _apply_configs(self, topic: Topic) -> None:
+        config = self.topic_config(topic.overrides)
+        for partition in topic.partitions:
+            partition.config.clear()  # in place: the partition and its readers hold this dict
+            partition.config.update(config)
+
     async def delete_topic(self, name: str) -> None:
         topic = self.topics.pop(name, None)
         if topic is None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import bisect
 import logging
+import os
 import struct
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +38,7 @@ OFFLOAD_WRITE_BYTES = 128 * 1024
 _BASE_OFFSET = struct.Struct(">q")
 _LEADER_EPOCH = struct.Struct(">i")
 LEADER_EPOCH = 0  # one node, never re-elected: the leader epoch is always 0
+LOG_START_OFFSET_FILE = "log-start-offset"  # set by DeleteRecords; Kafka's log-start-offset-checkpoint
 
 
 @dataclass(slots=True)
@@ -86,7 +88,10 @@ class Partition:
     @property
     def last_stable_offset(self) -> int:
         first_unstable = self.producers.first_unstable_offset()
-        return self.high_watermark if first_unstable is None else min(first_unstable, self.high_watermark)
+        if first_unstable is None:
+            return self.high_watermark
+        # An open transaction DeleteRecords cut into holds the LSO at the log start, as in Kafka.
+        return max(min(first_unstable, self.high_watermark), self.log_start_offset)
 
     @property
     def size_bytes(self) -> int:
@@ -110,6 +115,7 @@ class Partition:
         for segment in self.segments:
             segment.txn_index.load()
         self._rebuild_producer_state()
+        self._load_log_start_offset()
 
     def _add_segment(self, segment: Segment) -> None:
         self.segments.append(segment)
@@ -352,20 +358,26 @@ class Partition:
         return (memoryview(data)[:end] if end < len(data) else data), end_offset
 
     def offset_for_timestamp(self, timestamp: int) -> tuple[int, int] | None:
-        """(offset, timestamp) of the first record at or after ``timestamp``."""
+        """(offset, timestamp) of the first record at or after ``timestamp`` and at or after the
+        log start offset: records DeleteRecords removed may still sit in the first segment."""
+        start = self.log_start_offset
         for segment in self.segments:
             if segment.max_timestamp < timestamp:
                 continue
             header = segment.first_batch_at_or_after_time(timestamp)
             if header is None:
                 continue
-            if header.is_control:
-                return header.base_offset, header.max_timestamp
             position, _ = segment.position_of(header.base_offset)
-            _, records = rec.decode_batch(segment.read(position, header.size))
-            for record in records:
-                if record.timestamp >= timestamp:
-                    return record.offset, record.timestamp
+            for batch in segment.scan(position):
+                header = batch.header
+                if header.max_timestamp < timestamp or header.last_offset < start:
+                    continue
+                if header.is_control:
+                    return header.base_offset, header.max_timestamp
+                _, records = rec.decode_batch(segment.read(batch.position, header.size))
+                for record in records:
+                    if record.timestamp >= timestamp and record.offset >= start:
+                        return record.offset, record.timestamp
         return None
 
     def max_timestamp_offset(self) -> tuple[int, int] | None:
@@ -419,6 +431,41 @@ class Partition:
             log.info("%s-%d: retention deleted %d segment(s); log start offset now %d",
                      self.topic, self.index, deleted, self.log_start_offset)
         return deleted
+
+    # ------------------------------------------------------------------ DeleteRecords
+
+    def delete_records_before(self, offset: int) -> int:
+        """Advance the log start offset to ``offset`` (DeleteRecords); the new low watermark.
+
+        As Kafka's ``maybeIncrementLogStartOffset``: above the high watermark is
+        OFFSET_OUT_OF_RANGE, a lower offset than the current start changes
+        nothing. The new start is persisted (Kafka's log-start-offset-checkpoint,
+        one file per partition here) before the answer, and whole segments below
+        it are deleted at once (Kafka leaves that to its retention thread). Producer
+        state is kept: a restart gets it back from the snapshot written at each roll.
+        """
+        if offset > self.high_watermark:
+            raise KafkaError(Errors.OFFSET_OUT_OF_RANGE,
+                             f"Cannot increment the log start offset to {offset} of partition {self.topic}-"
+                             f"{self.index} since it is larger than the high watermark {self.high_watermark}")
+        if offset > self.log_start_offset:
+            tmp = self.directory / (LOG_START_OFFSET_FILE + ".tmp")
+            with open(tmp, "w") as out:
+                out.write(f"{offset}\n")
+                out.flush()
+                os.fsync(out.fileno())
+            os.replace(tmp, self.directory / LOG_START_OFFSET_FILE)
+            self.log_start_offset = offset
+            while len(self.segments) > 1 and self.segments[1].base_offset <= offset:
+                self._bases.pop(0)
+                self.segments.pop(0).delete()
+        return self.log_start_offset
+
+    def _load_log_start_offset(self) -> None:
+        path = self.directory / LOG_START_OFFSET_FILE
+        if path.exists():
+            stored = int(path.read_text().strip())
+            self.log_start_offset = min(max(self.log_start_offset, stored), self.log_end_offset)
 
     def close(self) -> None:
         self.flush()

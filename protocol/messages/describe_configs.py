@@ -1,16 +1,19 @@
-"""DescribeConfigs (key 32), v1-2 (flexible v4 is not served)."""
+"""DescribeConfigs (key 32), v1-4; v4+ flexible."""
 
 from ._dsl import BOOL, INT8, INT16, INT32, STRING, Array, Field, Message, Struct
 
+Resource = Struct(
+    "DescribeConfigsResource",
+    Field("resource_type", INT8),
+    Field("resource_name", STRING),
+    Field("configuration_keys", Array(STRING), nullable="0+"),
+)
+
 REQUEST = Message(
-    "DescribeConfigsRequest", 32, "1-2", "4+",
-    Field("resources", Array(Struct(
-        "DescribeConfigsResource",
-        Field("resource_type", INT8),
-        Field("resource_name", STRING),
-        Field("configuration_keys", Array(STRING), nullable="0+"),
-    ))),
+    "DescribeConfigsRequest", 32, "1-4", "4+",
+    Field("resources", Array(Resource)),
     Field("include_synonyms", BOOL, "1+"),
+    Field("include_documentation", BOOL, "3+"),
 )
 
 Synonym = Struct(
@@ -28,6 +31,8 @@ ConfigEntry = Struct(
     Field("config_source", INT8, "1+", default=-1),
     Field("is_sensitive", BOOL),
     Field("synonyms", Array(Synonym), "1+"),
+    Field("config_type", INT8, "3+"),
+    Field("documentation", STRING, "3+", nullable="0+", default=None),
 )
 
 Result = Struct(
@@ -40,7 +45,7 @@ Result = Struct(
 )
 
 RESPONSE = Message(
-    "DescribeConfigsResponse", 32, "1-2", "4+",
+    "DescribeConfigsResponse", 32, "1-4", "4+",
     Field("throttle_time_ms", INT32),
     Field("results", Array(Result)),
 )

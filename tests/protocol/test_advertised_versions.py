@@ -20,6 +20,7 @@ EXPECTED = {
     18: (0, 4),   # ApiVersions
     19: (2, 4),   # CreateTopics
     20: (1, 4),   # DeleteTopics
+    21: (0, 2),   # DeleteRecords
     22: (0, 4),   # InitProducerId: aiokafka sends only v0
     23: (2, 4),   # OffsetForLeaderEpoch: librdkafka sends exactly v2
     24: (0, 3),   # AddPartitionsToTxn: v4+ is broker-to-broker
@@ -27,9 +28,16 @@ EXPECTED = {
     26: (0, 3),   # EndTxn: v5 is transaction version 2
     27: (1, 1),   # WriteTxnMarkers: what admin "abort transaction" tools send
     28: (0, 3),   # TxnOffsetCommit
-    32: (1, 2),   # DescribeConfigs
+    32: (1, 4),   # DescribeConfigs (v3 documentation and config types)
+    33: (0, 2),   # AlterConfigs
+    37: (0, 3),   # CreatePartitions
     42: (0, 2),   # DeleteGroups
+    44: (0, 1),   # IncrementalAlterConfigs
     47: (0, 0),   # OffsetDelete
+    60: (0, 2),   # DescribeCluster (v2 fenced brokers: one node is never fenced)
+    61: (0, 0),   # DescribeProducers
+    65: (0, 0),   # DescribeTransactions
+    66: (0, 2),   # ListTransactions (v1 duration filter, v2 transactional id pattern)
 }
 
 

@@ -81,3 +81,11 @@ def test_declaration_matches_kafka_json(api_key, message):
     for version in range(lo, hi + 1):
         assert _ours_flat(message, version) == _kafka_flat(kafka["fields"], common, version), \
             f"{message.name} v{version}"
+
+
+def test_the_admin_apis_are_checked_too():
+    checked = {api_key for api_key, _message in CASES}
+    # DeleteRecords, AlterConfigs, CreatePartitions, IncrementalAlterConfigs, DescribeCluster,
+    # DescribeProducers, DescribeTransactions, ListTransactions, and DescribeConfigs up to v4
+    assert {21, 32, 33, 37, 44, 60, 61, 65, 66} <= checked
+    assert messages.BY_KEY[32].REQUEST.versions == (1, 4)

@@ -1,0 +1,139 @@
+"""Where each config value comes from, as DescribeConfigs reports it.
+
+Kafka ranks a broker setting's sources: this node's dynamic value
+(DYNAMIC_BROKER_CONFIG), the cluster-wide dynamic default
+(DYNAMIC_DEFAULT_BROKER_CONFIG), the static file (STATIC_BROKER_CONFIG), the
+built-in default (DEFAULT_CONFIG). A topic setting adds its override
+(TOPIC_CONFIG) in front of the sources of its broker synonym
+(``retention.ms`` <- ``log.retention.ms``, ``log.retention.minutes``,
+``log.retention.hours``). The entry's source is the first synonym's, and the
+synonym list is cut before the first entry for the config's own broker name, as
+Kafka's ``ConfigHelper.configSynonyms`` does: so an unset ``retention.ms``
+reports DEFAULT_CONFIG with no synonyms although ``log.retention.hours`` feeds it.
+
+Deviation: ``log.flush.scheduler.interval.ms`` is not a synonym of
+``log.flush.interval.ms`` here. In Kafka it is the fallback flush interval
+(default Long.MAX_VALUE); in Weir it only paces the flush checks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .config import DYNAMIC_SETTINGS, LONG_MAX, SETTINGS, TOPIC_FIXED_DEFAULTS, TOPIC_SETTINGS, BrokerConfig
+
+# ConfigSource ids
+TOPIC_CONFIG, DYNAMIC_BROKER_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG, STATIC_BROKER_CONFIG, DEFAULT_CONFIG = 1, 2, 3, 4, 5
+# ConfigType ids (DescribeConfigs v3+)
+BOOLEAN, STRING, INT, LONG, LIST = 1, 2, 3, 5, 7
+
+#: Kafka's broker synonym of each topic setting (ServerTopicConfigSynonyms.TOPIC_CONFIG_SYNONYMS)
+TOPIC_SYNONYM = {
+    "segment.bytes": "log.segment.bytes", "segment.index.bytes": "log.index.size.max.bytes",
+    "index.interval.bytes": "log.index.interval.bytes", "retention.ms": "log.retention.ms",
+    "retention.bytes": "log.retention.bytes", "max.message.bytes": "message.max.bytes",
+    "flush.messages": "log.flush.interval.messages", "flush.ms": "log.flush.interval.ms",
+    "cleanup.policy": "log.cleanup.policy", "compression.type": "compression.type",
+    "min.insync.replicas": "min.insync.replicas", "message.timestamp.type": "log.message.timestamp.type",
+    "unclean.leader.election.enable": "unclean.leader.election.enable",
+}
+#: Kafka's defaults of those broker synonyms Weir has no setting for (never set, so always DEFAULT_CONFIG)
+_KAFKA_ONLY_DEFAULTS = {broker: TOPIC_FIXED_DEFAULTS[topic] for topic, broker in TOPIC_SYNONYM.items()
+                        if topic in TOPIC_FIXED_DEFAULTS}
+_RETENTION = ["log.retention.ms", "log.retention.minutes", "log.retention.hours"]
+_BROKER_SYNONYMS = {name: _RETENTION for name in _RETENTION}
+_LONG = {"log.retention.ms", "log.retention.bytes", "log.retention.check.interval.ms", "log.flush.interval.messages",
+         "log.flush.interval.ms", "log.flush.scheduler.interval.ms", "retention.ms", "retention.bytes",
+         "flush.messages", "flush.ms"}
+_TOPIC_DOCS = {
+    "segment.bytes": "Roll a new segment past this size.",
+    "segment.index.bytes": "Size of a segment's offset index.",
+    "index.interval.bytes": "Bytes between two offset index entries.",
+    "retention.ms": "Delete segments older than this; -1 keeps them forever.",
+    "retention.bytes": "Delete the oldest segments past this partition size; -1 = no limit.",
+    "max.message.bytes": "Largest record batch the topic accepts.",
+    "flush.messages": "fsync after this many messages.",
+    "flush.ms": "fsync data older than this.",
+    "cleanup.policy": "delete or compact (compaction is not implemented: compacted topics keep every record).",
+    "compression.type": "Only producer: batches are stored as the producer compressed them.",
+    "min.insync.replicas": "Only 1 on one node.",
+    "message.timestamp.type": "Only CreateTime.",
+    "unclean.leader.election.enable": "No effect on one node.",
+}
+
+
+@dataclass
+class Entry:
+    name: str
+    value: str | None
+    source: int
+    read_only: bool
+    synonyms: list[tuple[str, str | None, int]] = field(default_factory=list)
+    config_type: int = STRING
+    documentation: str | None = None
+
+
+def text(value: Any) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _default(name: str) -> Any:
+    return SETTINGS[name].default if name in SETTINGS else _KAFKA_ONLY_DEFAULTS.get(name)
+
+
+def synonyms(config: BrokerConfig, name: str) -> list[tuple[str, str | None, int]]:
+    """(name, value, source) of every source of broker setting ``name``, best first."""
+    names = _BROKER_SYNONYMS.get(name, [name])
+    found = [(n, text(config.dynamic_node[n]), DYNAMIC_BROKER_CONFIG) for n in names if n in config.dynamic_node]
+    found += [(n, text(config.dynamic_default[n]), DYNAMIC_DEFAULT_BROKER_CONFIG)
+              for n in names if n in config.dynamic_default]
+    found += [(n, text(config.static_value(n)), STATIC_BROKER_CONFIG)
+              for n in names if n in SETTINGS and config.is_set(n)]
+    found += [(n, text(_default(n)), DEFAULT_CONFIG) for n in names if _default(n) is not None]
+    while found and found[0][0] != name:
+        found.pop(0)
+    return found
+
+
+def _type_of(name: str, value: Any) -> int:
+    if name == "cleanup.policy":
+        return LIST
+    if isinstance(value, bool):
+        return BOOLEAN
+    if isinstance(value, str):
+        return STRING
+    return LONG if name in _LONG else INT
+
+
+def broker_entries(config: BrokerConfig, per_node: bool) -> list[Entry]:
+    """This node's settings (``per_node``), or only the cluster-wide dynamic defaults (resource "")."""
+    names = sorted(SETTINGS) if per_node else sorted(config.dynamic_default)
+    entries = []
+    for name in names:
+        found = synonyms(config, name)
+        if not per_node:
+            found = [s for s in found if s[2] == DYNAMIC_DEFAULT_BROKER_CONFIG]
+        value = config[name] if per_node else config.dynamic_default[name]
+        entries.append(Entry(name, text(value), found[0][2] if found else DEFAULT_CONFIG,
+                             name not in DYNAMIC_SETTINGS, found,
+                             _type_of(name, SETTINGS[name].default if value is None else value), SETTINGS[name].doc))
+    return entries
+
+
+def topic_entries(config: BrokerConfig, effective: dict[str, Any], overrides: dict[str, Any]) -> list[Entry]:
+    entries = []
+    for name in sorted(TOPIC_SETTINGS):
+        value = effective.get(name)
+        if name == "flush.ms" and value is None:
+            value = LONG_MAX
+        found = synonyms(config, TOPIC_SYNONYM[name])
+        if name in overrides:
+            found.insert(0, (name, text(value), TOPIC_CONFIG))
+        entries.append(Entry(name, text(value), found[0][2] if found else DEFAULT_CONFIG, False, found,
+                             _type_of(name, value), _TOPIC_DOCS.get(name)))
+    return entries

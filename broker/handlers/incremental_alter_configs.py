@@ -1,0 +1,52 @@
+"""IncrementalAlterConfigs (44), v0-1, for TOPIC and BROKER resources.
+
+Each config names an operation on the current set: SET, DELETE (back to the
+default), APPEND and SUBTRACT (list-typed settings only, i.e. cleanup.policy;
+elsewhere INVALID_CONFIG "Can't APPEND to key ... because its type is not
+LIST", as Kafka's ConfigurationControlManager answers). An unknown operation
+is INVALID_REQUEST. Checks, errors and ``validate_only`` are shared with
+AlterConfigs (``_alter_configs``); changes are persisted and take effect on the
+live partitions at once.
+"""
+
+from protocol.api_keys import ApiKey
+from protocol.errors import Errors, KafkaError
+from protocol.messages import incremental_alter_configs as msg
+
+from ..config import TOPIC_FIXED_DEFAULTS
+from ..dispatcher import handles
+from ._alter_configs import TOPIC, alter, refuse_nulls
+
+_OPS = {msg.SET: "SET", msg.DELETE: "DELETE", msg.APPEND: "APPEND", msg.SUBTRACT: "SUBTRACT"}
+_LISTS = {"cleanup.policy"}  # the list-typed topic settings Weir knows; no dynamic broker setting is a list
+
+
+def _applied(current, resource, resource_type):
+    refuse_nulls([c.name for c in resource.configs if c.config_operation != msg.DELETE and c.value is None])
+    texts = dict(current)
+    for config in resource.configs:
+        op = config.config_operation
+        if op not in _OPS:
+            raise KafkaError(Errors.INVALID_REQUEST, f"Unknown operations type {op}")
+        if op == msg.SET:
+            texts[config.name] = config.value
+        elif op == msg.DELETE:
+            texts.pop(config.name, None)
+        else:
+            if resource_type != TOPIC or config.name not in _LISTS:
+                raise KafkaError(Errors.INVALID_CONFIG,
+                                 f"Can't {_OPS[op]} to key {config.name} because its type is not LIST.")
+            old = texts.get(config.name, TOPIC_FIXED_DEFAULTS.get(config.name, ""))
+            parts = [part for part in old.split(",") if part]
+            for value in config.value.split(","):
+                if op == msg.APPEND and value not in parts:
+                    parts.append(value)
+                elif op == msg.SUBTRACT and value in parts:
+                    parts.remove(value)
+            texts[config.name] = ",".join(parts)
+    return texts
+
+
+@handles(ApiKey.INCREMENTAL_ALTER_CONFIGS, versions=(0, 1))
+def handle(context, header, request):
+    return msg.RESPONSE(responses=alter(context, request, _applied, msg.ResourceResponse))
