@@ -152,7 +152,8 @@ class TopicAdmin(AdminBase):
         # A broker's own configs are asked of that broker (as the Java Admin does); the rest of any broker.
         routes: dict[int | None, list[ConfigResource]] = {}
         for resource in resources:
-            node = int(resource.name) if resource.type == ResourceType.BROKER and resource.name else None
+            node = (int(resource.name) if resource.type in (ResourceType.BROKER, ResourceType.BROKER_LOGGER)
+                    and resource.name.isdigit() else None)
             routes.setdefault(node, []).append(resource)
         return routes
 
