@@ -126,7 +126,8 @@ class AdminBase:
         """Send to the coordinator of ``key``; retry via ``Retry`` when it moved or is loading.
 
         ``error_code(response)`` picks the code that says whether the coordinator
-        answered; the response is returned for the caller to read otherwise.
+        answered; the response is returned for the caller to read (and ``check``)
+        otherwise.
         """
         node_id = await self.cluster.coordinator(key_type, key)
         try:
@@ -137,7 +138,7 @@ class AdminBase:
         code = error_code(response)
         if code in _COORDINATOR_MOVED:
             self.cluster.forget_coordinator(key_type, key)
-        if code and error_for(code).retriable:
+        if code in _COORDINATOR_MOVED or code == Errors.COORDINATOR_LOAD_IN_PROGRESS:
             raise Retry(error_for(code)(f"coordinator {node_id} for {key!r}"))
         return response
 

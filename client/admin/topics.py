@@ -158,7 +158,11 @@ class TopicAdmin(AdminBase):
         return routes
 
     async def _send_config_request(self, node: int | None, api_key: ApiKey, request):
-        if node is None:
+        if node is not None and node not in self.cluster.nodes:
+            await self.cluster.refresh([], allow_auto_create=False)
+        if node is None or node not in self.cluster.nodes:
+            # An id no broker has: any broker answers for it (Kafka's "Unexpected broker id"), where the
+            # Java Admin would wait for that node until its timeout.
             node = await self._controller()
         return await self.cluster.send(node, api_key, lambda _v: request)
 

@@ -138,6 +138,8 @@ async def test_broker_configs(broker):
             await admin.incremental_alter_configs({resource: [AlterConfigOp("log.retention.ms", "a while")]})
         with pytest.raises(InvalidRequestError):
             await admin.describe_configs([ConfigResource(ResourceType.BROKER_LOGGER, "0")])
+        with pytest.raises(InvalidRequestError, match="broker id"):
+            await admin.describe_configs([ConfigResource.broker(7)])
 
 
 async def test_delete_records_and_list_offsets(admin, shared_broker, topic_name):
