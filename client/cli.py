@@ -87,8 +87,6 @@ async def topics_alter_config(admin: Admin, args) -> None:
            [AlterConfigOp(k, None, OpType.DELETE) for k in args.delete] +
            [AlterConfigOp(k, v, OpType.APPEND) for k, v in args.append] +
            [AlterConfigOp(k, v, OpType.SUBTRACT) for k, v in args.subtract])
-    if not ops:
-        raise UsageError("alter-config needs at least one --set, --delete, --append or --subtract")
     resource = ConfigResource.topic(args.topic)
     await admin.incremental_alter_configs({resource: ops}, validate_only=args.validate_only)
     entries = (await admin.describe_configs([resource]))[resource]
@@ -105,10 +103,12 @@ async def groups_list(admin: Admin, args) -> None:
     emit(args, groups, ["Group", "ProtocolType", "State"], [[g.group_id, g.protocol_type, g.state] for g in groups])
 
 
-async def _lag_rows(admin: Admin, group_id: str):
+async def _lag_rows(admin: Admin, group_id: str, assigned: set[TopicPartition]):
+    """(partition, committed offset or None, log end offset) for committed and assigned partitions."""
     committed = await admin.list_group_offsets(group_id)
-    ends = await admin.list_offsets({tp: LATEST for tp in committed}) if committed else {}
-    return [(tp, committed[tp].offset, ends[tp]) for tp in sorted(committed)]
+    partitions = sorted(set(committed) | assigned)
+    ends = await admin.list_offsets({tp: LATEST for tp in partitions}) if partitions else {}
+    return [(tp, committed[tp].offset if tp in committed else None, ends[tp]) for tp in partitions]
 
 
 async def groups_describe(admin: Admin, args) -> None:
@@ -117,12 +117,12 @@ async def groups_describe(admin: Admin, args) -> None:
         description = (await admin.describe_groups([group_id]))[group_id]
         owner = {tp: m for m in description.members for tp in m.assignment}
         offsets = []
-        for tp, offset, end in await _lag_rows(admin, group_id):
+        for tp, offset, end in await _lag_rows(admin, group_id, set(owner)):
             member = owner.get(tp)
+            lag = None if offset is None else max(end - offset, 0)
             offsets.append({"topic": tp.topic, "partition": tp.partition, "current_offset": offset,
-                            "log_end_offset": end, "lag": max(end - offset, 0),
-                            "member_id": member.member_id if member else None})
-            rows.append([group_id, description.state, tp.topic, tp.partition, offset, end, max(end - offset, 0),
+                            "log_end_offset": end, "lag": lag, "member_id": member.member_id if member else None})
+            rows.append([group_id, description.state, tp.topic, tp.partition, offset, end, lag,
                          member.member_id if member else None, member.client_host if member else None])
         if not offsets:
             rows.append([group_id, description.state] + [None] * 7)
@@ -208,10 +208,6 @@ async def transactions_describe_producers(admin: Admin, args) -> None:
 
 
 async def transactions_find_hanging(admin: Admin, args) -> None:
-    if args.topic is None and args.broker_id is None:
-        raise UsageError("find-hanging needs --topic or --broker-id to limit the search")
-    if args.partition is not None and args.topic is None:
-        raise UsageError("--partition needs --topic")
     hanging = await admin.find_hanging_transactions(topic=args.topic, partition=args.partition,
                                                     broker_id=args.broker_id,
                                                     max_transaction_timeout_ms=args.max_transaction_timeout * 60000)
@@ -227,11 +223,8 @@ async def transactions_abort(admin: Admin, args) -> None:
     tp = TopicPartition(args.topic, args.partition)
     if args.start_offset is not None:
         spec = await admin.abort_spec_for(tp, args.start_offset)
-    elif None not in (args.producer_id, args.producer_epoch, args.coordinator_epoch):
-        spec = AbortTransactionSpec(tp, args.producer_id, args.producer_epoch, args.coordinator_epoch)
     else:
-        raise UsageError("identify the transaction with --start-offset, or with --producer-id, --producer-epoch "
-                         "and --coordinator-epoch")
+        spec = AbortTransactionSpec(tp, args.producer_id, args.producer_epoch, args.coordinator_epoch)
     await admin.abort_transaction(spec)
     emit(args, {"aborted": spec}, ["Topic", "Partition", "ProducerId", "ProducerEpoch", "CoordinatorEpoch", "Result"],
          [[tp.topic, tp.partition, spec.producer_id, spec.producer_epoch, spec.coordinator_epoch, "aborted"]])
@@ -352,6 +345,23 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def check_usage(args) -> None:
+    """Refuse, before connecting, a command line the tool cannot act on."""
+    verb = getattr(args, "verb", None)
+    if args.noun == "transactions" and verb == "find-hanging":
+        if args.topic is None and args.broker_id is None:
+            raise UsageError("find-hanging needs --topic or --broker-id to limit the search")
+        if args.partition is not None and args.topic is None:
+            raise UsageError("--partition needs --topic")
+    if args.noun == "transactions" and verb == "abort" and args.start_offset is None and None in (
+            args.producer_id, args.producer_epoch, args.coordinator_epoch):
+        raise UsageError("identify the transaction with --start-offset, or with --producer-id, --producer-epoch "
+                         "and --coordinator-epoch")
+    if args.noun == "topics" and verb == "alter-config" and not (args.set or args.delete or args.append
+                                                                  or args.subtract):
+        raise UsageError("alter-config needs at least one --set, --delete, --append or --subtract")
+
+
 async def run(args) -> None:
     async with Admin(args.bootstrap_server, default_api_timeout_ms=args.timeout_ms,
                      request_timeout_ms=min(args.timeout_ms, 30000)) as admin:
@@ -362,6 +372,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
+        check_usage(args)
         asyncio.run(run(args))
     except UsageError as exc:
         parser.error(str(exc))  # exits 2

@@ -24,9 +24,13 @@ from .results import GroupDescription, GroupListing, MemberDescription
 class GroupAdmin(AdminBase):
     async def list_groups(self, *, states: list[str] | None = None) -> list[GroupListing]:
         """Every group on every broker (optionally only those in ``states``, ListGroups v4+)."""
+        def build(version: int):
+            if states and version < 4:
+                check(Errors.UNSUPPORTED_VERSION, "this broker cannot filter groups by state")
+            return list_groups.REQUEST(states_filter=list(states or []))
+
         async def attempt():
-            answers = await self._every_broker(ApiKey.LIST_GROUPS, lambda _v: list_groups.REQUEST(
-                states_filter=list(states or [])))
+            answers = await self._every_broker(ApiKey.LIST_GROUPS, build)
             found = []
             for answer in answers.values():
                 check(answer.error_code, "ListGroups")

@@ -113,7 +113,8 @@ class TopicAdmin(AdminBase):
                     check(r.error_code, f"{ResourceType(r.resource_type).name} {r.resource_name}: "
                                         f"{r.error_message or ''}".rstrip(": "))
                     found[ConfigResource(ResourceType(r.resource_type), r.resource_name)] = {
-                        e.name: ConfigEntry(e.name, e.value, _source(e.config_source), bool(e.read_only), bool(e.is_sensitive),
+                        e.name: ConfigEntry(e.name, e.value, _source(e.config_source), bool(e.read_only),
+                                            bool(e.is_sensitive),
                                             tuple((s.name, s.value, _source(s.source)) for s in e.synonyms))
                         for e in r.configs}
                 return found

@@ -12,6 +12,7 @@ from client import Admin
 from client.cli import main
 from tests.broker_process import REPO
 from tests.client.test_admin_transactions import TXN_ID, lose_transaction_coordinator_state, open_transaction
+from tests.client.test_admin_groups import join
 from tests.client.test_admin_transactions import produce_plain, read_committed
 
 
@@ -189,6 +190,34 @@ def test_unreachable_broker_is_an_error_not_a_traceback():
     assert result.stderr.startswith("Error:") and "Traceback" not in result.stderr
 
 
-@pytest.mark.parametrize("args", [["topics"], ["nouns"], ["groups", "reset-offsets", "g", "--to-latest"]])
-def test_usage_errors_exit_2(args):
+@pytest.mark.parametrize("args", [
+    ["topics"], ["nouns"], ["groups", "reset-offsets", "g", "--to-latest"], ["topics", "alter-config", "t"],
+    ["transactions", "find-hanging", "--partition", "0"], ["transactions", "abort", "--topic", "t", "--partition", "0",
+                                                           "--producer-id", "1"]])
+def test_usage_errors_exit_2_before_connecting(args):
     assert cli("127.0.0.1:1", *args, expect=2).stderr.startswith("usage:")
+
+
+def test_groups_describe_shows_members_and_their_partitions(shared_broker, topic_name):
+    b, group = shared_broker.bootstrap, f"{topic_name}-g"
+    cli(b, "topics", "create", topic_name, "--partitions", "2")
+    produce_plain(b, topic_name, b"x")
+    cli(b, "groups", "reset-offsets", group, "--topic", f"{topic_name}:0", "--to-earliest", "--execute")
+    consumer = join(b, group, topic_name)
+    try:
+        [described] = cli_json(b, "groups", "describe", group)
+        [member] = described["group"]["members"]
+        assert described["group"]["state"] == "Stable" and member["client_id"] == "lag-watcher"
+        assert described["offsets"] == [  # partition 1 is assigned but has no committed offset yet
+            {"topic": topic_name, "partition": 0, "current_offset": 0, "log_end_offset": 1, "lag": 1,
+             "member_id": member["member_id"]},
+            {"topic": topic_name, "partition": 1, "current_offset": None, "log_end_offset": 0, "lag": None,
+             "member_id": member["member_id"]}]
+        rows = table(cli(b, "groups", "describe", group))[1:]
+        assert [r[:7] for r in rows] == [[group, "Stable", topic_name, "0", "0", "1", "1"],
+                                         [group, "Stable", topic_name, "1", "-", "0", "-"]]
+        refused = cli(b, "groups", "reset-offsets", group, "--all-topics", "--to-latest", "--execute", expect=1)
+        assert "inactive" in refused.stderr and "Stable" in refused.stderr
+        assert "NON_EMPTY_GROUP" in cli(b, "groups", "delete", group, expect=1).stderr
+    finally:
+        consumer.close()
