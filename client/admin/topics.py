@@ -18,7 +18,8 @@ from protocol.messages import (alter_configs, create_partitions, create_topics, 
 from protocol.messages._dsl import INT32_MIN
 
 from ..types import TopicPartition
-from .base import AdminBase, by_topic, check
+from ..errors import BrokerResponseError
+from .base import AdminBase, Retry, by_topic, check
 from .results import (AlterConfigOp, BrokerInfo, ClusterDescription, ConfigEntry, ConfigResource, ConfigSource,
                       NewTopic, PartitionInfo, ResourceType, TopicDescription)
 
@@ -60,40 +61,62 @@ class TopicAdmin(AdminBase):
     async def create_topics(self, topics: list[NewTopic], *, validate_only: bool = False,
                             timeout_ms: int = 30000) -> None:
         """Create topics (or only validate the request, with ``validate_only``)."""
-        request = create_topics.REQUEST(timeout_ms=timeout_ms, validate_only=validate_only, topics=[
-            create_topics.CreatableTopic(
-                name=t.name, num_partitions=-1 if t.assignments else t.num_partitions,
-                replication_factor=-1 if t.assignments else t.replication_factor,
-                assignments=[_ReplicaAssignment(partition_index=p, broker_ids=b)
-                             for p, b in sorted(t.assignments.items())],
-                configs=[_TopicConfig(name=k, value=v) for k, v in t.configs.items()])
-            for t in topics])
+        wanted = {t.name: create_topics.CreatableTopic(
+            name=t.name, num_partitions=-1 if t.assignments else t.num_partitions,
+            replication_factor=-1 if t.assignments else t.replication_factor,
+            assignments=[_ReplicaAssignment(partition_index=p, broker_ids=b) for p, b in sorted(t.assignments.items())],
+            configs=[_TopicConfig(name=k, value=v) for k, v in t.configs.items()]) for t in topics}
 
-        async def attempt():
-            answer = await self._to_controller(ApiKey.CREATE_TOPICS, lambda _v: request)
-            _raise_first((r.error_code, f"topic {r.name}: {r.error_message or ''}".rstrip(": "))
-                         for r in answer.topics)
-        await self._retrying(attempt)
+        async def send(names: list[str]):
+            answer = await self._to_controller(ApiKey.CREATE_TOPICS, lambda _v: create_topics.REQUEST(
+                timeout_ms=timeout_ms, validate_only=validate_only, topics=[wanted[n] for n in names]))
+            return [(r.name, r.error_code, r.error_message) for r in answer.topics]
+        await self._each_topic(list(wanted), send)
 
     async def delete_topics(self, names: list[str], *, timeout_ms: int = 30000) -> None:
         """Delete topics; UnknownTopicOrPartitionError for one that does not exist."""
-        async def attempt():
+        async def send(pending: list[str]):
             answer = await self._to_controller(ApiKey.DELETE_TOPICS, lambda _v: delete_topics.REQUEST(
-                topic_names=list(names), timeout_ms=timeout_ms))
-            _raise_first((r.error_code, f"topic {r.name}") for r in answer.responses)
-        await self._retrying(attempt)
+                topic_names=pending, timeout_ms=timeout_ms))
+            return [(r.name, r.error_code, None) for r in answer.responses]
+        await self._each_topic(list(names), send)
 
     async def create_partitions(self, new_counts: dict[str, int], *, validate_only: bool = False,
                                 timeout_ms: int = 30000) -> None:
         """Raise each topic's partition count to the given total (InvalidPartitionsError if not larger)."""
-        request = create_partitions.REQUEST(timeout_ms=timeout_ms, validate_only=validate_only, topics=[
-            create_partitions.Topic(name=name, count=count, assignments=None) for name, count in new_counts.items()])
+        async def send(names: list[str]):
+            answer = await self._to_controller(ApiKey.CREATE_PARTITIONS, lambda _v: create_partitions.REQUEST(
+                timeout_ms=timeout_ms, validate_only=validate_only, topics=[
+                    create_partitions.Topic(name=n, count=new_counts[n], assignments=None) for n in names]))
+            return [(r.name, r.error_code, r.error_message) for r in answer.results]
+        await self._each_topic(list(new_counts), send)
+
+    async def _each_topic(self, names: list[str], send) -> None:
+        """Send for the topics still pending until each has a final answer, then raise the first failure.
+
+        A retriable answer (NOT_CONTROLLER, REQUEST_TIMED_OUT, ...) sends again only the topics
+        that got it, as the Java Admin does: one created meanwhile must not come back as
+        TOPIC_ALREADY_EXISTS.
+        """
+        pending, failures = list(names), []
 
         async def attempt():
-            answer = await self._to_controller(ApiKey.CREATE_PARTITIONS, lambda _v: request)
-            _raise_first((r.error_code, f"topic {r.name}: {r.error_message or ''}".rstrip(": "))
-                         for r in answer.results)
+            retry = None
+            for name, code, message in await send(list(pending)):
+                try:
+                    check(code, f"topic {name}: {message}" if message else f"topic {name}")
+                except Retry as exc:
+                    retry = exc
+                    continue
+                except BrokerResponseError as exc:
+                    failures.append(exc)
+                if name in pending:
+                    pending.remove(name)
+            if retry is not None:
+                raise retry
         await self._retrying(attempt)
+        if failures:
+            raise failures[0]
 
     # ------------------------------------------------------------------ configs
 

@@ -4,9 +4,10 @@
 import pytest
 
 from client import Admin
-from client.errors import CoordinatorLoadInProgressError, GroupAuthorizationFailedError
+from client.admin import NewTopic
+from client.errors import CoordinatorLoadInProgressError, GroupAuthorizationFailedError, TopicAlreadyExistsError
 from protocol.errors import Errors
-from protocol.messages import describe_groups, describe_transactions
+from protocol.messages import create_topics, describe_groups, describe_transactions
 
 
 class ScriptedCluster:
@@ -17,6 +18,7 @@ class ScriptedCluster:
         self.answers = answers
         self.cached: int | None = None
         self.sent_to: list[int] = []
+        self.requests: list = []
         self.forgotten = 0
 
     async def coordinator(self, key_type, key):
@@ -29,7 +31,7 @@ class ScriptedCluster:
         self.forgotten += 1
 
     async def send(self, node_id, api_key, build, *, highest=None, timeout=None):
-        build(0)
+        self.requests.append(build(0))
         self.sent_to.append(node_id)
         return self.answers.pop(0) if len(self.answers) > 1 else self.answers[0]
 
@@ -82,3 +84,21 @@ async def test_a_non_retriable_answer_is_raised_at_once():
     with pytest.raises(GroupAuthorizationFailedError):
         await admin_over(cluster).describe_groups(["g"])
     assert cluster.sent_to == [1]
+
+
+def created(*results):
+    return create_topics.RESPONSE(topics=[create_topics.TopicResult(name=n, error_code=c, error_message=None)
+                                          for n, c in results])
+
+
+async def test_create_topics_retries_only_the_topics_that_got_a_retriable_answer():
+    cluster = ScriptedCluster([], [created(("a", 0), ("b", Errors.NOT_CONTROLLER), ("c", Errors.TOPIC_ALREADY_EXISTS)),
+                                   created(("b", 0))])
+    admin = admin_over(cluster)
+
+    async def controller():
+        return 0
+    admin._controller = controller
+    with pytest.raises(TopicAlreadyExistsError, match="topic c"):
+        await admin.create_topics([NewTopic("a", 1, 1), NewTopic("b", 1, 1), NewTopic("c", 1, 1)])
+    assert [[t.name for t in r.topics] for r in cluster.requests] == [["a", "b", "c"], ["b"]]
