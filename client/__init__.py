@@ -10,5 +10,5 @@ from .consumer import CommitFailedError, Consumer, GroupMetadata, RebalanceListe
 from .producer import Producer
 from .types import ConsumerRecord, OffsetAndMetadata, RecordMetadata, TopicPartition
 
-__all__ = ["Admin", "CommitFailedError", "Connection", "Consumer", "ConsumerRecord", "GroupMetadata", "OffsetAndMetadata",
-           "Producer", "RebalanceListener", "RecordMetadata", "TopicPartition"]
+__all__ = ["Admin", "CommitFailedError", "Connection", "Consumer", "ConsumerRecord", "GroupMetadata",
+           "OffsetAndMetadata", "Producer", "RebalanceListener", "RecordMetadata", "TopicPartition"]

@@ -155,6 +155,8 @@ async def test_delete_records_and_list_offsets(admin, shared_broker, topic_name)
         await admin.delete_records({tp0: 11})
     with pytest.raises(UnknownTopicOrPartitionError):
         await admin.delete_records({TopicPartition(topic_name, 9): 0})
+    with pytest.raises(UnknownTopicOrPartitionError):
+        await admin.list_offsets({TopicPartition(topic_name + "-none", 0): LATEST})
 
 
 async def test_describe_cluster(admin, shared_broker):
