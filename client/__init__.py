@@ -4,10 +4,11 @@
 Kafka alike; ``Connection`` is the raw request/response layer under them.
 """
 
+from .admin import Admin
 from .connection import Connection
 from .consumer import CommitFailedError, Consumer, GroupMetadata, RebalanceListener
 from .producer import Producer
 from .types import ConsumerRecord, OffsetAndMetadata, RecordMetadata, TopicPartition
 
-__all__ = ["CommitFailedError", "Connection", "Consumer", "ConsumerRecord", "GroupMetadata", "OffsetAndMetadata",
-           "Producer", "RebalanceListener", "RecordMetadata", "TopicPartition"]
+__all__ = ["Admin", "CommitFailedError", "Connection", "Consumer", "ConsumerRecord", "GroupMetadata",
+           "OffsetAndMetadata", "Producer", "RebalanceListener", "RecordMetadata", "TopicPartition"]

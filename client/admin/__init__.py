@@ -1,0 +1,15 @@
+"""The admin client: ``Admin`` and the typed values it takes and returns."""
+
+from .client import Admin
+from .results import (AbortTransactionSpec, AlterConfigOp, BrokerInfo, ClusterDescription, ConfigEntry,
+                      ConfigResource, ConfigSource, GroupDescription, GroupListing, MemberDescription, NewTopic,
+                      OpenTransaction, OpType, PartitionInfo, ProducerState, ResourceType, TopicDescription,
+                      TransactionDescription, TransactionListing)
+from .topics import EARLIEST, LATEST, MAX_TIMESTAMP
+from .transactions import DEFAULT_MAX_TRANSACTION_TIMEOUT_MS
+
+__all__ = ["AbortTransactionSpec", "Admin", "AlterConfigOp", "BrokerInfo", "ClusterDescription", "ConfigEntry",
+           "ConfigResource", "ConfigSource", "DEFAULT_MAX_TRANSACTION_TIMEOUT_MS", "EARLIEST", "GroupDescription",
+           "GroupListing", "LATEST", "MAX_TIMESTAMP", "MemberDescription", "NewTopic", "OpenTransaction", "OpType",
+           "PartitionInfo", "ProducerState", "ResourceType", "TopicDescription", "TransactionDescription",
+           "TransactionListing"]

@@ -1,0 +1,194 @@
+"""The typed values the Admin client takes and returns (Kafka's admin names, Python spelling)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import IntEnum
+
+from ..types import TopicPartition
+
+
+class ResourceType(IntEnum):
+    """Kafka's ConfigResource.Type ids (Weir serves TOPIC and BROKER)."""
+    TOPIC = 2
+    BROKER = 4
+    BROKER_LOGGER = 8
+
+
+class ConfigSource(IntEnum):
+    """Where a config value comes from (DescribeConfigs v1+ ``config_source``)."""
+    UNKNOWN = 0
+    DYNAMIC_TOPIC_CONFIG = 1
+    DYNAMIC_BROKER_CONFIG = 2
+    DYNAMIC_DEFAULT_BROKER_CONFIG = 3
+    STATIC_BROKER_CONFIG = 4
+    DEFAULT_CONFIG = 5
+    DYNAMIC_BROKER_LOGGER_CONFIG = 6
+    CLIENT_METRICS_CONFIG = 7
+    GROUP_CONFIG = 8
+
+
+class OpType(IntEnum):
+    """IncrementalAlterConfigs operations (AlterConfigOp.OpType)."""
+    SET = 0
+    DELETE = 1
+    APPEND = 2
+    SUBTRACT = 3
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigResource:
+    type: ResourceType
+    name: str  # a topic name, or a broker id as a string ("" for the cluster-wide broker default)
+
+    @classmethod
+    def topic(cls, name: str) -> "ConfigResource":
+        return cls(ResourceType.TOPIC, name)
+
+    @classmethod
+    def broker(cls, broker_id: int | str = "") -> "ConfigResource":
+        return cls(ResourceType.BROKER, str(broker_id))
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigEntry:
+    name: str
+    value: str | None
+    source: ConfigSource
+    read_only: bool = False
+    sensitive: bool = False
+    synonyms: tuple[tuple[str, str | None, ConfigSource], ...] = ()
+
+    @property
+    def is_default(self) -> bool:
+        return self.source == ConfigSource.DEFAULT_CONFIG
+
+
+@dataclass(frozen=True, slots=True)
+class AlterConfigOp:
+    name: str
+    value: str | None = None
+    op: OpType = OpType.SET
+
+
+@dataclass(frozen=True, slots=True)
+class NewTopic:
+    name: str
+    num_partitions: int = -1  # -1: the broker's num.partitions
+    replication_factor: int = -1  # -1: the broker's default.replication.factor
+    configs: dict[str, str] = field(default_factory=dict)
+    assignments: dict[int, list[int]] = field(default_factory=dict)  # partition -> broker ids
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionInfo:
+    partition: int
+    leader: int
+    replicas: list[int]
+    isr: list[int]
+    leader_epoch: int = -1
+
+
+@dataclass(frozen=True, slots=True)
+class TopicDescription:
+    name: str
+    internal: bool
+    partitions: list[PartitionInfo]
+    topic_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerInfo:
+    node_id: int
+    host: str
+    port: int
+    rack: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterDescription:
+    cluster_id: str | None
+    controller_id: int
+    brokers: list[BrokerInfo]
+    authorized_operations: int | None = None  # Kafka's AclOperation bit set, when asked for
+
+
+@dataclass(frozen=True, slots=True)
+class GroupListing:
+    group_id: str
+    protocol_type: str
+    state: str | None = None  # ListGroups v4+
+    group_type: str | None = None  # ListGroups v5+
+
+
+@dataclass(frozen=True, slots=True)
+class MemberDescription:
+    member_id: str
+    group_instance_id: str | None
+    client_id: str
+    client_host: str
+    assignment: list[TopicPartition]  # decoded for "consumer" groups, else empty
+
+
+@dataclass(frozen=True, slots=True)
+class GroupDescription:
+    group_id: str
+    state: str
+    protocol_type: str
+    protocol: str  # the assignor of a consumer group
+    members: list[MemberDescription]
+    coordinator_id: int = -1
+
+
+@dataclass(frozen=True, slots=True)
+class TransactionListing:
+    transactional_id: str
+    producer_id: int
+    state: str
+    coordinator_id: int = -1
+
+
+@dataclass(frozen=True, slots=True)
+class TransactionDescription:
+    transactional_id: str
+    state: str
+    producer_id: int
+    producer_epoch: int
+    transaction_timeout_ms: int
+    transaction_start_time_ms: int  # -1 when no transaction is open
+    topic_partitions: list[TopicPartition]
+    coordinator_id: int = -1
+
+
+@dataclass(frozen=True, slots=True)
+class ProducerState:
+    """One active producer of a partition, as DescribeProducers reports it.
+
+    ``coordinator_epoch`` and ``current_transaction_start_offset`` are -1 when
+    absent (Kafka's Optional.empty)."""
+    producer_id: int
+    producer_epoch: int
+    last_sequence: int
+    last_timestamp: int
+    coordinator_epoch: int
+    current_transaction_start_offset: int
+
+    @property
+    def in_transaction(self) -> bool:
+        return self.current_transaction_start_offset >= 0
+
+
+@dataclass(frozen=True, slots=True)
+class OpenTransaction:
+    """A transaction a partition holds open (what ``find_hanging_transactions`` reports)."""
+    topic_partition: TopicPartition
+    producer: ProducerState
+
+
+@dataclass(frozen=True, slots=True)
+class AbortTransactionSpec:
+    """What WriteTxnMarkers needs to abort one producer's transaction on one partition."""
+    topic_partition: TopicPartition
+    producer_id: int
+    producer_epoch: int
+    coordinator_epoch: int
