@@ -61,6 +61,7 @@ class Cluster:
         self.nodes: dict[int, Node] = {}
         self.topics: dict[str, TopicInfo] = {}
         self.cluster_id: str | None = None
+        self.controller_id = -1
         self._connections: dict[int, Connection] = {}
         self._connecting: dict[int, asyncio.Task] = {}
         self._coordinators: dict[tuple[int, str], int] = {}
@@ -124,14 +125,18 @@ class Cluster:
         ``build(version)`` returns the request body; it sees the version so it can
         fill what that version carries.
         """
-        connection = await self.connection(node_id)
-        version = connection.version_for(api_key, highest)
         try:
-            async with asyncio.timeout(timeout or self.request_timeout):
-                return await connection.request(api_key, version, build(version))
-        except asyncio.TimeoutError:
-            await connection.close()  # a late answer would be matched to the next request
-            raise KafkaTimeoutError(f"{api_key.name} to broker {node_id} timed out") from None
+            connection = await self.connection(node_id)
+            version = connection.version_for(api_key, highest)
+            try:
+                async with asyncio.timeout(timeout or self.request_timeout):
+                    return await connection.request(api_key, version, build(version))
+            except TimeoutError:
+                await connection.close()  # a late answer would be matched to the next request
+                raise KafkaTimeoutError(f"{api_key.name} to broker {node_id} timed out") from None
+        except KafkaConnectionError:
+            self._forget_node(node_id)
+            raise
 
     # ------------------------------------------------------------------ metadata
 
@@ -149,6 +154,7 @@ class Cluster:
             await connection.close()
             raise KafkaTimeoutError("Metadata timed out") from None
         self.cluster_id = response.cluster_id
+        self.controller_id = response.controller_id
         self.nodes = {b.node_id: Node(b.node_id, b.host, b.port) for b in response.brokers}
         for node_id, connection in list(self._connections.items()):
             node = self.nodes.get(node_id)
@@ -191,9 +197,13 @@ class Cluster:
             return cached
         connection = await self.any_connection()
         version = connection.version_for(ApiKey.FIND_COORDINATOR, 3)  # v4 batches keys; one is enough
-        async with asyncio.timeout(self.request_timeout):
-            response = await connection.request(
-                ApiKey.FIND_COORDINATOR, version, find_coordinator.REQUEST(key=key, key_type=key_type))
+        try:
+            async with asyncio.timeout(self.request_timeout):
+                response = await connection.request(
+                    ApiKey.FIND_COORDINATOR, version, find_coordinator.REQUEST(key=key, key_type=key_type))
+        except TimeoutError:
+            await connection.close()  # a late answer would be matched to the next request
+            raise KafkaTimeoutError(f"FindCoordinator for {key!r} timed out") from None
         raise_for(response.error_code, response.error_message)
         self.nodes.setdefault(response.node_id, Node(response.node_id, response.host, response.port))
         self._coordinators[(key_type, key)] = response.node_id
@@ -201,6 +211,12 @@ class Cluster:
 
     def forget_coordinator(self, key_type: int, key: str) -> None:
         self._coordinators.pop((key_type, key), None)
+
+    def _forget_node(self, node_id: int) -> None:
+        """A broker's connection failed: the coordinators it held are looked up again."""
+        for cached, node in list(self._coordinators.items()):
+            if node == node_id:
+                del self._coordinators[cached]
 
     async def close(self) -> None:
         for task in list(self._connecting.values()):

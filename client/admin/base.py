@@ -105,18 +105,18 @@ class AdminBase:
         request = metadata.REQUEST(topics=None if topics is None else [metadata.RequestTopic(name=t) for t in topics],
                                    allow_auto_topic_creation=False)
         try:
-            return await asyncio.wait_for(connection.request(ApiKey.METADATA, version, request),
-                                          self.cluster.request_timeout)
-        except asyncio.TimeoutError:
+            async with asyncio.timeout(self.cluster.request_timeout):  # not wait_for: see client/cluster.py
+                return await connection.request(ApiKey.METADATA, version, request)
+        except TimeoutError:
             await connection.close()
             raise KafkaTimeoutError("Metadata timed out") from None
 
     async def _controller(self) -> int:
-        # Cluster's cache does not keep controller_id, so ask for it (one Metadata for no topics).
-        answer = await self._metadata([])
-        if answer.controller_id < 0:
+        if self.cluster.controller_id < 0:
+            await self.cluster.refresh([], allow_auto_create=False)
+        if self.cluster.controller_id < 0:
             raise Retry(error_for(Errors.NOT_CONTROLLER)("no controller known"))
-        return answer.controller_id
+        return self.cluster.controller_id
 
     async def _to_controller(self, api_key: ApiKey, build, *, highest: int | None = None):
         return await self.cluster.send(await self._controller(), api_key, build, highest=highest)
@@ -130,11 +130,7 @@ class AdminBase:
         otherwise.
         """
         node_id = await self.cluster.coordinator(key_type, key)
-        try:
-            response = await self.cluster.send(node_id, api_key, build, highest=highest)
-        except KafkaConnectionError:
-            self.cluster.forget_coordinator(key_type, key)
-            raise
+        response = await self.cluster.send(node_id, api_key, build, highest=highest)  # forgets it on failure
         code = error_code(response)
         if code in _COORDINATOR_MOVED:
             self.cluster.forget_coordinator(key_type, key)

@@ -26,13 +26,8 @@ from .results import (AlterConfigOp, BrokerInfo, ClusterDescription, ConfigEntry
 EARLIEST, LATEST, MAX_TIMESTAMP = -2, -1, -3  # ListOffsets special timestamps
 
 
-def _element(struct, field_name: str):
-    """The struct declared inline as the element of an array field."""
-    return next(f for f in struct.fields if f.name == field_name).type.element
-
-
-_TopicConfig = _element(create_topics.CreatableTopic, "configs")
-_ReplicaAssignment = _element(create_topics.CreatableTopic, "assignments")
+_TopicConfig = create_topics.CreatableTopicConfig
+_ReplicaAssignment = create_topics.CreatableReplicaAssignment
 
 
 class TopicAdmin(AdminBase):

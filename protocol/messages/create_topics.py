@@ -2,21 +2,25 @@
 
 from ._dsl import BOOL, INT16, INT32, STRING, Array, Field, Message, Struct
 
+CreatableReplicaAssignment = Struct(
+    "CreatableReplicaAssignment",
+    Field("partition_index", INT32),
+    Field("broker_ids", Array(INT32)),
+)
+
+CreatableTopicConfig = Struct(
+    "CreatableTopicConfig",
+    Field("name", STRING),
+    Field("value", STRING, nullable="0+"),
+)
+
 CreatableTopic = Struct(
     "CreatableTopic",
     Field("name", STRING),
     Field("num_partitions", INT32),
     Field("replication_factor", INT16),
-    Field("assignments", Array(Struct(
-        "CreatableReplicaAssignment",
-        Field("partition_index", INT32),
-        Field("broker_ids", Array(INT32)),
-    ))),
-    Field("configs", Array(Struct(
-        "CreatableTopicConfig",
-        Field("name", STRING),
-        Field("value", STRING, nullable="0+"),
-    ))),
+    Field("assignments", Array(CreatableReplicaAssignment)),
+    Field("configs", Array(CreatableTopicConfig)),
 )
 
 REQUEST = Message(
