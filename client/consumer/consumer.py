@@ -216,10 +216,7 @@ class Consumer:
                 await self.group.ensure_active()
             await self._ensure_positions()
             await self._maybe_auto_commit()
-            records = self.fetcher.drain(max_records)
-            if partitions:
-                wanted = {TopicPartition(*tp) for tp in partitions}
-                records = {tp: batch for tp, batch in records.items() if tp in wanted}
+            records = self.fetcher.drain(max_records, {TopicPartition(*tp) for tp in partitions} or None)
             remaining = deadline - time.monotonic()
             if records or remaining <= 0:
                 return records

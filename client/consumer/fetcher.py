@@ -233,11 +233,15 @@ class Fetcher:
 
     # ------------------------------------------------------------------ draining
 
-    def drain(self, max_records: int) -> dict[TopicPartition, list[ConsumerRecord]]:
-        """Take up to ``max_records`` buffered records; raises a partition's fetch error first."""
+    def drain(self, max_records: int, only: set[TopicPartition] | None = None,
+              ) -> dict[TopicPartition, list[ConsumerRecord]]:
+        """Take up to ``max_records`` buffered records (of ``only``'s partitions when given);
+        raises a partition's fetch error first."""
         out: dict[TopicPartition, list[ConsumerRecord]] = {}
         taken = 0
         for tp, state in self.states.items():
+            if only is not None and tp not in only:
+                continue
             if state.error is not None:
                 error, state.error = state.error, None
                 raise error

@@ -87,3 +87,19 @@ async def test_seek_pause_resume_and_offsets_for_times(shared_broker, topic_name
         assert await consumer.getmany(timeout_ms=300) == {}
         consumer.resume(tp)
         assert (await read(consumer, 20))[0].offset == 0
+
+
+async def test_getmany_for_some_partitions_keeps_the_others_buffered(shared_broker, topic_name):
+    await asyncio.to_thread(create_topic, shared_broker.bootstrap, topic_name, 2)
+    async with Producer(shared_broker.bootstrap) as producer:
+        for i in range(20):
+            await producer.send(topic_name, str(i).encode(), partition=i % 2)
+    first, second = TopicPartition(topic_name, 0), TopicPartition(topic_name, 1)
+    async with Consumer(bootstrap_servers=shared_broker.bootstrap, auto_offset_reset="earliest") as consumer:
+        consumer.assign([first, second])
+        only_first = []
+        while len(only_first) < 10:
+            got = await consumer.getmany(first, timeout_ms=500)
+            assert set(got) <= {first}
+            only_first.extend(got.get(first, []))
+        assert [r.offset for r in await read(consumer, 10)] == list(range(10))  # partition 1, nothing lost
