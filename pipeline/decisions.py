@@ -22,6 +22,8 @@ from protocol.messages import create_topics
 
 DEFAULT_TOPIC = "__weir_sink_decisions"
 COMMIT, DONE = "commit", "done"
+# CreateTopics declares its config entries inline: reach the struct through the field.
+_TOPIC_CONFIG = next(f for f in create_topics.CreatableTopic.fields if f.name == "configs").type.element
 
 
 async def ensure_topic(cluster: Cluster, topic: str, partitions: int = 1) -> None:
@@ -34,8 +36,7 @@ async def ensure_topic(cluster: Cluster, topic: str, partitions: int = 1) -> Non
     version = connection.version_for(ApiKey.CREATE_TOPICS, 4)
     response = await connection.request(ApiKey.CREATE_TOPICS, version, create_topics.REQUEST(topics=[
         create_topics.CreatableTopic(name=topic, num_partitions=partitions, replication_factor=-1, assignments=[],
-                                     configs=[create_topics.CreatableTopicConfig(name="cleanup.policy",
-                                                                                 value="compact")])]))
+                                     configs=[_TOPIC_CONFIG(name="cleanup.policy", value="compact")])]))
     code = response.topics[0].error_code
     if code != Errors.TOPIC_ALREADY_EXISTS:
         raise_for(code, f"CreateTopics {topic}: {response.topics[0].error_message}")

@@ -24,7 +24,8 @@ from client.partitioner import partition_for_key
 from client.types import TopicPartition
 from protocol.api_keys import ApiKey
 from protocol.errors import Errors
-from protocol.messages import add_partitions_to_txn, end_txn, init_producer_id, produce
+from protocol.messages import add_partitions_to_txn, end_txn, produce
+from protocol.messages import init_producer_id as init_producer_id_message
 from protocol.record_builder import BatchBuilder
 
 # Answers that mean "ask again" (after finding the coordinator again for the first two).
@@ -61,7 +62,7 @@ async def init_producer_id(cluster: Cluster, transactional_id: str, transaction_
     Returns (producer id, epoch); epoch 0 with a fresh id means nobody held it before."""
     response, code = await _to_coordinator(
         cluster, transactional_id, ApiKey.INIT_PRODUCER_ID,
-        lambda _v: init_producer_id.REQUEST(transactional_id=transactional_id,
+        lambda _v: init_producer_id_message.REQUEST(transactional_id=transactional_id,
                                             transaction_timeout_ms=transaction_timeout_ms),
         lambda r: r.error_code, timeout=timeout)
     raise_for(code, f"InitProducerId {transactional_id}")
