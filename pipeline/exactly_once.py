@@ -6,30 +6,37 @@ Per micro-batch:
    (stable across attempts and restarts, so a task fences its predecessor and
    aborts whatever that one left open), writes its rows in a transaction,
    flushes, and returns (transactional id, producer id, epoch) without EndTxn.
+   A task of a batch id the decision log already holds writes nothing (Spark
+   runs a batch again when the driver died before recording it as done).
 2. The driver's ``commit`` writes the decision ``{"batch", "state": "commit",
    "txns"}`` to the decision log, then commits every transaction by EndTxn with
    the reported producer id and epoch, then writes ``{"batch", "state": "done"}``.
 
-Recovery, when the writer is created for a (re)started query and before any
-task of it runs: a batch decided but not done is rolled forward (EndTxn commit
-is answered with success when it already completed with that epoch); then
-every transactional id the query may have used is fenced (InitProducerId),
-which aborts transactions of an undecided batch instead of leaving them to
-hold back the last stable offset until they time out. Probing stops at the
-first id that nobody held (epoch 0) beyond the task count of the newest batch
-(each recovery thus claims one unused id: harmless). A batch id Spark runs
-again after its decision (its commit log lost the batch) is aborted whole.
+Recovery: ``commit`` first rolls forward a batch that was decided but not done
+(EndTxn commit is answered with success when it already completed with that
+epoch, so repeating it is harmless; nothing else touched those ids, since the
+replayed batch's tasks wrote nothing). When a query (re)starts, the writer
+Spark plans before running any task also fences every transactional id the
+query may have used (InitProducerId), so transactions of an undecided batch
+are aborted at once instead of holding back the last stable offset until they
+time out. Fencing covers the ids up to the largest task count recorded, then
+probes upward until an id nobody held (epoch 0); how far it went is recorded
+("probed") so the next recovery fences those without claiming more.
+
+Spark creates a stream writer both when planning (a fresh DataSource) and
+for every commit (a DataSource unpickled by its commit runner); fencing may
+only happen in the first, or it would abort the batch being committed, so
+``WeirDataSource`` tells the writer which one it is.
 
 Timing (``kafka.transaction.timeout.ms``, Kafka's default 60000, at most the
 broker's transaction.max.timeout.ms): a task's transaction must outlive the
 rest of its micro-batch (the slowest task, the decision and the EndTxns) and,
 after a crash between decision and commits, the time until the restarted
-query's recovery commits it. Otherwise the coordinator aborts a decided
-transaction and the roll-forward fails with ``TransactionLostError`` (the
-query stops rather than lose data silently). So: transaction.timeout.ms >
-longest micro-batch duration + driver restart time; a trigger interval longer
-than that timeout is fine, because transactions are open only while a batch
-runs.
+query commits it. Otherwise the coordinator aborts a decided transaction and
+the roll-forward fails with ``TransactionLostError`` (the query stops rather
+than lose data silently). So: transaction.timeout.ms > longest micro-batch
+duration + driver restart time; a trigger interval longer than the timeout is
+fine, because transactions are open only while a batch runs.
 """
 
 from __future__ import annotations
@@ -52,6 +59,11 @@ from .transactions import TransactionalWriter, end_transaction, init_producer_id
 # Fault injection for the crash test: after writing a decision, write the batch id to this file and
 # block until the process is killed, so a test can kill -9 the driver exactly between decision and commits.
 HOLD_AFTER_DECISION = "WEIR_SINK_HOLD_AFTER_DECISION"
+# The local property MicroBatchExecution sets for the tasks of a micro-batch.
+BATCH_ID_PROPERTY = "streaming.sql.batchId"
+# Queries whose recovery ran in this (planning) process: Spark plans every micro-batch in the same
+# worker, and after the first recovery the query's batches ran one after the other.
+_RECOVERED: set[str] = set()
 
 
 class TransactionLostError(RuntimeError):
@@ -69,15 +81,15 @@ class TxnCommitMessage(WriterCommitMessage):
 
 
 class ExactlyOnceStreamWriter(DataSourceStreamArrowWriter):
-    def __init__(self, options: dict[str, str], schema, query_key: str):
+    def __init__(self, options: dict[str, str], schema, query_key: str, *, planning: bool):
         self.settings = WriteSettings(options, schema)
         self.prefix = f"weir-sink-{query_key}"
         self.transaction_timeout_ms = int(options.get("kafka.transaction.timeout.ms", "60000"))
         self.batch_size = int(options.get("kafka.batch.size", "16384"))
         self.log = DecisionLog(self.settings.bootstrap, options.get("weir.sink.decisionstopic", DEFAULT_TOPIC),
                                query_key)
-        self._latest: dict | None = None
-        asyncio.run(self.recover())
+        if planning:
+            asyncio.run(self.recover())
 
     def transactional_id(self, task: int) -> str:
         return f"{self.prefix}-{task}"
@@ -85,9 +97,18 @@ class ExactlyOnceStreamWriter(DataSourceStreamArrowWriter):
     # ------------------------------------------------------------------ tasks
 
     def write(self, iterator) -> TxnCommitMessage:
-        return asyncio.run(self._write(TaskContext.get().partitionId(), iterator))
+        context = TaskContext.get()
+        batch_id = context.getLocalProperty(BATCH_ID_PROPERTY)
+        if batch_id is None:
+            raise RuntimeError(f"Spark did not tell the task its micro-batch ({BATCH_ID_PROPERTY})")
+        return asyncio.run(self._write(context.partitionId(), int(batch_id), iterator))
 
-    async def _write(self, task: int, batches) -> TxnCommitMessage:
+    async def _write(self, task: int, batch_id: int, batches) -> TxnCommitMessage:
+        latest = await self.log.latest()
+        if latest is not None and batch_id <= latest["batch"]:
+            # Decided before: its transactions are (or will be rolled forward) committed. Writing nothing
+            # also leaves their ids alone, so the roll-forward's epochs stay valid.
+            return TxnCommitMessage(self.transactional_id(task), -1, -1, 0, 0)
         cluster = Cluster(self.settings.bootstrap)
         try:
             writer = TransactionalWriter(cluster, self.transactional_id(task),
@@ -108,18 +129,17 @@ class ExactlyOnceStreamWriter(DataSourceStreamArrowWriter):
         asyncio.run(self._commit([m for m in messages if m is not None], batchId))
 
     async def _commit(self, messages: list[TxnCommitMessage], batch_id: int) -> None:
-        latest = self._latest if self._latest is not None else await self.log.latest()
+        latest = await self.log.latest()
         if latest is not None and latest["state"] == COMMIT:
             await self._roll_forward(latest)
-            latest = self._latest
         if latest is not None and batch_id <= latest["batch"]:
             # Spark runs a batch again whose decision was already taken: its new writes must not show.
             await self._end_all(messages, commit=False)
             return
         decision = {"batch": batch_id, "state": COMMIT, "tasks": len(messages),
+                    "probed": latest.get("probed", 0) if latest is not None else 0,
                     "txns": [[m.transactional_id, m.producer_id, m.producer_epoch] for m in messages if m.partitions]}
         await self.log.write(decision)
-        self._latest = decision
         _hold_if_asked(batch_id)
         await self._roll_forward(decision)
 
@@ -151,17 +171,19 @@ class ExactlyOnceStreamWriter(DataSourceStreamArrowWriter):
                 f"batch {decision['batch']} was decided but transactions {lost} could not be committed "
                 f"(errors {[Errors(c).name for c in codes if c]}): they outlived kafka.transaction.timeout.ms "
                 "and were aborted by the coordinator; raise the timeout above the batch duration plus restart time")
-        done = {"batch": decision["batch"], "state": DONE, "tasks": decision["tasks"]}
+        done = {"batch": decision["batch"], "state": DONE, "tasks": decision["tasks"],
+                "probed": decision.get("probed", 0)}
         await self.log.write(done)
-        self._latest = done
 
     async def recover(self) -> None:
         """Roll a decided batch forward, then fence and abort whatever the query's tasks left open."""
+        if self.prefix in _RECOVERED:
+            return  # this planning process already recovered the query; since then Spark ran batches in order
         latest = await self.log.latest()
-        self._latest = latest
         if latest is not None and latest["state"] == COMMIT:
             await self._roll_forward(latest)
-        known_tasks = latest["tasks"] if latest is not None else 0
+            latest = await self.log.latest()
+        bound = max(latest.get("tasks", 0), latest.get("probed", 0)) if latest is not None else 0
         cluster = Cluster(self.settings.bootstrap)
         try:
             await cluster.refresh([])
@@ -169,16 +191,15 @@ class ExactlyOnceStreamWriter(DataSourceStreamArrowWriter):
             while True:
                 _producer_id, epoch = await init_producer_id(cluster, self.transactional_id(task),
                                                              self.transaction_timeout_ms)
-                if epoch == 0 and task >= known_tasks:
-                    break
                 task += 1
+                if epoch == 0 and task >= bound:
+                    break
         finally:
             await cluster.close()
-
-    def __getstate__(self):
-        state = dict(self.__dict__)
-        state["_latest"] = None  # the driver's cache; the commit side reads the log once if it has none
-        return state
+        if latest is not None and task > bound:
+            # Remember how far ids were claimed, so the next recovery fences them without probing further.
+            await self.log.write({**latest, "probed": task})
+        _RECOVERED.add(self.prefix)
 
 
 def _hold_if_asked(batch_id: int) -> None:

@@ -93,8 +93,8 @@ def query_key(options: dict[str, str]) -> str:
                               "holding Spark's query metadata, or the option weir.sink.queryId") from None
 
 
-def stream_writer(options: dict[str, str], schema):
+def stream_writer(options: dict[str, str], schema, *, planning: bool):
     if not opt.flag(options, "exactlyOnce", True):
         return AtLeastOnceStreamWriter(options, schema)
     from .exactly_once import ExactlyOnceStreamWriter
-    return ExactlyOnceStreamWriter(options, schema, query_key(options))
+    return ExactlyOnceStreamWriter(options, schema, query_key(options), planning=planning)

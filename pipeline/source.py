@@ -52,6 +52,14 @@ class ReadSettings:
 
 
 class WeirDataSource(DataSource):
+    # Spark builds a fresh instance to plan a write and unpickles one to commit each micro-batch;
+    # the exactly-once writer may fence transactional ids only in the first (see exactly_once.py).
+    _unpickled = False
+
+    def __setstate__(self, state) -> None:
+        self.__dict__.update(state)
+        self._unpickled = True
+
     @classmethod
     def name(cls) -> str:
         return "weir"
@@ -72,7 +80,7 @@ class WeirDataSource(DataSource):
 
     def streamWriter(self, schema, overwrite: bool):
         from .sink import stream_writer
-        return stream_writer(opt.lower(self.options), schema)
+        return stream_writer(opt.lower(self.options), schema, planning=not self._unpickled)
 
 
 class BatchReader(DataSourceReader):
