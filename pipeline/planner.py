@@ -8,6 +8,7 @@ the larger ranges further, as Spark's ``KafkaOffsetRangeCalculator`` does.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 
@@ -133,8 +134,9 @@ def ranges(start: dict[TopicPartition, int], end: dict[TopicPartition, int],
     total = sum(r.size for r in whole)
     out = []
     for r in whole:
-        # Each range's share of min_partitions, by its share of the data (at least one piece).
-        pieces = max(1, min(r.size, round(r.size * min_partitions / total)))
+        # Each range's share of min_partitions by its share of the data. Spark rounds the share, which
+        # can leave fewer pieces than minPartitions promises; rounding up keeps the promise.
+        pieces = max(1, min(r.size, math.ceil(r.size * min_partitions / total)))
         step, extra = divmod(r.size, pieces)
         begin = r.start
         for i in range(pieces):

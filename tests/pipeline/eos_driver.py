@@ -17,7 +17,7 @@ def main(bootstrap: str, source: str, target: str, checkpoint: str) -> None:
     spark = start_spark("eos-driver")
     stream = (spark.readStream.format("weir").option("kafka.bootstrap.servers", bootstrap)
               .option("subscribe", source).option("startingOffsets", "earliest")
-              .option("maxOffsetsPerTrigger", "40").load())
+              .option("maxOffsetsPerTrigger", "100").load())
     query = (stream.selectExpr("key", "value").writeStream.format("weir")
              .option("kafka.bootstrap.servers", bootstrap).option("topic", target)
              .option("kafka.transaction.timeout.ms", "300000")

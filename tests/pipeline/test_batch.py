@@ -53,6 +53,7 @@ def topic(shared_broker):
         for i in range(9):
             txn.produce(name, value=f"{'kept' if commit else 'aborted'}{i}".encode(), partition=i % 3,
                         timestamp=1_800_000_000_000)
+        txn.flush()  # librdkafka's abort would otherwise purge records it has not sent yet
         txn.commit_transaction() if commit else txn.abort_transaction()
     return name
 

@@ -7,6 +7,7 @@ import subprocess
 import sys
 import time
 
+import pytest
 from confluent_kafka import Producer as CKProducer
 
 from client import Consumer, TopicPartition
@@ -33,6 +34,7 @@ def wait_for_file(path, process, timeout):
     return int(open(path).read())
 
 
+@pytest.mark.timeout(600)
 def test_driver_killed_between_decision_and_commits_restarts_exactly_once(shared_broker, topic_name, tmp_path):
     bootstrap = shared_broker.bootstrap
     source, target = f"{topic_name}-in", f"{topic_name}-out"

@@ -1,5 +1,7 @@
 """spark.readStream.format("weir"): micro-batches bounded by maxOffsetsPerTrigger, resumed from the checkpoint."""
 
+import json
+
 from confluent_kafka import Producer as CKProducer
 
 from tests.compat.test_confluent_kafka import create_topic
@@ -35,7 +37,7 @@ def test_streaming_read_resumes_from_its_checkpoint(spark, shared_broker, topic_
     batches = run_once(spark, bootstrap, topic_name, checkpoint, output)
     assert sum(b["numInputRows"] for b in batches) == 60
     assert len(batches) >= 3 and all(b["numInputRows"] <= 25 for b in batches)  # maxOffsetsPerTrigger
-    assert sum(batches[-1]["sources"][0]["endOffset"][topic_name].values()) == 60  # Kafka source's JSON
+    assert sum(json.loads(batches[-1]["sources"][0]["endOffset"])[topic_name].values()) == 60  # Kafka's JSON
 
     produce(bootstrap, topic_name, [f"second {i}".encode() for i in range(40)])
     resumed = run_once(spark, bootstrap, topic_name, checkpoint, output)
