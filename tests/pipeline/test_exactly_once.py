@@ -14,7 +14,7 @@ from client import Consumer, TopicPartition
 from pipeline.exactly_once import HOLD_AFTER_DECISION
 from tests.broker_process import REPO
 from tests.compat.test_confluent_kafka import create_topic
-from tests.pipeline.test_batch import ck_read
+from tests.pipeline.test_source import ck_read
 
 RECORDS = 200
 
