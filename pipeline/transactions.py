@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections import deque
 
 from client.cluster import TRANSACTION, Cluster
 from client.errors import KafkaConnectionError, KafkaTimeoutError, error_for, raise_for
@@ -87,7 +88,7 @@ class TransactionalWriter:
     """One task's open transaction: write, flush, and leave it for the driver to end."""
 
     def __init__(self, cluster: Cluster, transactional_id: str, *, transaction_timeout_ms: int = 60000,
-                 batch_size: int = 16384, produce_timeout_ms: int = 30000):
+                 batch_size: int = 16384, produce_timeout_ms: int = 30000, buffer_memory: int = 32 * 1024 * 1024):
         self.cluster = cluster
         self.transactional_id = transactional_id
         self.transaction_timeout_ms = transaction_timeout_ms
@@ -101,6 +102,9 @@ class TransactionalWriter:
         self._open: dict[TopicPartition, BatchBuilder] = {}
         self._tails: dict[TopicPartition, asyncio.Task] = {}
         self._round_robin: dict[str, int] = {}
+        self.buffer_memory = buffer_memory  # bytes of closed batches not yet acknowledged (buffer.memory)
+        self._unacked: deque[tuple[asyncio.Task, int]] = deque()
+        self._unacked_bytes = 0
 
     @property
     def partitions(self) -> list[TopicPartition]:
@@ -135,6 +139,10 @@ class TransactionalWriter:
         self.records += 1
         if builder.size >= self.batch_size:
             self._ship(tp)
+            while self._unacked_bytes > self.buffer_memory:  # the caller waits, as a full buffer.memory does
+                task, size = self._unacked.popleft()
+                await task
+                self._unacked_bytes -= size
 
     async def _add_partition(self, tp: TopicPartition) -> None:
         await self.cluster.partitions_for(tp.topic)
@@ -161,7 +169,9 @@ class TransactionalWriter:
         data = builder.build(producer_id=self.producer_id, producer_epoch=self.producer_epoch,
                              base_sequence=sequence, transactional=True)
         previous = self._tails.get(tp)
-        self._tails[tp] = asyncio.get_running_loop().create_task(self._send_after(previous, tp, data))
+        self._tails[tp] = task = asyncio.get_running_loop().create_task(self._send_after(previous, tp, data))
+        self._unacked.append((task, len(data)))
+        self._unacked_bytes += len(data)
 
     async def _send_after(self, previous: asyncio.Task | None, tp: TopicPartition, data: bytes) -> None:
         if previous is not None:
@@ -197,3 +207,5 @@ class TransactionalWriter:
         self._tails.clear()
         if tails:
             await asyncio.gather(*tails)
+        self._unacked.clear()
+        self._unacked_bytes = 0

@@ -82,3 +82,17 @@ async def test_decision_log_returns_the_latest_record_of_its_query(shared_broker
     await first.write({"batch": 0, "state": DONE, "tasks": 1})
     assert await first.latest() == {"batch": 0, "state": DONE, "tasks": 1}
     assert (await other.latest())["batch"] == 9
+
+
+async def test_a_full_buffer_makes_the_task_wait_for_acknowledgements(shared_broker, topic_name):
+    bootstrap = shared_broker.bootstrap
+    await asyncio.to_thread(create_topic, bootstrap, topic_name, 3)
+    values = [f"record {i}".encode() * 4 for i in range(400)]
+    writer = await write(bootstrap, f"{topic_name}-t0", topic_name, values, buffer_memory=300)
+    assert writer.records == 400 and writer._unacked_bytes == 0
+    cluster = Cluster(bootstrap)
+    await cluster.refresh([])
+    assert await end_transaction(cluster, writer.transactional_id, writer.producer_id, writer.producer_epoch,
+                                 True) == Errors.NONE
+    await cluster.close()
+    assert (await visible(bootstrap, topic_name, 3))[0] == sorted(values)
