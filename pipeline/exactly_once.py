@@ -19,9 +19,12 @@ replayed batch's tasks wrote nothing). When a query (re)starts, the writer
 Spark plans before running any task also fences every transactional id the
 query may have used (InitProducerId), so transactions of an undecided batch
 are aborted at once instead of holding back the last stable offset until they
-time out. Fencing covers the ids up to the largest task count recorded, then
-probes upward until an id nobody held (epoch 0); how far it went is recorded
-("probed") so the next recovery fences those without claiming more.
+time out. Fencing covers the ids up to the largest task count or probe recorded,
+then probes upward until an id nobody held (epoch 0) and records how far it went
+("probed"). The probe itself claims that last id, so each driver start widens
+the range by one id: bounded by restarts, and harmless. Recovery runs once per
+planning process: Spark plans every micro-batch of a query in the same Python
+worker, and batches after the first recovery ran one after the other.
 
 Spark creates a stream writer both when planning (a fresh DataSource) and
 for every commit (a DataSource unpickled by its commit runner); fencing may
@@ -86,6 +89,7 @@ class ExactlyOnceStreamWriter(DataSourceStreamArrowWriter):
         self.prefix = f"weir-sink-{query_key}"
         self.transaction_timeout_ms = int(options.get("kafka.transaction.timeout.ms", "60000"))
         self.batch_size = int(options.get("kafka.batch.size", "16384"))
+        self.buffer_memory = int(options.get("kafka.buffer.memory", str(32 * 1024 * 1024)))
         self.log = DecisionLog(self.settings.bootstrap, options.get("weir.sink.decisionstopic", DEFAULT_TOPIC),
                                query_key)
         if planning:
@@ -113,7 +117,7 @@ class ExactlyOnceStreamWriter(DataSourceStreamArrowWriter):
         try:
             writer = TransactionalWriter(cluster, self.transactional_id(task),
                                          transaction_timeout_ms=self.transaction_timeout_ms,
-                                         batch_size=self.batch_size)
+                                         batch_size=self.batch_size, buffer_memory=self.buffer_memory)
             await writer.begin()
             for topic, partition, key, value, headers, timestamp in records(batches, self.settings.topic):
                 await writer.append(topic, partition, key, value, headers, timestamp)
