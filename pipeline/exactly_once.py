@@ -144,6 +144,11 @@ class ExactlyOnceStreamWriter(DataSourceStreamArrowWriter):
                     "probed": latest.get("probed", 0) if latest is not None else 0,
                     "txns": [[m.transactional_id, m.producer_id, m.producer_epoch] for m in messages if m.partitions]}
         await self.log.write(decision)
+        # Read it back: if another run of this query (same checkpoint) decided meanwhile, do not commit.
+        if await self.log.latest() != decision:
+            await self._end_all(messages, commit=False)
+            raise RuntimeError(f"batch {batch_id}: another run of this query wrote to the decision log; "
+                               "two drivers share one checkpoint")
         _hold_if_asked(batch_id)
         await self._roll_forward(decision)
 
