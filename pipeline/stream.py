@@ -24,6 +24,8 @@ from .source import RangePartition, ReadSettings
 class StreamReader(DataSourceStreamReader):
     def __init__(self, options: dict[str, str]):
         self.settings = ReadSettings(options)
+        if "endingoffsets" in options or "endingoffsetsbytimestamp" in options:
+            raise opt.OptionError("Ending offsets are not valid in streaming queries (as in Spark's Kafka source)")
         self.starting = opt.offset_spec(options.get("startingoffsets"), "latest", option="startingOffsets")
         self.max_offsets = opt.positive_int(options, "maxOffsetsPerTrigger")
         self._runner: asyncio.Runner | None = None

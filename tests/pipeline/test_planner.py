@@ -47,3 +47,10 @@ def test_kafka_options_reach_the_client_and_refused_ones_are_refused():
         opt.subscription({"subscribe": "a", "assign": '{"a": [0]}'})
     assert opt.subscription({"assign": '{"a": [1, 0]}'}).partitions == (A1, A0)
     assert opt.offsets_from_json(opt.offsets_json({A0: 4, A1: 9})) == {A0: 4, A1: 9}
+
+
+def test_streaming_queries_refuse_ending_offsets():
+    from pipeline.stream import StreamReader
+    with pytest.raises(opt.OptionError, match="not valid in streaming queries"):
+        StreamReader({"kafka.bootstrap.servers": "h:1", "subscribe": "a", "endingoffsets": "latest"})
+    assert StreamReader({"kafka.bootstrap.servers": "h:1", "subscribe": "a"}).starting == "latest"
