@@ -58,7 +58,12 @@ def test_driver_killed_between_decision_and_commits_restarts_exactly_once(shared
     assert sum(asyncio.run(end_offsets(bootstrap, target, "read_uncommitted")).values()) > 0
 
     restarted = start_driver(bootstrap, source, target, checkpoint)
-    _out, errors = restarted.communicate(timeout=240)
+    try:
+        _out, errors = restarted.communicate(timeout=240)
+    finally:
+        if restarted.poll() is None:  # timed out: leave no JVM behind
+            os.killpg(restarted.pid, signal.SIGKILL)
+            restarted.wait(30)
     assert restarted.returncode == 0, errors[-3000:]
 
     committed = ck_read(bootstrap, target, expected=RECORDS, timeout=20)
