@@ -25,6 +25,14 @@ def start_driver(bootstrap, source, target, checkpoint, **env):
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
 
 
+def kill_group(process):
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass  # the whole group is gone already
+    process.wait(30)
+
+
 def wait_for_file(path, process, timeout):
     deadline = time.monotonic() + timeout
     while not os.path.exists(path) or not open(path).read():
@@ -50,8 +58,7 @@ def test_driver_killed_between_decision_and_commits_restarts_exactly_once(shared
     try:
         decided_batch = wait_for_file(marker, driver, timeout=150)
     finally:
-        os.killpg(driver.pid, signal.SIGKILL)  # the JVM, the script and every Python worker at once
-        driver.wait(30)
+        kill_group(driver)  # the JVM, the script and every Python worker at once
     assert decided_batch == 0
     # Decided, not committed: the batch's open transactions hold every last stable offset at 0.
     assert set(asyncio.run(end_offsets(bootstrap, target, "read_committed")).values()) == {0}
@@ -62,8 +69,7 @@ def test_driver_killed_between_decision_and_commits_restarts_exactly_once(shared
         _out, errors = restarted.communicate(timeout=240)
     finally:
         if restarted.poll() is None:  # timed out: leave no JVM behind
-            os.killpg(restarted.pid, signal.SIGKILL)
-            restarted.wait(30)
+            kill_group(restarted)
     assert restarted.returncode == 0, errors[-3000:]
 
     committed = ck_read(bootstrap, target, expected=RECORDS, timeout=20)
