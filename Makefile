@@ -16,7 +16,7 @@ $(VENV)/.installed: pyproject.toml setup.py protocol/_record_scan.c
 	touch $@
 
 $(VENV)/.installed-test: $(VENV)/.installed
-	$(PY) -m pip install --quiet -e '.[test]'
+	$(PY) -m pip install --quiet -e '.[test,pipeline]'
 	touch $@
 
 # kcat (librdkafka 2.0.2) is the old-librdkafka client the compatibility tests drive;

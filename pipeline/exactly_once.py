@@ -1,0 +1,221 @@
+"""The exactly-once streaming sink: Kafka transactions committed by the driver after a durable decision.
+
+Per micro-batch:
+
+1. Each task takes the transactional id ``weir-sink-<query>-<partition id>``
+   (stable across attempts and restarts, so a task fences its predecessor and
+   aborts whatever that one left open), writes its rows in a transaction,
+   flushes, and returns (transactional id, producer id, epoch) without EndTxn.
+   A task of a batch id the decision log already holds writes nothing (Spark
+   runs a batch again when the driver died before recording it as done).
+2. The driver's ``commit`` writes the decision ``{"batch", "state": "commit",
+   "txns"}`` to the decision log, then commits every transaction by EndTxn with
+   the reported producer id and epoch, then writes ``{"batch", "state": "done"}``.
+
+Recovery: ``commit`` first rolls forward a batch that was decided but not done
+(EndTxn commit is answered with success when it already completed with that
+epoch, so repeating it is harmless; nothing else touched those ids, since the
+replayed batch's tasks wrote nothing). When a query (re)starts, the writer
+Spark plans before running any task also fences every transactional id the
+query may have used (InitProducerId), so transactions of an undecided batch
+are aborted at once instead of holding back the last stable offset until they
+time out. Fencing covers the ids up to the largest task count or probe recorded,
+then probes upward until an id nobody held (epoch 0) and records how far it went
+("probed"). The probe itself claims that last id, so each driver start widens
+the range by one id: bounded by restarts, and harmless. Recovery runs once per
+planning process: Spark plans every micro-batch of a query in the same Python
+worker, and batches after the first recovery ran one after the other.
+
+Spark creates a stream writer both when planning (a fresh DataSource) and
+for every commit (a DataSource unpickled by its commit runner); fencing may
+only happen in the first, or it would abort the batch being committed, so
+``WeirDataSource`` tells the writer which one it is.
+
+Timing (``kafka.transaction.timeout.ms``, Kafka's default 60000, at most the
+broker's transaction.max.timeout.ms): a task's transaction must outlive the
+rest of its micro-batch (the slowest task, the decision and the EndTxns) and,
+after a crash between decision and commits, the time until the restarted
+query commits it. Otherwise the coordinator aborts a decided transaction and
+the roll-forward fails with ``TransactionLostError`` (the query stops rather
+than lose data silently). So: transaction.timeout.ms > longest micro-batch
+duration + driver restart time; a trigger interval longer than the timeout is
+fine, because transactions are open only while a batch runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+
+from pyspark import TaskContext
+from pyspark.sql.datasource import DataSourceStreamArrowWriter, WriterCommitMessage
+
+from client.cluster import Cluster
+from protocol.errors import Errors
+
+from .decisions import COMMIT, DEFAULT_TOPIC, DONE, DecisionLog
+from .rows import records
+from .sink import WriteSettings
+from .transactions import TransactionalWriter, end_transaction, init_producer_id
+
+# Fault injection for the crash test: after writing a decision, write the batch id to this file and
+# block until the process is killed, so a test can kill -9 the driver exactly between decision and commits.
+HOLD_AFTER_DECISION = "WEIR_SINK_HOLD_AFTER_DECISION"
+# The local property MicroBatchExecution sets for the tasks of a micro-batch.
+BATCH_ID_PROPERTY = "streaming.sql.batchId"
+# Queries whose recovery ran in this (planning) process: Spark plans every micro-batch in the same
+# worker, and after the first recovery the query's batches ran one after the other.
+_RECOVERED: set[str] = set()
+
+
+class TransactionLostError(RuntimeError):
+    """A decided transaction can no longer be committed (it timed out and was aborted)."""
+
+
+class TxnCommitMessage(WriterCommitMessage):
+    def __init__(self, transactional_id: str, producer_id: int, producer_epoch: int, partitions: int,
+                 records: int):
+        self.transactional_id = transactional_id
+        self.producer_id = producer_id
+        self.producer_epoch = producer_epoch
+        self.partitions = partitions
+        self.records = records
+
+
+class ExactlyOnceStreamWriter(DataSourceStreamArrowWriter):
+    def __init__(self, options: dict[str, str], schema, query_key: str, *, planning: bool):
+        self.settings = WriteSettings(options, schema)
+        self.prefix = f"weir-sink-{query_key}"
+        self.transaction_timeout_ms = int(options.get("kafka.transaction.timeout.ms", "60000"))
+        self.batch_size = int(options.get("kafka.batch.size", "16384"))
+        self.buffer_memory = int(options.get("kafka.buffer.memory", str(32 * 1024 * 1024)))
+        self.log = DecisionLog(self.settings.bootstrap, options.get("weir.sink.decisionstopic", DEFAULT_TOPIC),
+                               query_key)
+        if planning:
+            asyncio.run(self.recover())
+
+    def transactional_id(self, task: int) -> str:
+        return f"{self.prefix}-{task}"
+
+    # ------------------------------------------------------------------ tasks
+
+    def write(self, iterator) -> TxnCommitMessage:
+        context = TaskContext.get()
+        batch_id = context.getLocalProperty(BATCH_ID_PROPERTY)
+        if batch_id is None:
+            raise RuntimeError(f"Spark did not tell the task its micro-batch ({BATCH_ID_PROPERTY})")
+        return asyncio.run(self._write(context.partitionId(), int(batch_id), iterator))
+
+    async def _write(self, task: int, batch_id: int, batches) -> TxnCommitMessage:
+        latest = await self.log.latest()
+        if latest is not None and batch_id <= latest["batch"]:
+            # Decided before: its transactions are (or will be rolled forward) committed. Writing nothing
+            # also leaves their ids alone, so the roll-forward's epochs stay valid.
+            return TxnCommitMessage(self.transactional_id(task), -1, -1, 0, 0)
+        cluster = Cluster(self.settings.bootstrap)
+        try:
+            writer = TransactionalWriter(cluster, self.transactional_id(task),
+                                         transaction_timeout_ms=self.transaction_timeout_ms,
+                                         batch_size=self.batch_size, buffer_memory=self.buffer_memory)
+            await writer.begin()
+            for topic, partition, key, value, headers, timestamp in records(batches, self.settings.topic):
+                await writer.append(topic, partition, key, value, headers, timestamp)
+            await writer.flush()
+            return TxnCommitMessage(writer.transactional_id, writer.producer_id, writer.producer_epoch,
+                                    len(writer.partitions), writer.records)
+        finally:
+            await cluster.close()
+
+    # ------------------------------------------------------------------ driver
+
+    def commit(self, messages, batchId: int) -> None:
+        asyncio.run(self._commit([m for m in messages if m is not None], batchId))
+
+    async def _commit(self, messages: list[TxnCommitMessage], batch_id: int) -> None:
+        latest = await self.log.latest()
+        if latest is not None and latest["state"] == COMMIT:
+            await self._roll_forward(latest)
+        if latest is not None and batch_id <= latest["batch"]:
+            # Spark runs a batch again whose decision was already taken: its new writes must not show.
+            await self._end_all(messages, commit=False)
+            return
+        decision = {"batch": batch_id, "state": COMMIT, "tasks": len(messages),
+                    "probed": latest.get("probed", 0) if latest is not None else 0,
+                    "txns": [[m.transactional_id, m.producer_id, m.producer_epoch] for m in messages if m.partitions]}
+        await self.log.write(decision)
+        # Read it back: if another run of this query (same checkpoint) decided meanwhile, do not commit.
+        if await self.log.latest() != decision:
+            await self._end_all(messages, commit=False)
+            raise RuntimeError(f"batch {batch_id}: another run of this query wrote to the decision log; "
+                               "two drivers share one checkpoint")
+        _hold_if_asked(batch_id)
+        await self._roll_forward(decision)
+
+    def abort(self, messages, batchId: int) -> None:
+        """A task failed: abort what the others wrote (fencing at the next run would abort it too)."""
+        asyncio.run(self._end_all([m for m in messages if m is not None], commit=False))
+
+    async def _end_all(self, messages: list[TxnCommitMessage], *, commit: bool) -> None:
+        cluster = Cluster(self.settings.bootstrap)
+        try:
+            await cluster.refresh([])
+            await asyncio.gather(*(end_transaction(cluster, m.transactional_id, m.producer_id, m.producer_epoch,
+                                                   commit) for m in messages if m.partitions))
+        finally:
+            await cluster.close()
+
+    async def _roll_forward(self, decision: dict) -> None:
+        """Commit every transaction of a decided batch, then mark the batch done."""
+        cluster = Cluster(self.settings.bootstrap)
+        try:
+            await cluster.refresh([])
+            codes = await asyncio.gather(*(end_transaction(cluster, txn_id, producer_id, epoch, True)
+                                           for txn_id, producer_id, epoch in decision["txns"]))
+        finally:
+            await cluster.close()
+        lost = [txn[0] for txn, code in zip(decision["txns"], codes) if code != Errors.NONE]
+        if lost:
+            raise TransactionLostError(
+                f"batch {decision['batch']} was decided but transactions {lost} could not be committed "
+                f"(errors {[Errors(c).name for c in codes if c]}): they outlived kafka.transaction.timeout.ms "
+                "and were aborted by the coordinator; raise the timeout above the batch duration plus restart time")
+        done = {"batch": decision["batch"], "state": DONE, "tasks": decision["tasks"],
+                "probed": decision.get("probed", 0)}
+        await self.log.write(done)
+
+    async def recover(self) -> None:
+        """Roll a decided batch forward, then fence and abort whatever the query's tasks left open."""
+        if self.prefix in _RECOVERED:
+            return  # this planning process already recovered the query; since then Spark ran batches in order
+        latest = await self.log.latest()
+        if latest is not None and latest["state"] == COMMIT:
+            await self._roll_forward(latest)
+            latest = await self.log.latest()
+        bound = max(latest.get("tasks", 0), latest.get("probed", 0)) if latest is not None else 0
+        cluster = Cluster(self.settings.bootstrap)
+        try:
+            await cluster.refresh([])
+            task = 0
+            while True:
+                _producer_id, epoch = await init_producer_id(cluster, self.transactional_id(task),
+                                                             self.transaction_timeout_ms)
+                task += 1
+                if epoch == 0 and task >= bound:
+                    break
+        finally:
+            await cluster.close()
+        if latest is not None and task > bound:
+            # Remember how far ids were claimed, so the next recovery fences them without probing further.
+            await self.log.write({**latest, "probed": task})
+        _RECOVERED.add(self.prefix)
+
+
+def _hold_if_asked(batch_id: int) -> None:
+    marker = os.environ.get(HOLD_AFTER_DECISION)
+    if marker:
+        with open(marker, "w") as out:
+            out.write(str(batch_id))
+        threading.Event().wait()  # until kill -9
+
+

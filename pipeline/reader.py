@@ -1,0 +1,81 @@
+"""Task-side reading of one offset range into Arrow record batches.
+
+Each Spark task runs the client's async Consumer on its own event loop
+(``asyncio.Runner``: ``asyncio.run``'s machinery, kept open so the generator
+can hand Spark a batch as soon as it is built instead of holding the range).
+The consumer is assigned the one partition and seeks to the range's start, so
+read_committed filtering (aborted transactions, markers) is the client's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Iterator
+
+import pyarrow as pa
+
+from client import Consumer, TopicPartition
+
+from .planner import DataLossError, OffsetRange
+
+SCHEMA = ("key binary, value binary, topic string, partition int, offset long, timestamp timestamp, "
+          "timestampType int")
+HEADERS_SCHEMA = SCHEMA + ", headers array<struct<key: string, value: binary>>"
+
+_HEADER = pa.struct([("key", pa.string()), ("value", pa.binary())])
+ROWS_PER_BATCH = 8192
+
+
+def schema(include_headers: bool) -> str:
+    return HEADERS_SCHEMA if include_headers else SCHEMA
+
+
+def to_arrow(records, include_headers: bool) -> pa.RecordBatch:
+    columns = [
+        pa.array([r.key for r in records], pa.binary()),
+        pa.array([r.value for r in records], pa.binary()),
+        pa.array([r.topic for r in records], pa.string()),
+        pa.array([r.partition for r in records], pa.int32()),
+        pa.array([r.offset for r in records], pa.int64()),
+        pa.array([r.timestamp * 1000 for r in records], pa.timestamp("us", tz="UTC")),
+        pa.array([r.timestamp_type for r in records], pa.int32()),
+    ]
+    names = ["key", "value", "topic", "partition", "offset", "timestamp", "timestampType"]
+    if include_headers:
+        columns.append(pa.array([[{"key": k, "value": v} for k, v in r.headers] for r in records],
+                                pa.list_(_HEADER)))
+        names.append("headers")
+    return pa.RecordBatch.from_arrays(columns, names=names)
+
+
+def read_range(bootstrap: str, settings: dict, piece: OffsetRange, *, include_headers: bool,
+               fail_on_data_loss: bool, poll_timeout_ms: int = 1000) -> Iterator[pa.RecordBatch]:
+    """The visible records of ``piece`` as Arrow batches of at most ROWS_PER_BATCH rows."""
+    tp = TopicPartition(piece.topic, piece.partition)
+    with asyncio.Runner() as runner:
+        consumer = Consumer(bootstrap_servers=bootstrap, **settings)
+        runner.run(consumer.start())
+        try:
+            consumer.assign([tp])
+            start = piece.start
+            log_start = runner.run(consumer.beginning_offsets([tp]))[tp]
+            if start < log_start:
+                if fail_on_data_loss:
+                    raise DataLossError(f"{tp} offsets {start}..{log_start - 1} were deleted before they were read "
+                                        "(set failOnDataLoss=false to skip them)")
+                start = log_start
+            consumer.seek(tp, start)
+            pending = []
+            while start < piece.end:
+                fetched = runner.run(consumer.getmany(tp, timeout_ms=poll_timeout_ms, max_records=ROWS_PER_BATCH))
+                for record in fetched.get(tp, ()):
+                    if record.offset < piece.end:
+                        pending.append(record)
+                if len(pending) >= ROWS_PER_BATCH:
+                    yield to_arrow(pending, include_headers)
+                    pending = []
+                start = runner.run(consumer.position(tp))
+            if pending:
+                yield to_arrow(pending, include_headers)
+        finally:
+            runner.run(consumer.close())

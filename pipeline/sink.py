@@ -1,0 +1,100 @@
+"""``df.write.format("weir")`` and ``df.writeStream.format("weir")``: Spark's Kafka sink columns and options.
+
+Batch writes and streaming writes with ``exactlyOnce=false`` use the client's
+idempotent Producer: at least once, like Spark's Kafka sink. Streaming writes
+are exactly once by default, by the two-phase protocol in ``exactly_once.py``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+from pathlib import Path
+
+from pyspark.sql.datasource import DataSourceArrowWriter, DataSourceStreamArrowWriter, WriterCommitMessage
+
+from client import Producer
+
+from . import options as opt
+from .rows import check_schema, records
+
+_PRODUCER_KEYWORDS = set(inspect.signature(Producer.__init__).parameters) - {"self", "bootstrap_servers"}
+
+
+class WriteSettings:
+    def __init__(self, options: dict[str, str], schema):
+        self.bootstrap = opt.bootstrap(options)
+        self.topic = options.get("topic")
+        check_schema(schema, self.topic)
+        producer = {k: v for k, v in options.items()
+                    if k.startswith("kafka.") and k[len("kafka."):].replace(".", "_") in _PRODUCER_KEYWORDS}
+        self.producer = {k: v for k, v in opt.client_settings(producer, allowed=_PRODUCER_KEYWORDS).items()
+                         if k != "isolation_level"}
+
+
+class CountMessage(WriterCommitMessage):
+    def __init__(self, records: int):
+        self.records = records
+
+
+async def _produce_all(settings: WriteSettings, batches) -> int:
+    sent = 0
+    async with Producer(settings.bootstrap, **settings.producer) as producer:
+        deliveries = []
+        for topic, partition, key, value, headers, timestamp in records(batches, settings.topic):
+            deliveries.append(await producer.send(topic, value, key, partition=partition, headers=headers,
+                                                  timestamp_ms=timestamp))
+            sent += 1
+        await producer.flush()
+        for delivery in deliveries:
+            delivery.result()  # raise the first failed delivery
+    return sent
+
+
+class BatchWriter(DataSourceArrowWriter):
+    """At least once, as Spark's Kafka batch sink: the idempotent producer, no transaction."""
+
+    def __init__(self, options: dict[str, str], schema):
+        self.settings = WriteSettings(options, schema)
+
+    def write(self, iterator) -> CountMessage:
+        return CountMessage(asyncio.run(_produce_all(self.settings, iterator)))
+
+    def commit(self, messages) -> None:
+        """Every record was acknowledged by its task; nothing is left to commit."""
+
+
+class AtLeastOnceStreamWriter(DataSourceStreamArrowWriter):
+    def __init__(self, options: dict[str, str], schema):
+        self.settings = WriteSettings(options, schema)
+
+    def write(self, iterator) -> CountMessage:
+        return CountMessage(asyncio.run(_produce_all(self.settings, iterator)))
+
+    def commit(self, messages, batchId: int) -> None:
+        """Every record was acknowledged by its task; nothing is left to commit."""
+
+    def abort(self, messages, batchId: int) -> None:
+        """Acknowledged records stay (at least once); Spark runs the batch again."""
+
+
+def query_key(options: dict[str, str]) -> str:
+    """The identity of a streaming query across restarts: ``weir.sink.queryId``, else the query id
+    Spark keeps in its checkpoint (``<checkpointLocation>/metadata``), which a restart keeps."""
+    if options.get("weir.sink.queryid"):
+        return options["weir.sink.queryid"]
+    location = options.get("checkpointlocation", "")
+    path = Path(location.removeprefix("file:"))
+    try:
+        return json.loads((path / "metadata").read_text())["id"]
+    except (OSError, ValueError, KeyError):
+        raise opt.OptionError("the exactly-once sink needs a stable query identity: a local checkpointLocation "
+                              "holding Spark's query metadata, or the option weir.sink.queryId") from None
+
+
+def stream_writer(options: dict[str, str], schema, *, planning: bool):
+    if not opt.flag(options, "exactlyOnce", True):
+        return AtLeastOnceStreamWriter(options, schema)
+    from .exactly_once import ExactlyOnceStreamWriter
+    return ExactlyOnceStreamWriter(options, schema, query_key(options), planning=planning)

@@ -1,0 +1,99 @@
+"""``spark.readStream.format("weir")``: micro-batches over per-partition offset ranges.
+
+Offsets are Spark's Kafka source JSON ({"topic": {"0": 42}}) and live only in
+the query's checkpoint: a restarted query asks for the ranges after its last
+committed batch and reads them again if that batch did not commit.
+
+The driver side keeps one consumer (and its event loop) open between
+triggers; it is not pickled into the tasks, which open their own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from pyspark.sql.datasource import DataSourceStreamReader
+from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxRows
+
+
+from . import options as opt
+from .planner import DataLossError, bounds, partitions_of, rate_limited, ranges, starting_offsets
+from .source import RangePartition, ReadSettings
+
+
+class StreamReader(DataSourceStreamReader):
+    def __init__(self, options: dict[str, str]):
+        self.settings = ReadSettings(options)
+        if "endingoffsets" in options or "endingoffsetsbytimestamp" in options:
+            raise opt.OptionError("Ending offsets are not valid in streaming queries (as in Spark's Kafka source)")
+        self.starting = opt.offset_spec(options.get("startingoffsets"), "latest", option="startingOffsets")
+        self.max_offsets = opt.positive_int(options, "maxOffsetsPerTrigger")
+        self._runner: asyncio.Runner | None = None
+        self._consumer = None
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state["_runner"] = state["_consumer"] = None
+        return state
+
+    def _run(self, coroutine_function):
+        """Run one driver-side call on the kept-open loop and consumer."""
+        if self._runner is None:
+            self._runner = asyncio.Runner()
+            self._consumer = self.settings.consumer()
+            self._runner.run(self._consumer.start())
+        return self._runner.run(coroutine_function(self._consumer))
+
+    def initialOffset(self) -> dict:
+        async def resolve(consumer):
+            tps = await partitions_of(consumer, self.settings.subscription)
+            return await starting_offsets(consumer, tps, self.starting, self.settings.timestamps,
+                                          by_timestamp_strategy=self.settings.by_timestamp_strategy,
+                                          fail_on_data_loss=self.settings.fail_on_data_loss)
+        return opt.offsets_json(self._run(resolve))
+
+    def getDefaultReadLimit(self):
+        return ReadAllAvailable() if self.max_offsets is None else ReadMaxRows(self.max_offsets)
+
+    def latestOffset(self, start: dict, limit) -> dict:
+        begin = opt.offsets_from_json(start)
+
+        async def latest(consumer):
+            tps = await partitions_of(consumer, self.settings.subscription)
+            earliest, newest = await bounds(consumer, tps)
+            return tps, earliest, newest
+        tps, earliest, newest = self._run(latest)
+        gone = set(begin) - set(tps)
+        if gone and self.settings.fail_on_data_loss:
+            raise DataLossError(f"partitions {sorted(gone)} are gone (set failOnDataLoss=false to carry on)")
+        # Partitions that appeared since the last batch are read from their beginning, as Spark does.
+        current = {tp: begin.get(tp, earliest[tp]) for tp in tps}
+        cap = limit.max_rows if isinstance(limit, ReadMaxRows) else None
+        end = rate_limited(current, newest, cap)
+        return opt.offsets_json({tp: max(end[tp], current[tp]) for tp in tps})
+
+    def reportLatestOffset(self):
+        return None
+
+    def partitions(self, start: dict, end: dict):
+        begin, finish = opt.offsets_from_json(start), opt.offsets_from_json(end)
+        new = [tp for tp in finish if tp not in begin]
+        if new:
+            async def earliest(consumer):
+                return (await bounds(consumer, new))[0]
+            begin.update(self._run(earliest))
+        return [RangePartition(piece) for piece in ranges(begin, finish, self.settings.min_partitions)]
+
+    def read(self, partition: RangePartition):
+        return self.settings.read(partition)
+
+    def commit(self, end: dict) -> None:
+        """Nothing to do: the offsets are in Spark's checkpoint, not in a consumer group."""
+
+    def stop(self) -> None:
+        if self._runner is not None:
+            self._runner.run(self._consumer.close())
+            self._runner.close()
+            self._runner = None
+
+

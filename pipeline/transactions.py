@@ -1,0 +1,211 @@
+"""The sink's side of Kafka transactions, on the raw protocol (the client has no transactions yet).
+
+A task's ``TransactionalWriter`` takes its transactional id with InitProducerId
+(which fences every earlier holder of the id and aborts its open
+transaction), adds partitions with AddPartitionsToTxn, produces transactional
+batches, and stops after the last acknowledgement: it never sends EndTxn.
+The driver ends the transaction later with ``end_transaction``, naming the
+producer id and epoch the task reported (Flink's Kafka sink resumes a
+transaction the same way). Only standard requests (InitProducerId v0-4,
+AddPartitionsToTxn v0-3, Produce, EndTxn v0-3), so Apache Kafka serves them too.
+
+Simplification: one Produce in flight per partition (the client's producer
+pipelines up to five); a task's partitions are still written concurrently.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import deque
+
+from client.cluster import TRANSACTION, Cluster
+from client.errors import KafkaConnectionError, KafkaTimeoutError, error_for, raise_for
+from client.partitioner import partition_for_key
+from client.types import TopicPartition
+from protocol.api_keys import ApiKey
+from protocol.errors import Errors
+from protocol.messages import add_partitions_to_txn, end_txn, produce
+from protocol.messages import init_producer_id as init_producer_id_message
+from protocol.record_builder import BatchBuilder
+
+# Answers that mean "ask again" (after finding the coordinator again for the first two).
+_REDISCOVER = frozenset({Errors.NOT_COORDINATOR, Errors.COORDINATOR_NOT_AVAILABLE})
+_RETRY = frozenset({Errors.CONCURRENT_TRANSACTIONS, Errors.COORDINATOR_LOAD_IN_PROGRESS}) | _REDISCOVER
+_PRODUCE_REFRESH = frozenset({Errors.NOT_LEADER_OR_FOLLOWER, Errors.LEADER_NOT_AVAILABLE,
+                              Errors.UNKNOWN_TOPIC_OR_PARTITION})
+_SEQUENCE_MODULUS = 1 << 31
+
+
+async def _to_coordinator(cluster: Cluster, transactional_id: str, api_key: ApiKey, build, error_of, *,
+                          timeout: float):
+    """Send a coordinator request, retrying the answers Kafka's clients retry, until ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            node = await cluster.coordinator(TRANSACTION, transactional_id)
+            response = await cluster.send(node, api_key, build)
+            code = error_of(response)
+        except (KafkaConnectionError, KafkaTimeoutError):
+            code = Errors.COORDINATOR_NOT_AVAILABLE
+        if code not in _RETRY:
+            return response, code
+        if code in _REDISCOVER:
+            cluster.forget_coordinator(TRANSACTION, transactional_id)
+        if time.monotonic() >= deadline:
+            raise_for(code, f"{api_key.name} for {transactional_id} did not succeed in {timeout}s")
+        await asyncio.sleep(cluster.retry_backoff)  # retry.backoff.ms
+
+
+async def init_producer_id(cluster: Cluster, transactional_id: str, transaction_timeout_ms: int, *,
+                           timeout: float = 60.0) -> tuple[int, int]:
+    """Take ``transactional_id``: fences its earlier holders and aborts their open transaction.
+    Returns (producer id, epoch); epoch 0 with a fresh id means nobody held it before."""
+    response, code = await _to_coordinator(
+        cluster, transactional_id, ApiKey.INIT_PRODUCER_ID,
+        lambda _v: init_producer_id_message.REQUEST(transactional_id=transactional_id,
+                                            transaction_timeout_ms=transaction_timeout_ms),
+        lambda r: r.error_code, timeout=timeout)
+    raise_for(code, f"InitProducerId {transactional_id}")
+    return response.producer_id, response.producer_epoch
+
+
+async def end_transaction(cluster: Cluster, transactional_id: str, producer_id: int, producer_epoch: int,
+                          commit: bool, *, timeout: float = 60.0) -> int:
+    """EndTxn for a transaction another process (a task) wrote; returns the error code.
+
+    Retrying a commit that already completed with the same epoch is answered with
+    success by Kafka's coordinator, so a roll-forward may be repeated."""
+    _response, code = await _to_coordinator(
+        cluster, transactional_id, ApiKey.END_TXN,
+        lambda _v: end_txn.REQUEST(transactional_id=transactional_id, producer_id=producer_id,
+                                   producer_epoch=producer_epoch, committed=commit),
+        lambda r: r.error_code, timeout=timeout)
+    return code
+
+
+class TransactionalWriter:
+    """One task's open transaction: write, flush, and leave it for the driver to end."""
+
+    def __init__(self, cluster: Cluster, transactional_id: str, *, transaction_timeout_ms: int = 60000,
+                 batch_size: int = 16384, produce_timeout_ms: int = 30000, buffer_memory: int = 32 * 1024 * 1024):
+        self.cluster = cluster
+        self.transactional_id = transactional_id
+        self.transaction_timeout_ms = transaction_timeout_ms
+        self.batch_size = batch_size
+        self.produce_timeout_ms = produce_timeout_ms
+        self.producer_id = -1
+        self.producer_epoch = -1
+        self.records = 0
+        self._added: set[TopicPartition] = set()
+        self._sequences: dict[TopicPartition, int] = {}
+        self._open: dict[TopicPartition, BatchBuilder] = {}
+        self._tails: dict[TopicPartition, asyncio.Task] = {}
+        self._round_robin: dict[str, int] = {}
+        self.buffer_memory = buffer_memory  # bytes of closed batches not yet acknowledged (buffer.memory)
+        self._unacked: deque[tuple[asyncio.Task, int]] = deque()
+        self._unacked_bytes = 0
+
+    @property
+    def partitions(self) -> list[TopicPartition]:
+        return sorted(self._added)
+
+    async def begin(self) -> None:
+        await self.cluster.refresh([])
+        self.producer_id, self.producer_epoch = await init_producer_id(
+            self.cluster, self.transactional_id, self.transaction_timeout_ms)
+
+    async def partition_for(self, topic: str, key: bytes | None) -> int:
+        count = await self.cluster.partitions_for(topic)
+        if key is not None:
+            return partition_for_key(key, count)
+        # Null keys: round-robin over the partitions (the Java producer's sticky partitioner spreads
+        # them per batch; per record is simpler and spreads them as evenly).
+        turn = self._round_robin.get(topic, -1) + 1
+        self._round_robin[topic] = turn
+        return turn % count
+
+    async def append(self, topic: str, partition: int | None, key: bytes | None, value: bytes | None,
+                     headers, timestamp_ms: int) -> None:
+        if partition is None:
+            partition = await self.partition_for(topic, key)
+        tp = TopicPartition(topic, partition)
+        if tp not in self._added:
+            await self._add_partition(tp)
+        builder = self._open.get(tp)
+        if builder is None:
+            builder = self._open[tp] = BatchBuilder()
+        builder.append(timestamp_ms, key, value, headers)
+        self.records += 1
+        if builder.size >= self.batch_size:
+            self._ship(tp)
+            while self._unacked_bytes > self.buffer_memory:  # the caller waits, as a full buffer.memory does
+                task, size = self._unacked.popleft()
+                await task
+                self._unacked_bytes -= size
+
+    async def _add_partition(self, tp: TopicPartition) -> None:
+        await self.cluster.partitions_for(tp.topic)
+
+        def error_of(response):
+            codes = [p.partition_error_code for t in response.results_by_topic_v3_and_below
+                     for p in t.results_by_partition]
+            return next((c for c in codes if c), Errors.NONE)
+        _response, code = await _to_coordinator(
+            self.cluster, self.transactional_id, ApiKey.ADD_PARTITIONS_TO_TXN,
+            lambda _v: add_partitions_to_txn.REQUEST(
+                v3_and_below_transactional_id=self.transactional_id, v3_and_below_producer_id=self.producer_id,
+                v3_and_below_producer_epoch=self.producer_epoch,
+                v3_and_below_topics=[add_partitions_to_txn.Topic(name=tp.topic, partitions=[tp.partition])]),
+            error_of, timeout=self.produce_timeout_ms / 1000)
+        raise_for(code, f"AddPartitionsToTxn {tp}")
+        self._added.add(tp)
+
+    def _ship(self, tp: TopicPartition) -> None:
+        """Close the open batch of ``tp`` and send it after the partition's previous one."""
+        builder = self._open.pop(tp)
+        sequence = self._sequences.get(tp, 0)
+        self._sequences[tp] = (sequence + builder.count) % _SEQUENCE_MODULUS
+        data = builder.build(producer_id=self.producer_id, producer_epoch=self.producer_epoch,
+                             base_sequence=sequence, transactional=True)
+        previous = self._tails.get(tp)
+        self._tails[tp] = task = asyncio.get_running_loop().create_task(self._send_after(previous, tp, data))
+        self._unacked.append((task, len(data)))
+        self._unacked_bytes += len(data)
+
+    async def _send_after(self, previous: asyncio.Task | None, tp: TopicPartition, data: bytes) -> None:
+        if previous is not None:
+            await previous
+        deadline = time.monotonic() + self.produce_timeout_ms / 1000
+        while True:
+            try:
+                code = await self._produce(tp, data)
+            except (KafkaConnectionError, KafkaTimeoutError):
+                code = Errors.NETWORK_EXCEPTION
+            # The same bytes with the same sequence: the broker drops a duplicate of a batch it has.
+            if code in (Errors.NONE, Errors.DUPLICATE_SEQUENCE_NUMBER):
+                return
+            if not error_for(code).retriable or time.monotonic() >= deadline:
+                raise_for(code, f"Produce {tp} in transaction {self.transactional_id}")
+            if code in _PRODUCE_REFRESH:
+                await self.cluster.refresh([tp.topic])
+            await asyncio.sleep(self.cluster.retry_backoff)
+
+    async def _produce(self, tp: TopicPartition, data: bytes) -> int:
+        await self.cluster.partitions_for(tp.topic)
+        response = await self.cluster.send(self.cluster.leader(*tp), ApiKey.PRODUCE, lambda _v: produce.REQUEST(
+            transactional_id=self.transactional_id, acks=-1, timeout_ms=self.produce_timeout_ms,
+            topic_data=[produce.TopicData(name=tp.topic, partition_data=[
+                produce.PartitionData(index=tp.partition, records=data)])]))
+        return response.responses[0].partition_responses[0].error_code
+
+    async def flush(self) -> None:
+        """Send what is buffered and wait for every acknowledgement; the transaction stays open."""
+        for tp in list(self._open):
+            self._ship(tp)
+        tails = list(self._tails.values())
+        self._tails.clear()
+        if tails:
+            await asyncio.gather(*tails)
+        self._unacked.clear()
+        self._unacked_bytes = 0
