@@ -24,6 +24,7 @@ from broker.clock import Clock
 from broker.config import BrokerConfig
 from protocol.errors import Errors, KafkaError
 
+from .cleaner import LogCleaner
 from .partition import Partition
 
 log = logging.getLogger(__name__)
@@ -70,6 +71,7 @@ class LogManager:
         self.clock = clock
         self.topics: dict[str, Topic] = {}
         self._tasks: list[asyncio.Task] = []
+        self.cleaner = LogCleaner(self.data_dir, config, clock, self.all_partitions)
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -99,8 +101,11 @@ class LogManager:
         loop = asyncio.get_running_loop()
         self._tasks.append(loop.create_task(self._retention_loop()))
         self._tasks.append(loop.create_task(self._flush_loop()))  # flush.ms may be set per topic
+        if self.config["log.cleaner.enable"]:
+            self._tasks.append(loop.create_task(self.cleaner.run()))
 
     async def close(self) -> None:
+        await self.cleaner.stop()
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
