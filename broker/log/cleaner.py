@@ -168,18 +168,21 @@ class LogCleaner:
             return None
         started = time.perf_counter()
         compactor = Compactor(plan, self._stop)
-        self._running = asyncio.get_running_loop().run_in_executor(None, compactor.run)
+        partition.being_cleaned = True
         try:
-            result = await self._running
-        except CleaningAborted:
-            return None
+            self._running = asyncio.get_running_loop().run_in_executor(None, compactor.run)
+            try:
+                result = await self._running
+            except CleaningAborted:
+                return None
+            finally:
+                self._running = None
+            installed = await self._install(partition, result)
         finally:
-            self._running = None
-        async with partition._append_lock:
-            installed = self._install(partition, result)
+            partition.being_cleaned = False
         if installed:
             self.checkpoint.offsets[(partition.topic, partition.index)] = result.end_offset
-            self.checkpoint.write()
+            await asyncio.get_running_loop().run_in_executor(None, self.checkpoint.write)
         elapsed = time.perf_counter() - started
         stats = result.stats
         self.last_stats = (stats, elapsed)
@@ -203,22 +206,24 @@ class LogCleaner:
             segment_bytes=config["segment.bytes"], index_interval_bytes=config["index.interval.bytes"],
             map_capacity=max(capacity, 1))
 
-    def _install(self, partition: Partition, result: CleaningResult) -> bool:
-        """On the loop, under the append lock: swap each cleaned group in. A group whose
-        segments changed meanwhile (retention deleted some, the topic went) is discarded."""
+    async def _install(self, partition: Partition, result: CleaningResult) -> bool:
+        """Swap each cleaned group in, under the append lock. The renames, fsyncs and the
+        opening of the new segment run in a worker thread (fetches meanwhile read the old
+        segments, whose files stay readable); the loop only swaps the Segment objects.
+        A group whose segments changed meanwhile (the topic went) is discarded."""
+        loop = asyncio.get_running_loop()
         installed = True
-        for group in result.groups:
-            if not _still_there(partition, group.replaced):
-                segment_swap.discard_cleaned(partition.directory, group.base_offset)
-                installed = False
-                continue
-            segment_swap.install(partition.directory, group.base_offset, group.replaced)
-            cleaned = Segment(partition.directory, group.base_offset, partition.config["index.interval.bytes"])
-            cleaned.load()
-            cleaned.txn_index.load()
-            partition.replace_segments(group.replaced, cleaned)
-            for old in group.replaced:
-                old.close()
+        async with partition._append_lock:
+            for group in result.groups:
+                if not _still_there(partition, group.replaced):
+                    segment_swap.discard_cleaned(partition.directory, group.base_offset)
+                    installed = False
+                    continue
+                cleaned = await loop.run_in_executor(None, _install_files, partition, group.base_offset,
+                                                     group.replaced)
+                partition.replace_segments(group.replaced, cleaned)
+                for old in group.replaced:
+                    old.close()
         return installed
 
     async def stop(self) -> None:
@@ -229,6 +234,14 @@ class LogCleaner:
                 await self._running
             except (CleaningAborted, Exception):
                 pass
+
+
+def _install_files(partition: Partition, base_offset: int, replaced: list[Segment]) -> Segment:
+    segment_swap.install(partition.directory, base_offset, replaced)
+    cleaned = Segment(partition.directory, base_offset, partition.config["index.interval.bytes"])
+    cleaned.load()
+    cleaned.txn_index.load()
+    return cleaned
 
 
 def _still_there(partition: Partition, segments: list[Segment]) -> bool:

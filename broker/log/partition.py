@@ -69,6 +69,7 @@ class Partition:
         self._append_lock = asyncio.Lock()  # one append at a time: offsets and producer state stay ordered
         self.unflushed_messages = 0
         self.last_flush_ms = 0
+        self.being_cleaned = False  # set by the log cleaner; retention waits for it (Kafka serialises them too)
 
     # ------------------------------------------------------------------ offsets
 
@@ -419,8 +420,8 @@ class Partition:
 
     def apply_retention(self, now_ms: int) -> int:
         """Delete whole sealed segments past retention.ms / retention.bytes; count deleted."""
-        if "delete" not in self.config["cleanup.policy"].split(","):
-            return 0  # a compact-only topic keeps its history until the cleaner compacts it
+        if "delete" not in self.config["cleanup.policy"].split(",") or self.being_cleaned:
+            return 0  # compact-only: the cleaner compacts it; being cleaned: retention runs next time
         retention_ms = self.config["retention.ms"]
         retention_bytes = self.config["retention.bytes"]
         deleted = 0

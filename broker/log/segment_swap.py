@@ -161,6 +161,8 @@ def _swap_end(path: Path) -> int | None:
 def recover(directory: Path) -> None:
     """Finish or discard a swap a crash interrupted (see the module docstring)."""
     names = os.listdir(directory)
+    if not any(name.endswith((CLEANED, SWAP, DELETED)) for name in names):
+        return
     for name in names:
         if name.endswith(CLEANED) or name.endswith(DELETED):
             _unlink(directory / name)
