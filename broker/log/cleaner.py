@@ -103,8 +103,9 @@ class LogCleaner:
         self.partitions = partitions
         self.checkpoint = OffsetCheckpoint(Path(data_dir) / CHECKPOINT_FILE)
         self.checkpoint.load()
-        self._stop = threading.Event()
-        self._running: asyncio.Future | None = None  # the worker-thread pass in flight
+        self._stopped = False
+        # the pass in flight: its partition, the event that aborts it, its worker-thread future
+        self._current: tuple[Partition, threading.Event, asyncio.Future] | None = None
         self.last_stats = None
 
     # ------------------------------------------------------------------ choosing
@@ -143,7 +144,7 @@ class LogCleaner:
     async def run(self) -> None:
         """The background loop (``log.cleaner.enable``)."""
         backoff = self.config["log.cleaner.backoff.ms"] / 1000
-        while not self._stop.is_set():
+        while not self._stopped:
             try:
                 cleaned = await self.clean_filthiest()
             except asyncio.CancelledError:
@@ -167,16 +168,22 @@ class LogCleaner:
         if not plan.segments:
             return None
         started = time.perf_counter()
-        compactor = Compactor(plan, self._stop)
+        abort = threading.Event()
+        compactor = Compactor(plan, abort)
         partition.being_cleaned = True
         try:
-            self._running = asyncio.get_running_loop().run_in_executor(None, compactor.run)
+            running = asyncio.get_running_loop().run_in_executor(None, compactor.run)
+            self._current = (partition, abort, running)
             try:
-                result = await self._running
+                result = await running
             except CleaningAborted:
                 return None
             finally:
-                self._running = None
+                self._current = None
+            if abort.is_set():  # the broker is stopping or the topic going: drop the pass's output
+                for group in result.groups:
+                    segment_swap.discard_cleaned(partition.directory, group.base_offset)
+                return None
             installed = await self._install(partition, result)
         finally:
             partition.being_cleaned = False
@@ -228,12 +235,24 @@ class LogCleaner:
 
     async def stop(self) -> None:
         """Abort a pass in flight (its ``.cleaned`` files are removed) and wait for its thread."""
-        self._stop.set()
-        if self._running is not None:
-            try:
-                await self._running
-            except (CleaningAborted, Exception):
-                pass
+        self._stopped = True
+        await self._abort_pass(None)
+
+    async def forget(self, partition: Partition) -> None:
+        """The partition is going (DeleteTopics): abort a pass on it, drop its checkpoint."""
+        await self._abort_pass(partition)
+        if self.checkpoint.offsets.pop((partition.topic, partition.index), None) is not None:
+            await asyncio.get_running_loop().run_in_executor(None, self.checkpoint.write)
+
+    async def _abort_pass(self, partition: Partition | None) -> None:
+        if self._current is None or partition not in (None, self._current[0]):
+            return
+        _partition, abort, running = self._current
+        abort.set()
+        try:
+            await running
+        except (CleaningAborted, Exception):
+            pass
 
 
 def _install_files(partition: Partition, base_offset: int, replaced: list[Segment]) -> Segment:

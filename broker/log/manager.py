@@ -144,6 +144,7 @@ class LogManager:
         if topic is None:
             raise KafkaError(Errors.UNKNOWN_TOPIC_OR_PARTITION, "This server does not host this topic-partition.")
         for partition in topic.partitions:
+            await self.cleaner.forget(partition)  # a cleaning pass may be reading it
             await partition.quiesce()  # a worker-thread write may still hold the file
             partition.close()
             shutil.rmtree(partition.directory, ignore_errors=True)
