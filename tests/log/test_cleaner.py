@@ -188,3 +188,37 @@ async def test_dirty_ratio_decides_and_the_checkpoint_moves_the_dirty_start(tmp_
     target = again.log_to_clean(p, clock.now_ms())
     assert (target.first_dirty, target.cleanable_bytes) == (4, 0)
     assert not await again.clean_filthiest()
+
+
+async def test_segment_ms_rolls_by_time(tmp_path):
+    p = open_compacted(tmp_path / "t-0", **{"segment.ms": 1000})
+    await put(p, (b"k", b"1"), timestamp=10_000)
+    await put(p, (b"k", b"2"), timestamp=11_000)
+    assert len(p.segments) == 1, "exactly segment.ms later: not yet"
+    await put(p, (b"k", b"3"), timestamp=11_001)
+    assert [s.base_offset for s in p.segments] == [0, 2]
+
+
+async def test_time_and_size_retention_apply_only_with_the_delete_policy(tmp_path):
+    for policy, deleted in (("compact", 0), ("compact,delete", 1), ("delete", 1)):
+        p = open_compacted(tmp_path / policy / "t-0", **{"cleanup.policy": policy, "retention.ms": 1})
+        await put(p, (b"k", b"old"))
+        p.roll()
+        await put(p, (b"k", b"new"))
+        assert p.apply_retention(10**13) == deleted, policy
+
+
+def test_cleanup_policy_and_cleaner_settings_parse_as_kafka_names_them():
+    from broker.config import BrokerConfig, ConfigError, parse_topic_config
+    assert parse_topic_config("cleanup.policy", "delete,compact") == "compact,delete"
+    assert parse_topic_config("min.cleanable.dirty.ratio", "0.25") == 0.25
+    with pytest.raises(ConfigError):
+        parse_topic_config("cleanup.policy", "shred")
+    with pytest.raises(ConfigError):
+        parse_topic_config("min.cleanable.dirty.ratio", "1.5")
+    defaults = BrokerConfig().topic_defaults()
+    assert (defaults["cleanup.policy"], defaults["min.cleanable.dirty.ratio"], defaults["delete.retention.ms"],
+            defaults["segment.ms"], defaults["min.compaction.lag.ms"]) == ("delete", 0.5, 86400000, 604800000, 0)
+    broker = BrokerConfig()
+    assert (broker["offsets.topic.segment.bytes"], broker["transaction.state.log.segment.bytes"],
+            broker["offsets.retention.minutes"], broker["log.cleaner.enable"]) == (104857600, 104857600, 10080, True)
