@@ -205,7 +205,8 @@ class Compactor:
         """For each active producer, what its last batch in the cleanable range is (headers only)."""
         found: dict[int, LastRecord] = {}
         for segment in self.plan.segments:
-            for header, _raw in iter_batches(segment):
+            for scanned in segment.scan(0):
+                header = scanned.header
                 if header.producer_id < 0 or header.producer_id not in self.plan.producer_epochs:
                     continue
                 last = found.get(header.producer_id)
