@@ -80,7 +80,8 @@ async def write_history(data_dir: Path, transactions: int, txn_ids: int, segment
         await context.txn.end_txn(txn_id, pid, epoch, True)
         await settle(context)
         if n % 4 == 0:  # at-least-once consumers committing alongside
-            await context.offsets.commit(f"plain-{n % 32}", {("orders", n % DATA_PARTITIONS): OffsetEntry(n, -1, "", n)})
+            partition_offset = {("orders", n % DATA_PARTITIONS): OffsetEntry(n, -1, "", n)}
+            await context.offsets.commit(f"plain-{n % 32}", partition_offset)
         if n and n % 20000 == 0:
             print(f"  {n} transactions written ({n / (time.perf_counter() - began):.0f}/s)", flush=True)
     await context.close()
@@ -187,7 +188,8 @@ def main() -> None:
           f"{compacted_size / 1e6:.1f} MB on disk ({small[2]} transactional ids, {small[3]} groups)")
     print(f"speed-up: {full[0] / small[0]:.1f}x")
     print(f"cleaner first pass: {stats['read'] / 1e6:.1f} MB read, {stats['written'] / 1e6:.1f} MB written, "
-          f"{stats['records']} records in {stats['seconds']:.2f} s = {stats['read'] / 1e6 / stats['seconds']:.1f} MB/s, "
+          f"{stats['records']} records in {stats['seconds']:.2f} s = "
+          f"{stats['read'] / 1e6 / stats['seconds']:.1f} MB/s, "
           f"{stats['records'] / stats['seconds']:.0f} records/s")
     print(f"event-loop lag of a 1 ms timer during the pass: {stats['stall']}")
     print(f"                            with the loop idle: {idle}")

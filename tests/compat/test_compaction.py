@@ -37,8 +37,8 @@ def test_broker_compacts_a_topic_and_a_consumer_reads_the_compacted_log(tmp_path
     try:
         topic = "compacted"
         admin = AdminClient({"bootstrap.servers": broker.bootstrap})
-        admin.create_topics([NewTopic(topic, 1, 1, config={
-            "cleanup.policy": "compact", "segment.bytes": "2048", "min.cleanable.dirty.ratio": "0.1"})])[topic].result(10)
+        configs = {"cleanup.policy": "compact", "segment.bytes": "2048", "min.cleanable.dirty.ratio": "0.1"}
+        admin.create_topics([NewTopic(topic, 1, 1, config=configs)])[topic].result(10)
         producer = Producer({"bootstrap.servers": broker.bootstrap, "enable.idempotence": True, "linger.ms": 0})
         for round_ in range(ROUNDS):
             for key in KEYS:

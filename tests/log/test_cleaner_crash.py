@@ -111,7 +111,8 @@ async def test_crash_during_the_pass_leaves_the_log_as_it_was(tmp_path, monkeypa
     elif crash_at == "writing":
         crash_on_call(monkeypatch, segment_swap.CleanedSegmentWriter, "append", 2)
     else:
-        monkeypatch.setattr(segment_swap.CleanedSegmentWriter, "finish", lambda self, aborted: (_ for _ in ()).throw(Crash()))
+        monkeypatch.setattr(segment_swap.CleanedSegmentWriter, "finish",
+                            lambda self, aborted: (_ for _ in ()).throw(Crash()))
     with pytest.raises(Crash):
         await clean(p)
     assert records(p) == original, "the running partition is untouched"
