@@ -222,3 +222,20 @@ def test_cleanup_policy_and_cleaner_settings_parse_as_kafka_names_them():
     broker = BrokerConfig()
     assert (broker["offsets.topic.segment.bytes"], broker["transaction.state.log.segment.bytes"],
             broker["offsets.retention.minutes"], broker["log.cleaner.enable"]) == (104857600, 104857600, 10080, True)
+
+
+async def test_a_full_offset_map_cleans_in_several_passes(tmp_path):
+    """log.cleaner.dedupe.buffer.size bounds the keys one pass maps; the checkpoint carries on."""
+    clock = ManualClock()
+    p = open_compacted(tmp_path / "t-0", **{"min.cleanable.dirty.ratio": 0.0})
+    for _round in range(2):
+        for i in range(10):
+            await put(p, (b"k%d" % i, b"r%d" % _round))
+    p.roll()
+    await put(p, (b"x", b"active"))
+    cleaner = make_cleaner(p, clock, **{"log.cleaner.dedupe.buffer.size": 24 * 4 * 10 // 9 + 1})  # 3 keys
+    ends = []
+    while await cleaner.clean_filthiest():
+        ends.append(cleaner.checkpoint.offsets[("t", 0)])
+    assert ends == [3, 6, 9, 12, 15, 18, 20], "three keys per pass, then the rest of the segment"
+    assert records(p) == [(10 + i, b"k%d" % i, b"r1") for i in range(10)] + [(20, b"x", b"active")]
