@@ -143,3 +143,25 @@ async def test_a_killed_pass_leaves_cleaned_files_that_start_up_removes(tmp_path
     again = open_compacted(directory)
     assert leftovers(directory) == []
     assert records(again) == original
+
+
+async def test_deleting_a_topic_aborts_a_pass_on_it(tmp_path, monkeypatch):
+    import asyncio
+    original, _cleaned, _state = await expected_states(tmp_path)
+    p = await build(tmp_path / "run" / "t-0")
+    cleaner = make_cleaner(p)
+    cleaner.checkpoint.offsets[("t", 0)] = 0
+    started = threading.Event()
+    check_stop = compactor.Compactor._check_stop
+
+    def wait_for_abort(self):
+        started.set()
+        self.stop.wait(10)
+        check_stop(self)
+    monkeypatch.setattr(compactor.Compactor, "_check_stop", wait_for_abort)
+    task = asyncio.get_running_loop().create_task(clean(p, cleaner=cleaner))
+    assert await asyncio.get_running_loop().run_in_executor(None, started.wait, 10)
+    await cleaner.forget(p)
+    assert await task is None, "the pass was aborted, nothing installed"
+    assert ("t", 0) not in cleaner.checkpoint.offsets
+    assert leftovers(p.directory) == [] and records(p) == original
