@@ -41,6 +41,7 @@ from .segment_swap import CleanedSegmentWriter
 from .txn_index import AbortedTxn
 
 READ_CHUNK = 4 * 1024 * 1024
+GIL_HANDOFF_S = 0.001
 MAX_RELATIVE_OFFSET = 2**31 - 1  # index entries hold offsets relative to the segment base as int32
 # Kafka sizes its offset map as dedupe buffer / (16-byte MD5 + 8-byte offset) slots, filled to 90%
 # (log.cleaner.io.buffer.load.factor). We count entries the same way; a Python dict entry with
@@ -185,6 +186,7 @@ class Compactor:
         self.stats = CleaningStats()
         self.offset_map: dict[bytes, int] = {}
         self.latest_offset = plan.first_dirty - 1
+        self._last_yield = time.perf_counter()
 
     def run(self) -> CleaningResult:
         plan = self.plan
@@ -199,11 +201,16 @@ class Compactor:
         return CleaningResult(cleaned, end_offset, self.stats)
 
     def _check_stop(self) -> None:
-        """Between batches: stop if asked, and hand the GIL over. Without it the event loop,
-        waiting for the GIL, gets it only every switch interval (5 ms) while this thread decodes."""
+        """Between batches: stop if asked, and hand the GIL over about every millisecond.
+        Without it the event loop, waiting for the GIL, gets it only every switch interval
+        (5 ms) while this thread decodes; handing it over after every batch instead costs a
+        thread switch per batch, which on a busy machine slows a pass tenfold."""
         if self.stop.is_set():
             raise CleaningAborted()
-        time.sleep(0)
+        now = time.perf_counter()
+        if now - self._last_yield >= GIL_HANDOFF_S:
+            time.sleep(0)
+            self._last_yield = now
 
     def _last_records(self) -> dict[int, LastRecord]:
         """For each active producer, what its last batch in the cleanable range is (headers only)."""
