@@ -38,6 +38,23 @@ def _int(minimum: int | None = None, maximum: int | None = None) -> Callable[[st
     return parse
 
 
+def _float(minimum: float, maximum: float) -> Callable[[str], float]:
+    def parse(text: str) -> float:
+        value = float(text.strip())
+        if not minimum <= value <= maximum:
+            raise ValueError(f"must be between {minimum} and {maximum}")
+        return value
+    return parse
+
+
+def _cleanup_policy(text: str) -> str:
+    """``delete``, ``compact`` or both, in any order (normalised to ``compact,delete``)."""
+    parts = {part.strip() for part in text.split(",") if part.strip()}
+    if not parts or not parts <= {"delete", "compact"}:
+        raise ValueError("expected delete, compact or compact,delete")
+    return ",".join(sorted(parts))
+
+
 def _str(text: str) -> str:
     return text.strip()
 
@@ -134,6 +151,17 @@ SETTINGS: dict[str, Setting] = {
     "log.retention.hours": Setting(_int(-1), 168, "used when neither ms nor minutes is set"),
     "log.retention.bytes": Setting(_int(-1), -1, "delete old segments past this partition size; -1 = no limit"),
     "log.retention.check.interval.ms": Setting(_int(1), 300000, "how often retention runs"),
+    "log.roll.ms": Setting(_int(1), None, "roll the active segment once it spans this long (segment.ms)"),
+    "log.roll.hours": Setting(_int(1), 168, "used when log.roll.ms is unset"),
+    "log.cleanup.policy": Setting(_cleanup_policy, "delete", "default cleanup.policy: delete, compact or both"),
+    "log.cleaner.enable": Setting(_bool, True, "run the log cleaner (compaction) in the background"),
+    "log.cleaner.backoff.ms": Setting(_int(0), 15000, "how long the cleaner sleeps when nothing is cleanable"),
+    "log.cleaner.dedupe.buffer.size": Setting(
+        _int(1), 134217728, "bounds the cleaner's offset map: (size / 24) * 0.9 keys per pass, as Kafka counts"),
+    "log.cleaner.min.cleanable.ratio": Setting(_float(0, 1), 0.5, "default min.cleanable.dirty.ratio"),
+    "log.cleaner.min.compaction.lag.ms": Setting(_int(0), 0, "default min.compaction.lag.ms"),
+    "log.cleaner.max.compaction.lag.ms": Setting(_int(1), LONG_MAX, "default max.compaction.lag.ms"),
+    "log.cleaner.delete.retention.ms": Setting(_int(0), 86400000, "default delete.retention.ms"),
     "log.flush.interval.messages": Setting(_int(1), LONG_MAX, "fsync after this many messages"),
     "log.flush.interval.ms": Setting(_int(0), None, "fsync data older than this; unset = leave it to the OS"),
     "log.flush.scheduler.interval.ms": Setting(_int(1), 1000, "how often the time-based flush checks"),
@@ -154,6 +182,10 @@ SETTINGS: dict[str, Setting] = {
         _host_counts, {}, "per-ip or hostname limits instead of max.connections.per.ip, e.g. host:100,127.0.0.1:200"),
     "producer.id.expiration.ms": Setting(_int(1), 86400000, "drop idle producer state after this"),
     "offsets.topic.num.partitions": Setting(_int(1), 50, "partitions of __consumer_offsets"),
+    "offsets.topic.segment.bytes": Setting(_int(14), 104857600, "segment.bytes of __consumer_offsets"),
+    "offsets.retention.minutes": Setting(
+        _int(1), 10080, "expire a group's committed offsets this long after it became empty"),
+    "offsets.retention.check.interval.ms": Setting(_int(1), 600000, "how often offsets are checked for expiry"),
     "group.min.session.timeout.ms": Setting(_int(1), 6000, "shortest session.timeout.ms a consumer may ask for"),
     "group.max.session.timeout.ms": Setting(_int(1), 1800000, "longest session.timeout.ms a consumer may ask for"),
     "group.initial.rebalance.delay.ms": Setting(
@@ -171,6 +203,7 @@ SETTINGS: dict[str, Setting] = {
     "log.message.timestamp.after.max.ms": Setting(
         _int(0), 3600000, "refuse a CreateTime record newer than this relative to the broker's clock (Kafka 4.0)"),
     "transaction.state.log.num.partitions": Setting(_int(1), 50, "partitions of __transaction_state"),
+    "transaction.state.log.segment.bytes": Setting(_int(14), 104857600, "segment.bytes of __transaction_state"),
     "transaction.max.timeout.ms": Setting(_int(1), 900000, "largest transaction.timeout.ms a producer may ask for"),
     "transaction.abort.timed.out.transaction.cleanup.interval.ms": Setting(
         _int(1), 10000, "how often transactions past their timeout are aborted"),
@@ -192,11 +225,12 @@ TOPIC_SETTINGS: dict[str, tuple[str | None, Callable[[str], Any]]] = {
     "max.message.bytes": ("message.max.bytes", _int(0)),
     "flush.messages": ("log.flush.interval.messages", _int(1)),
     "flush.ms": ("log.flush.interval.ms", _int(0)),
-    # Deviation: compaction is not implemented; a compacted topic keeps every record and is
-    # subject to time/size retention like a "delete" topic. Accepted because clients
-    # (Connect, schema registries) create compacted topics and work correctly without it.
-    "cleanup.policy": (None, _one_of("delete", "compact", "compact,delete", "delete,compact",
-                                     why="compaction itself is not implemented")),
+    "segment.ms": ("log.roll.ms", _int(1)),
+    "cleanup.policy": ("log.cleanup.policy", _cleanup_policy),
+    "min.cleanable.dirty.ratio": ("log.cleaner.min.cleanable.ratio", _float(0, 1)),
+    "min.compaction.lag.ms": ("log.cleaner.min.compaction.lag.ms", _int(0)),
+    "max.compaction.lag.ms": ("log.cleaner.max.compaction.lag.ms", _int(1)),
+    "delete.retention.ms": ("log.cleaner.delete.retention.ms", _int(0)),
     "compression.type": ("compression.type", _choice(*COMPRESSION_TYPES)),
     "compression.gzip.level": ("compression.gzip.level", _gzip_level),
     "compression.lz4.level": ("compression.lz4.level", _int(1, 17)),
@@ -215,7 +249,6 @@ TOPIC_SETTINGS: dict[str, tuple[str | None, Callable[[str], Any]]] = {
 #: log.message.timestamp.type, unclean.leader.election.enable).
 TOPIC_FIXED_DEFAULTS: dict[str, Any] = {
     "segment.index.bytes": 10485760,
-    "cleanup.policy": "delete",
     "min.insync.replicas": 1,
     "unclean.leader.election.enable": False,
 }
@@ -284,6 +317,12 @@ class BrokerConfig:
         return -1 if hours < 0 else hours * 3_600_000
 
     @property
+    def roll_ms(self) -> int:
+        if self["log.roll.ms"] is not None:
+            return self["log.roll.ms"]
+        return self["log.roll.hours"] * 3_600_000
+
+    @property
     def flush_interval_ms(self) -> int | None:
         return self["log.flush.interval.ms"]
 
@@ -293,6 +332,8 @@ class BrokerConfig:
         for topic_name, (broker_name, _parse) in TOPIC_SETTINGS.items():
             if broker_name == "log.retention.ms":
                 values[topic_name] = self.retention_ms
+            elif broker_name == "log.roll.ms":
+                values[topic_name] = self.roll_ms
             elif broker_name == "log.flush.interval.ms":
                 # Kafka's value when nothing is set is Long.MAX_VALUE: no time-based flush.
                 values[topic_name] = LONG_MAX if self.flush_interval_ms is None else self.flush_interval_ms

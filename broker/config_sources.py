@@ -26,7 +26,7 @@ from .config import DYNAMIC_SETTINGS, LONG_MAX, SETTINGS, TOPIC_FIXED_DEFAULTS, 
 # ConfigSource ids
 TOPIC_CONFIG, DYNAMIC_BROKER_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG, STATIC_BROKER_CONFIG, DEFAULT_CONFIG = 1, 2, 3, 4, 5
 # ConfigType ids (DescribeConfigs v3+)
-BOOLEAN, STRING, INT, LONG, LIST = 1, 2, 3, 5, 7
+BOOLEAN, STRING, INT, LONG, DOUBLE, LIST = 1, 2, 3, 5, 6, 7
 
 #: Kafka's broker synonym of each topic setting (ServerTopicConfigSynonyms.TOPIC_CONFIG_SYNONYMS):
 #: the broker setting a topic setting defaults to, and Kafka's names for those Weir has no setting for.
@@ -52,7 +52,12 @@ _TOPIC_DOCS = {
     "max.message.bytes": "Largest record batch the topic accepts.",
     "flush.messages": "fsync after this many messages.",
     "flush.ms": "fsync data older than this.",
-    "cleanup.policy": "delete or compact (compaction is not implemented: compacted topics keep every record).",
+    "cleanup.policy": "delete (by retention), compact (the latest value per key), or both.",
+    "segment.ms": "Roll the active segment once it spans this long.",
+    "min.cleanable.dirty.ratio": "Compact once this share of the log is uncleaned.",
+    "min.compaction.lag.ms": "Records stay uncompacted at least this long.",
+    "max.compaction.lag.ms": "Records are compacted at most this long after they are written.",
+    "delete.retention.ms": "Tombstones are kept this long after compaction reaches them.",
     "compression.type": "Codec batches are stored in: producer keeps the producer's, others recompress.",
     "compression.gzip.level": "gzip level when the topic recompresses with gzip.",
     "compression.lz4.level": "lz4 level when the topic recompresses with lz4.",
@@ -107,6 +112,8 @@ def _type_of(name: str, value: Any) -> int:
         return LIST
     if isinstance(value, bool):
         return BOOLEAN
+    if isinstance(value, float):
+        return DOUBLE
     if isinstance(value, str):
         return STRING
     return LONG if name in _LONG else INT

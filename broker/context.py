@@ -12,6 +12,7 @@ from broker.dynamic_config import DynamicBrokerConfigs
 from broker.log.manager import LogManager
 from broker.metrics import recorder_for
 from broker.group.coordinator import GroupCoordinator
+from broker.group.expiry import OffsetExpiry
 from broker.group.offsets import OffsetStore
 from broker.txn.coordinator import TransactionCoordinator
 from broker.txn.producer_ids import ProducerIdAllocator
@@ -49,6 +50,7 @@ class BrokerContext:
         self.producer_ids = ProducerIdAllocator(self.data_dir)
         self.offsets = OffsetStore(self)
         self.groups = GroupCoordinator(self)
+        self.offset_expiry = OffsetExpiry(self.groups)
         self.txn = TransactionCoordinator(self)
         self.metrics = recorder_for(self.config)  # the no-op recorder unless metrics.listener is set
 
@@ -62,8 +64,10 @@ class BrokerContext:
         self.logs.start_background_jobs()
         self.txn.start()
         self.groups.start()
+        self.offset_expiry.start()
 
     async def close(self) -> None:
+        await self.offset_expiry.close()
         await self.groups.close()
         await self.txn.close()
         await self.logs.close()

@@ -34,6 +34,7 @@ COMPRESSION_MASK = 0x07
 TIMESTAMP_TYPE_FLAG = 0x08
 TRANSACTIONAL_FLAG = 0x10
 CONTROL_FLAG = 0x20
+DELETE_HORIZON_FLAG = 0x40  # KIP-534: base timestamp holds the log cleaner's delete horizon
 
 NO_PRODUCER_ID = -1
 NO_PRODUCER_EPOCH = -1
@@ -247,6 +248,38 @@ def restamp_batch(batch, *, attributes: int, max_timestamp: int) -> bytes:
     _ATTRIBUTES.pack_into(out, 21, attributes)
     _MAX_TIMESTAMP.pack_into(out, 35, max_timestamp)
     return _with_crc(out)
+
+
+def rebuild_compacted_batch(original: BatchHeader, records: list[Record], delete_horizon_ms: int | None = None) -> bytes:
+    """``original`` holding only ``records`` (the log cleaner's output): the same base and
+    last offset, producer fields and compression; records keep their offsets and
+    timestamps. With ``delete_horizon_ms`` the base timestamp is that horizon and the
+    attributes say so (KIP-534); with no records it is Kafka's empty batch, a header only.
+    """
+    if records:
+        base_timestamp = records[0].timestamp if delete_horizon_ms is None else delete_horizon_ms
+        body = bytearray()
+        for record in records:
+            _encode_record(body, record, record.offset - original.base_offset, record.timestamp - base_timestamp)
+        max_timestamp = max(record.timestamp for record in records)
+        payload = compress(original.compression, bytes(body))
+    else:
+        base_timestamp = original.max_timestamp if delete_horizon_ms is None else delete_horizon_ms
+        max_timestamp, payload = original.max_timestamp, b""
+    attributes = original.attributes & ~DELETE_HORIZON_FLAG
+    if delete_horizon_ms is not None:
+        attributes |= DELETE_HORIZON_FLAG
+    out = bytearray(BATCH_HEADER.pack(
+        original.base_offset, HEADER_SIZE - LOG_OVERHEAD + len(payload), original.partition_leader_epoch, MAGIC, 0,
+        attributes, original.last_offset_delta, base_timestamp, max_timestamp, original.producer_id,
+        original.producer_epoch, original.base_sequence, len(records)))
+    out += payload
+    struct.pack_into(">I", out, 17, crc32c.crc32c(memoryview(out)[CRC_START:]))
+    return bytes(out)
+
+
+def delete_horizon_ms(header: BatchHeader) -> int | None:
+    return header.base_timestamp if header.attributes & DELETE_HORIZON_FLAG else None
 
 
 def decode_batch(buf, pos: int = 0) -> tuple[BatchHeader, list[Record]]:

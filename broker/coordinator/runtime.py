@@ -48,16 +48,20 @@ class LogEntry:
     marker_commit: bool | None = None
 
 
-class CoordinatorLog:
-    # Kafka creates its internal topics compacted; Weir accepts the policy but does
-    # not compact yet (see broker/config.py), so nothing may be deleted by time or
-    # size, and start-up replays the whole log.
-    CONFIGS = {"cleanup.policy": "compact", "retention.ms": -1, "retention.bytes": -1}
+#: The broker setting that gives each internal topic its segment.bytes, as in Kafka.
+SEGMENT_BYTES_SETTING = {"__consumer_offsets": "offsets.topic.segment.bytes",
+                         "__transaction_state": "transaction.state.log.segment.bytes"}
 
+
+class CoordinatorLog:
     def __init__(self, logs: LogManager, topic: str, num_partitions: int):
         self.logs = logs
         self.topic = topic
         self.num_partitions = num_partitions
+        # Compacted, as Kafka creates its internal topics: the log cleaner keeps the latest
+        # record per key, so start-up replays the live state (transactional ids, groups,
+        # offsets), not the history.
+        self.configs = {"cleanup.policy": "compact", "segment.bytes": logs.config[SEGMENT_BYTES_SETTING[topic]]}
 
     def partition_for(self, key: str) -> int:
         return partition_for(key, self.num_partitions)
@@ -65,7 +69,7 @@ class CoordinatorLog:
     def partition(self, index: int) -> Partition:
         topic = self.logs.topics.get(self.topic)
         if topic is None:
-            topic = self.logs.create_topic(self.topic, self.num_partitions, dict(self.CONFIGS))
+            topic = self.logs.create_topic(self.topic, self.num_partitions, dict(self.configs))
         return topic.partitions[index]
 
     async def append(self, index: int, records: list[tuple[bytes, bytes | None]], now_ms: int, *,
@@ -90,6 +94,8 @@ class CoordinatorLog:
                 for scanned in segment.scan(0):
                     header, records = rec.decode_batch(segment.read(scanned.position, scanned.header.size))
                     if header.is_control:
+                        if not records:
+                            continue  # a marker the cleaner emptied: nothing of its transaction is left
                         kind, _coordinator_epoch = rec.decode_control_record(records[0])
                         yield LogEntry(partition.index, header.base_offset, header,
                                        marker_commit=kind == rec.CONTROL_COMMIT)

@@ -114,7 +114,7 @@ class OffsetStore:
         """(partition, committed entry or None, error code) for each asked partition, or all known."""
         committed = self.committed.get(group, {})
         wanted = sorted(committed) if partitions is None else partitions
-        unstable = self._pending_partitions(group) if require_stable else set()
+        unstable = self.pending_partitions(group) if require_stable else set()
         answers = []
         for tp in wanted:
             if tp in unstable:
@@ -123,7 +123,7 @@ class OffsetStore:
                 answers.append((tp, committed.get(tp), Errors.NONE))
         return answers
 
-    def _pending_partitions(self, group: str) -> set[TopicPartition]:
+    def pending_partitions(self, group: str) -> set[TopicPartition]:
         found = set()
         for groups in self.pending.values():
             found.update(groups.get(group, ()))

@@ -30,6 +30,7 @@ from broker.clock import Clock
 from broker.config import BrokerConfig
 from protocol.errors import Errors, KafkaError
 
+from .cleaner import LogCleaner
 from .open_files import SegmentFiles, default_open_files_limit, storage_error
 from .partition import Partition
 from .topic_records import (TopicRecord, TopicRecords, partition_dir, partition_dirs, remove_new_partition_dir,
@@ -89,6 +90,7 @@ class LogManager:
         self._tasks: list[asyncio.Task] = []
         self.files = SegmentFiles(config["weir.max.open.segment.files"] or default_open_files_limit())
         self.records = TopicRecords(self.data_dir)
+        self.cleaner = LogCleaner(self.data_dir, config, clock, self.all_partitions)
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -130,8 +132,11 @@ class LogManager:
         loop = asyncio.get_running_loop()
         self._tasks.append(loop.create_task(self._retention_loop()))
         self._tasks.append(loop.create_task(self._flush_loop()))  # flush.ms may be set per topic
+        if self.config["log.cleaner.enable"]:
+            self._tasks.append(loop.create_task(self.cleaner.run()))
 
     async def close(self) -> None:
+        await self.cleaner.stop()
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
@@ -279,6 +284,7 @@ class LogManager:
             raise storage_error(exc, f"cannot delete topic {name}") from None
         del self.topics[name]
         for partition in topic.partitions:
+            await self.cleaner.forget(partition)  # a cleaning pass may be reading it
             await partition.quiesce()  # a worker-thread write may still hold the file
             partition.close()
             shutil.rmtree(partition.directory, ignore_errors=True)

@@ -28,6 +28,7 @@ from protocol import records as rec
 from protocol.compression import Compression
 from protocol.errors import Errors, KafkaError
 
+from . import segment_swap
 from .open_files import SegmentFiles
 from .producer_state import ProducerStateManager
 from .segment import Segment
@@ -78,6 +79,7 @@ class Partition:
         self._append_lock = asyncio.Lock()  # one append at a time: offsets and producer state stay ordered
         self.unflushed_messages = 0
         self.last_flush_ms = 0
+        self.being_cleaned = False  # set by the log cleaner; retention waits for it (Kafka serialises them too)
 
     # ------------------------------------------------------------------ offsets
 
@@ -110,6 +112,7 @@ class Partition:
     def open(self) -> None:
         """Load segments; recover the active one; rebuild producer state."""
         self.directory.mkdir(parents=True, exist_ok=True)
+        segment_swap.recover(self.directory)  # a clean the last run left half installed
         interval = self.config["index.interval.bytes"]
         bases = sorted(int(p.stem) for p in self.directory.glob("*.log") if p.stem.isdigit())
         for base in bases:
@@ -129,6 +132,15 @@ class Partition:
         self.segments.append(segment)
         self._bases.append(segment.base_offset)
 
+    def replace_segments(self, replaced: list[Segment], cleaned: Segment) -> None:
+        """Put a cleaned segment where the consecutive segments ``replaced`` were (the log
+        cleaner, under the append lock); the caller closes the replaced ones."""
+        first = self.segments.index(replaced[0])
+        if self.segments[first:first + len(replaced)] != replaced:
+            raise ValueError("replaced segments are not consecutive segments of this partition")
+        self.segments[first:first + len(replaced)] = [cleaned]
+        self._bases[first:first + len(replaced)] = [cleaned.base_offset]
+
     def _rebuild_producer_state(self) -> None:
         """Snapshot plus replay of the batches after it: the same updates as live appends."""
         start = self.producers.load_snapshot(self.log_end_offset)
@@ -142,6 +154,8 @@ class Partition:
                 if header.last_offset < replay_from or header.producer_id < 0:
                     continue
                 if header.is_control:
+                    if not header.records_count:
+                        continue  # a marker the cleaner emptied: its transaction is gone from the log
                     kind, coordinator_epoch = self._read_marker(segment, batch.position, header.size)
                     self._complete_txn(segment, header, coordinator_epoch, kind == rec.CONTROL_COMMIT)
                 else:
@@ -290,7 +304,8 @@ class Partition:
 
     async def _write(self, batch: memoryview, header: rec.BatchHeader) -> int:
         size = header.size
-        if self.active.size and self.active.size + size > self.config["segment.bytes"]:
+        if self.active.size and (self.active.size + size > self.config["segment.bytes"]
+                                 or self._segment_ms_passed(header.max_timestamp)):
             self.roll()
         base_offset = self.log_end_offset
         segment = self.active
@@ -305,6 +320,12 @@ class Partition:
         self.unflushed_messages += header.records_count
         self._wake_waiters()
         return base_offset
+
+    def _segment_ms_passed(self, timestamp: int) -> bool:
+        """segment.ms: roll once a batch's timestamp is that far past the active segment's
+        first batch (Kafka's ``timeWaitedForRoll``; no jitter, one node)."""
+        first = self.active.time_index.keys
+        return bool(first) and timestamp - first[0] > self.config["segment.ms"]
 
     async def quiesce(self) -> None:
         """Wait for an append in flight (worker-thread write) to finish."""
@@ -442,6 +463,8 @@ class Partition:
 
     def apply_retention(self, now_ms: int) -> int:
         """Delete whole sealed segments past retention.ms / retention.bytes; count deleted."""
+        if "delete" not in self.config["cleanup.policy"].split(",") or self.being_cleaned:
+            return 0  # compact-only: the cleaner compacts it; being cleaned: retention runs next time
         retention_ms = self.config["retention.ms"]
         retention_bytes = self.config["retention.bytes"]
         deleted = 0
