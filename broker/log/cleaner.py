@@ -171,6 +171,8 @@ class LogCleaner:
         abort = threading.Event()
         compactor = Compactor(plan, abort)
         partition.being_cleaned = True
+        for segment in plan.segments:  # the worker thread reads them: the open-file LRU must not close them
+            segment.pin()
         try:
             running = asyncio.get_running_loop().run_in_executor(None, compactor.run)
             self._current = (partition, abort, running)
@@ -186,6 +188,8 @@ class LogCleaner:
                 return None
             installed = await self._install(partition, result)
         finally:
+            for segment in plan.segments:
+                segment.unpin()
             partition.being_cleaned = False
         if installed:
             self.checkpoint.offsets[(partition.topic, partition.index)] = result.end_offset

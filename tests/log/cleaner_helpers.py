@@ -27,8 +27,8 @@ async def put(partition, *pairs, timestamp=1000, pid=-1, epoch=-1, seq=-1, trans
     batch = memoryview(rec.encode_batch([rec.Record(value, key=key, timestamp=timestamp) for key, value in pairs],
                                         producer_id=pid, producer_epoch=epoch, base_sequence=seq,
                                         transactional=transactional, compression=compression))
-    header = partition.validate_client_batch(batch, 9)
-    return (await partition.append_client_batch(batch, header, 0, lambda _h: None)).base_offset
+    validated = partition.validate_client_batch(batch, 9, 0)
+    return (await partition.append_client_batch(validated.batch, validated.header, 0, lambda _h: None)).base_offset
 
 
 def batches(partition, start=None):
