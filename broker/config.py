@@ -48,11 +48,11 @@ def _float(minimum: float, maximum: float) -> Callable[[str], float]:
 
 
 def _cleanup_policy(text: str) -> str:
-    """``delete``, ``compact`` or both, in any order (normalised to ``compact,delete``)."""
-    parts = {part.strip() for part in text.split(",") if part.strip()}
-    if not parts or not parts <= {"delete", "compact"}:
+    """``delete``, ``compact`` or both, kept in the order given (Kafka reports the list as set)."""
+    parts = [part.strip() for part in text.split(",") if part.strip()]
+    if not parts or not set(parts) <= {"delete", "compact"} or len(set(parts)) != len(parts):
         raise ValueError("expected delete, compact or compact,delete")
-    return ",".join(sorted(parts))
+    return ",".join(parts)
 
 
 def _str(text: str) -> str:

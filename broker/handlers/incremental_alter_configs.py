@@ -13,12 +13,14 @@ from protocol.api_keys import ApiKey
 from protocol.errors import Errors, KafkaError
 from protocol.messages import incremental_alter_configs as msg
 
-from ..config import TOPIC_FIXED_DEFAULTS
 from ..dispatcher import handles
 from ._alter_configs import TOPIC, alter, refuse_nulls
 
 _OPS = {msg.SET: "SET", msg.DELETE: "DELETE", msg.APPEND: "APPEND", msg.SUBTRACT: "SUBTRACT"}
-_LISTS = {"cleanup.policy"}  # the list-typed topic settings Weir knows; no dynamic broker setting is a list
+# The list-typed topic settings Weir knows, with the topic-level default Kafka appends to or subtracts
+# from when the topic has no override (LogConfig's, not the broker's log.cleanup.policy: as Kafka does).
+# No dynamic broker setting is a list.
+_TOPIC_LIST_DEFAULTS = {"cleanup.policy": "delete"}
 
 
 def _applied(current, resource, resource_type):
@@ -33,10 +35,10 @@ def _applied(current, resource, resource_type):
         elif op == msg.DELETE:
             texts.pop(config.name, None)
         else:
-            if resource_type != TOPIC or config.name not in _LISTS:
+            if resource_type != TOPIC or config.name not in _TOPIC_LIST_DEFAULTS:
                 raise KafkaError(Errors.INVALID_CONFIG,
                                  f"Can't {_OPS[op]} to key {config.name} because its type is not LIST.")
-            old = texts.get(config.name, TOPIC_FIXED_DEFAULTS.get(config.name, ""))
+            old = texts.get(config.name, _TOPIC_LIST_DEFAULTS[config.name])
             parts = [part for part in old.split(",") if part]
             for value in config.value.split(","):
                 if op == msg.APPEND and value not in parts:

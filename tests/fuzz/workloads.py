@@ -13,7 +13,8 @@ import time
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from aiokafka import TopicPartition as AioTopicPartition
 from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, KafkaException, Producer, TopicPartition
-from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic, OffsetSpec
+from confluent_kafka.admin import (AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, NewPartitions, NewTopic,
+                                  OffsetSpec)
 from kafka import KafkaConsumer, KafkaProducer
 from kafka import TopicPartition as KafkaTopicPartition
 from kafka.admin import ConfigResource as KafkaConfigResource
@@ -67,6 +68,16 @@ def confluent_session(bootstrap: str, topic: str) -> None:
     admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions("fuzz-confluent")])["fuzz-confluent"].result(10)
     admin.list_offsets({TopicPartition(topic, 0): OffsetSpec.latest()})[TopicPartition(topic, 0)].result(10)
     admin.delete_consumer_groups(["fuzz-confluent"])["fuzz-confluent"].result(10)
+    # the admin APIs Kafka's tools and Streams need
+    admin.describe_cluster(include_authorized_operations=True, request_timeout=10).result(10)
+    admin.create_partitions([NewPartitions(topic + "-doomed", 3)])[topic + "-doomed"].result(10)
+    admin.incremental_alter_configs([ConfigResource(ConfigResource.Type.TOPIC, topic + "-doomed", incremental_configs=[
+        ConfigEntry("retention.ms", "3600000", incremental_operation=AlterConfigOpType.SET)])])[
+        ConfigResource(ConfigResource.Type.TOPIC, topic + "-doomed")].result(10)
+    admin.alter_configs([ConfigResource(ConfigResource.Type.TOPIC, topic + "-doomed",
+                                        set_config={"segment.bytes": "1048576"})])[
+        ConfigResource(ConfigResource.Type.TOPIC, topic + "-doomed")].result(10)
+    admin.delete_records([TopicPartition(topic, 0, 1)])[TopicPartition(topic, 0, 1)].result(10)
     admin.delete_topics([topic + "-doomed"])[topic + "-doomed"].result(10)
 
 
@@ -93,6 +104,10 @@ def kafka_python_session(bootstrap: str, topic: str) -> None:
         admin.delete_group_offsets("fuzz-kp", [KafkaTopicPartition(topic, 0)])
         admin.delete_groups(["fuzz-kp"])
         admin.delete_topics([topic + "-kp"])
+        admin.describe_cluster()  # DescribeCluster (librdkafka's describe_cluster uses Metadata)
+        admin.list_transactions()
+        admin.describe_transactions(["fuzz-confluent-txn"])
+        admin.describe_producers([KafkaTopicPartition(topic, 0)])
     finally:
         admin.close()
 
