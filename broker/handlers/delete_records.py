@@ -16,6 +16,7 @@ from protocol.errors import Errors, KafkaError
 from protocol.messages import delete_records as msg
 
 from ..dispatcher import handles
+from ..log import log_start
 from ..log.manager import INTERNAL_TOPICS
 
 
@@ -46,4 +47,4 @@ def _delete(context, topic, index, offset):
         offset = partition.high_watermark
     if offset < 0:
         raise KafkaError(Errors.OFFSET_OUT_OF_RANGE, f"The offset {offset} for partition {topic}-{index} is not valid")
-    return partition.delete_records_before(offset)
+    return log_start.delete_records_before(partition, offset)

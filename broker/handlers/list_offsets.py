@@ -12,6 +12,7 @@ from protocol.errors import Errors, KafkaError
 from protocol.messages import list_offsets as msg
 
 from ..dispatcher import handles
+from ..log import time_lookup
 from ..log.partition import LEADER_EPOCH
 
 LATEST, EARLIEST, MAX_TIMESTAMP = -1, -2, -3
@@ -41,11 +42,11 @@ def _lookup(context, topic, wanted, isolation_level, version):
         elif timestamp == EARLIEST:
             found = (partition.log_start_offset, -1)
         elif timestamp == MAX_TIMESTAMP and version >= 7:
-            found = partition.max_timestamp_offset() or (-1, -1)
+            found = time_lookup.max_timestamp_offset(partition) or (-1, -1)
         elif timestamp < 0:  # the later special values (-4 earliest local, ...), or none at all
             raise KafkaError(Errors.UNSUPPORTED_VERSION, f"timestamp {timestamp} is not supported in v{version}")
         else:
-            found = partition.offset_for_timestamp(timestamp) or (-1, -1)
+            found = time_lookup.offset_for_timestamp(partition, timestamp) or (-1, -1)
     except KafkaError as exc:
         answer.error_code = exc.code
         return answer

@@ -30,6 +30,7 @@ from broker.clock import Clock
 from broker.config import BrokerConfig
 from protocol.errors import Errors, KafkaError
 
+from . import log_start
 from .cleaner import LogCleaner
 from .open_files import SegmentFiles, default_open_files_limit, storage_error
 from .partition import Partition
@@ -362,6 +363,6 @@ class LogManager:
         deleted = 0
         expiration = self.config["producer.id.expiration.ms"]
         for partition in list(self.all_partitions()):
-            deleted += partition.apply_retention(now)
+            deleted += log_start.apply_retention(partition, now)
             partition.producers.expire(now, expiration)
         return deleted

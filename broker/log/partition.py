@@ -18,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import bisect
 import logging
-import os
 import struct
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,7 +27,7 @@ from protocol import records as rec
 from protocol.compression import Compression
 from protocol.errors import Errors, KafkaError
 
-from . import segment_swap
+from . import log_start, segment_swap
 from .open_files import SegmentFiles
 from .producer_state import ProducerStateManager
 from .segment import Segment
@@ -43,7 +42,6 @@ OFFLOAD_WRITE_BYTES = 128 * 1024
 _BASE_OFFSET = struct.Struct(">q")
 _LEADER_EPOCH = struct.Struct(">i")
 LEADER_EPOCH = 0  # one node, never re-elected: the leader epoch is always 0
-LOG_START_OFFSET_FILE = "log-start-offset"  # set by DeleteRecords; Kafka's log-start-offset-checkpoint
 PRIVATE_OPEN_FILES = 16  # open segment files of a partition made without the broker's budget
 
 
@@ -126,7 +124,7 @@ class Partition:
         for segment in self.segments:
             segment.txn_index.load()
         self._rebuild_producer_state()
-        self._load_log_start_offset()
+        log_start.load(self)
 
     def _add_segment(self, segment: Segment) -> None:
         self.segments.append(segment)
@@ -398,49 +396,6 @@ class Partition:
             end_offset = header.last_offset + 1
         return (memoryview(data)[:end] if end < len(data) else data), end_offset
 
-    def offset_for_timestamp(self, timestamp: int) -> tuple[int, int] | None:
-        """(offset, timestamp) of the first record at or after ``timestamp`` and at or after the
-        log start offset: records DeleteRecords removed may still sit in the first segment."""
-        start = self.log_start_offset
-        for segment in self.segments:
-            if segment.max_timestamp < timestamp:
-                continue
-            header = segment.first_batch_at_or_after_time(timestamp)
-            if header is None:
-                continue
-            position, _ = segment.position_of(header.base_offset)
-            for batch in segment.scan(position):
-                header = batch.header
-                if header.max_timestamp < timestamp or header.last_offset < start:
-                    continue
-                if header.is_control:
-                    return header.base_offset, header.max_timestamp
-                _, records = rec.decode_batch(segment.read(batch.position, header.size))
-                for record in records:
-                    if record.timestamp >= timestamp and record.offset >= start:
-                        return record.offset, record.timestamp
-        return None
-
-    def max_timestamp_offset(self) -> tuple[int, int] | None:
-        """(offset, timestamp) of the record with the largest timestamp (ListOffsets -3).
-
-        As Kafka since KAFKA-16310: of the batches sharing the largest timestamp the
-        earliest wins (the first segment holding it, then its first batch, found from the
-        time index), and in that batch the earliest record carrying the timestamp.
-        """
-        segment = max(self.segments, key=lambda s: s.max_timestamp)  # max() keeps the first of equals
-        header = segment.first_batch_at_or_after_time(segment.max_timestamp)
-        if header is None:
-            return None
-        if header.attributes & rec.TIMESTAMP_TYPE_FLAG:
-            return header.base_offset, header.max_timestamp  # LogAppendTime: every record has the batch's
-        position, _ = segment.position_of(header.base_offset)
-        _, records = rec.decode_batch(segment.read(position, header.size))
-        # the first record with the batch's largest timestamp, read from the records themselves: the
-        # stored header's max timestamp is the producer's, where Kafka recomputes it on append
-        winner = max(records, key=lambda record: record.timestamp)
-        return winner.offset, winner.timestamp
-
     # ------------------------------------------------------------------ waiting
 
     def add_waiter(self, future: asyncio.Future) -> None:
@@ -459,67 +414,14 @@ class Partition:
                 if not future.done():
                     future.set_result(None)
 
-    # ------------------------------------------------------------------ retention
+    # ------------------------------------------------------------------ log start (log_start.py decides)
 
-    def apply_retention(self, now_ms: int) -> int:
-        """Delete whole sealed segments past retention.ms / retention.bytes; count deleted."""
-        if "delete" not in self.config["cleanup.policy"].split(",") or self.being_cleaned:
-            return 0  # compact-only: the cleaner compacts it; being cleaned: retention runs next time
-        retention_ms = self.config["retention.ms"]
-        retention_bytes = self.config["retention.bytes"]
-        deleted = 0
-        size = self.size_bytes
-        while len(self.segments) > 1:
-            oldest = self.segments[0]
-            too_old = retention_ms >= 0 and 0 <= oldest.max_timestamp < now_ms - retention_ms
-            too_big = retention_bytes >= 0 and size - oldest.size >= retention_bytes
-            if not (too_old or too_big):
-                break
-            size -= oldest.size
-            self.segments.pop(0)
+    def drop_oldest_segments(self, count: int) -> None:
+        """Delete the ``count`` oldest segments (never the active one); the log start follows."""
+        for _ in range(min(count, len(self.segments) - 1)):
             self._bases.pop(0)
-            oldest.delete()
-            deleted += 1
-        if deleted:
-            self.log_start_offset = self.segments[0].base_offset
-            log.info("%s-%d: retention deleted %d segment(s); log start offset now %d",
-                     self.topic, self.index, deleted, self.log_start_offset)
-        return deleted
-
-    # ------------------------------------------------------------------ DeleteRecords
-
-    def delete_records_before(self, offset: int) -> int:
-        """Advance the log start offset to ``offset`` (DeleteRecords); the new low watermark.
-
-        As Kafka's ``maybeIncrementLogStartOffset``: above the high watermark is
-        OFFSET_OUT_OF_RANGE, a lower offset than the current start changes
-        nothing. The new start is persisted (Kafka's log-start-offset-checkpoint,
-        one file per partition here) before the answer, and whole segments below
-        it are deleted at once (Kafka leaves that to its retention thread). Producer
-        state is kept: a restart gets it back from the snapshot written at each roll.
-        """
-        if offset > self.high_watermark:
-            raise KafkaError(Errors.OFFSET_OUT_OF_RANGE,
-                             f"Cannot increment the log start offset to {offset} of partition {self.topic}-"
-                             f"{self.index} since it is larger than the high watermark {self.high_watermark}")
-        if offset > self.log_start_offset:
-            tmp = self.directory / (LOG_START_OFFSET_FILE + ".tmp")
-            with open(tmp, "w") as out:
-                out.write(f"{offset}\n")
-                out.flush()
-                os.fsync(out.fileno())
-            os.replace(tmp, self.directory / LOG_START_OFFSET_FILE)
-            self.log_start_offset = offset
-            while len(self.segments) > 1 and self.segments[1].base_offset <= offset:
-                self._bases.pop(0)
-                self.segments.pop(0).delete()
-        return self.log_start_offset
-
-    def _load_log_start_offset(self) -> None:
-        path = self.directory / LOG_START_OFFSET_FILE
-        if path.exists():
-            stored = int(path.read_text().strip())
-            self.log_start_offset = min(max(self.log_start_offset, stored), self.log_end_offset)
+            self.segments.pop(0).delete()
+        self.log_start_offset = max(self.log_start_offset, self.segments[0].base_offset)
 
     def close(self) -> None:
         self.flush()

@@ -8,7 +8,7 @@ import pytest
 from broker.clock import ManualClock
 from broker.config import BrokerConfig
 from broker.dynamic_config import DynamicBrokerConfigs
-from broker.log import partition as partition_module
+from broker.log import log_start, time_lookup
 from broker.log.manager import LogManager
 from protocol.errors import Errors, KafkaError
 from tests.log.test_partition import append, open_partition, read_values
@@ -19,11 +19,11 @@ def test_delete_records_moves_the_start_deletes_whole_segments_and_survives_rest
     for n in range(6):
         append(p, b"%d" % n * 50)
     assert len(p.segments) == 6
-    assert p.delete_records_before(3) == 3
+    assert log_start.delete_records_before(p, 3) == 3
     assert [s.base_offset for s in p.segments] == [3, 4, 5]
-    assert p.delete_records_before(2) == 3, "never backwards"
+    assert log_start.delete_records_before(p, 2) == 3, "never backwards"
     with pytest.raises(KafkaError) as raised:
-        p.delete_records_before(7)
+        log_start.delete_records_before(p, 7)
     assert raised.value.error == Errors.OFFSET_OUT_OF_RANGE
     with pytest.raises(KafkaError):
         p.read(2, 100)
@@ -37,7 +37,7 @@ def test_delete_records_inside_a_segment_keeps_it_but_not_its_earlier_offsets(tm
     p = open_partition(tmp_path)
     append(p, b"a", b"b", b"c")
     append(p, b"d")
-    assert p.delete_records_before(2) == 2
+    assert log_start.delete_records_before(p, 2) == 2
     assert len(p.segments) == 1 and p.log_start_offset == 2
     with pytest.raises(KafkaError):
         p.read(1, 100)
@@ -50,7 +50,7 @@ def test_a_stored_start_past_a_truncated_log_end_is_clamped(tmp_path):
     p = open_partition(tmp_path)
     append(p, b"a")
     p.close()
-    (tmp_path / partition_module.LOG_START_OFFSET_FILE).write_text("50\n")
+    (tmp_path / log_start.LOG_START_OFFSET_FILE).write_text("50\n")
     assert open_partition(tmp_path).log_start_offset == 1
 
 
@@ -121,11 +121,11 @@ def test_timestamp_lookups_skip_records_below_the_log_start(tmp_path):
     append(p, b"a", b"b", timestamp=1000)
     append(p, b"c", timestamp=900)
     append(p, b"d", timestamp=2000)
-    assert p.offset_for_timestamp(1000) == (0, 1000)
-    p.delete_records_before(2)
-    assert p.offset_for_timestamp(1000) == (3, 2000), "0 and 1 are deleted; 2 is older than asked"
-    assert p.offset_for_timestamp(500) == (2, 900)
-    assert p.offset_for_timestamp(3000) is None
+    assert time_lookup.offset_for_timestamp(p, 1000) == (0, 1000)
+    log_start.delete_records_before(p, 2)
+    assert time_lookup.offset_for_timestamp(p, 1000) == (3, 2000), "0 and 1 are deleted; 2 is older than asked"
+    assert time_lookup.offset_for_timestamp(p, 500) == (2, 900)
+    assert time_lookup.offset_for_timestamp(p, 3000) is None
 
 
 async def test_the_lso_does_not_fall_below_a_deleted_records_start(tmp_path):
@@ -135,7 +135,7 @@ async def test_the_lso_does_not_fall_below_a_deleted_records_start(tmp_path):
     await txn_append(p, b"open")
     await plain_append(p, b"after")
     assert p.last_stable_offset == 1
-    p.delete_records_before(2)
+    log_start.delete_records_before(p, 2)
     assert p.last_stable_offset == 2, "Kafka keeps the first unstable offset at or above the log start"
 
 

@@ -3,6 +3,7 @@
 import pytest
 
 from broker.clock import ManualClock
+from broker.log import log_start, time_lookup
 from protocol import records as rec
 from protocol.compression import Compression
 from protocol.errors import Errors, KafkaError
@@ -41,7 +42,7 @@ async def test_reads_cope_with_the_gaps_compaction_leaves(tmp_path):
     assert first[0].base_offset == 10
     first = next(rec.decode_batches(p.read(12, 10**9).records))
     assert first[0].base_offset == 15, "a gap at the end of a segment continues in the next"
-    assert p.offset_for_timestamp(0) == (10, 1000)
+    assert time_lookup.offset_for_timestamp(p, 0) == (10, 1000)
     with pytest.raises(KafkaError) as err:
         p.read(18, 100)
     assert err.value.error == Errors.OFFSET_OUT_OF_RANGE
@@ -205,7 +206,7 @@ async def test_time_and_size_retention_apply_only_with_the_delete_policy(tmp_pat
         await put(p, (b"k", b"old"))
         p.roll()
         await put(p, (b"k", b"new"))
-        assert p.apply_retention(10**13) == deleted, policy
+        assert log_start.apply_retention(p, 10**13) == deleted, policy
 
 
 def test_cleanup_policy_and_cleaner_settings_parse_as_kafka_names_them():

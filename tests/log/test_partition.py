@@ -6,6 +6,7 @@ import os
 import pytest
 
 from broker.config import BrokerConfig
+from broker.log import log_start, time_lookup
 from broker.log.partition import Partition
 from protocol import records as rec
 from protocol.errors import Errors, KafkaError
@@ -80,7 +81,7 @@ def test_retention_by_size_and_by_time(tmp_path):
     p = open_partition(tmp_path / "size", **{"segment.bytes": 500, "retention.bytes": 1500})
     for i in range(40):
         append(p, b"x" * 100)
-    assert p.apply_retention(now_ms=0) > 0
+    assert log_start.apply_retention(p, now_ms=0) > 0
     assert p.size_bytes - p.segments[0].size < 1500
     assert p.log_start_offset == p.segments[0].base_offset > 0
     with pytest.raises(KafkaError):
@@ -92,8 +93,8 @@ def test_retention_by_size_and_by_time(tmp_path):
         append(q, b"y" * 100, timestamp=1_000 + i)
     append(q, b"new", timestamp=500_000)
     segments = len(q.segments)
-    assert q.apply_retention(now_ms=50_000) == 0, "nothing is a minute old yet"
-    assert q.apply_retention(now_ms=200_000) == segments - 1, "every sealed segment is past retention"
+    assert log_start.apply_retention(q, now_ms=50_000) == 0, "nothing is a minute old yet"
+    assert log_start.apply_retention(q, now_ms=200_000) == segments - 1, "every sealed segment is past retention"
     assert len(q.segments) == 1, "the active segment is never deleted"
     assert read_values(q, q.log_start_offset)[-1] == b"new"
 
@@ -132,8 +133,8 @@ def test_missing_or_torn_indexes_are_rebuilt(tmp_path):
     reopened = open_partition(tmp_path, **{"segment.bytes": 2000, "index.interval.bytes": 100})
     for offset in (0, 17, 33, 49):
         assert read_values(reopened, offset, max_bytes=1) == [b"%02d" % offset * 20]
-    assert reopened.offset_for_timestamp(10_025) == (25, 10_025)
-    assert reopened.offset_for_timestamp(99_999) is None
+    assert time_lookup.offset_for_timestamp(reopened, 10_025) == (25, 10_025)
+    assert time_lookup.offset_for_timestamp(reopened, 99_999) is None
 
 
 def test_producer_state_survives_restart_with_and_without_snapshot(tmp_path):

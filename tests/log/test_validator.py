@@ -4,6 +4,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from broker.log import time_lookup
 from broker.log.validator import RecordValidationError, TopicPolicy, validate_records
 from protocol import records as rec
 from protocol.compression import Compression
@@ -100,7 +101,7 @@ def test_log_append_time_topic_stamps_max_timestamp_and_the_attribute(tmp_path):
     assert (result.base_offset, result.log_append_time_ms) == (0, -1), "submit() passes no append time"
     _, decoded = rec.decode_batch(p.read(0, 10**6).records)
     assert [r.timestamp for r in decoded] == [NOW, NOW], "records of a LogAppendTime batch read maxTimestamp"
-    assert p.offset_for_timestamp(NOW - HOUR) == (0, NOW), "ListOffsets by time finds the append time"
+    assert time_lookup.offset_for_timestamp(p, NOW - HOUR) == (0, NOW), "ListOffsets by time finds the append time"
     idempotent = batch(record(0), 1, producer_id=4, base_sequence=0)
     first = p.validate_client_batch(memoryview(idempotent), 9, NOW + 1)
     assert submit(p, first.batch, first.header, first.log_append_time_ms).log_append_time_ms == NOW + 1
