@@ -22,18 +22,17 @@ $(VENV)/.installed-test: $(VENV)/.installed
 # kcat (librdkafka 2.0.2) is the old-librdkafka client the compatibility tests drive;
 # Java and Maven run the reference Apache Kafka (tests/reference/).
 system-deps:
-	@command -v kcat >/dev/null && command -v java >/dev/null && command -v mvn >/dev/null || { \
+	@command -v kcat >/dev/null && command -v javac >/dev/null && command -v mvn >/dev/null || { \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
-	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq kcat openjdk-17-jre-headless maven; }
+	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq kcat openjdk-17-jdk-headless maven; }
 
-# Apache Kafka's jars (version pinned in reference/pom.xml) into the local Maven cache, and
-# their classpath into $(REFERENCE_CP). Quick when that file is newer than the pom and
-# every jar it names is still in the cache.
+# Apache Kafka's jars (version pinned in reference/pom.xml) into the local Maven cache, our
+# Java test programs (reference/src/main/java) compiled, and the jars' classpath written to
+# $(REFERENCE_CP). tests/reference/kafka.py rebuilds on its own when a source is newer.
 REFERENCE_CP := reference/target/classpath.txt
 reference: system-deps
-	@test -s $(REFERENCE_CP) && test $(REFERENCE_CP) -nt reference/pom.xml \
-	  && tr ':' '\n' < $(REFERENCE_CP) | while read -r jar; do test -f "$$jar" || exit 1; done \
-	  || mvn -q -B -f reference/pom.xml dependency:build-classpath -Dmdep.outputFile=$(CURDIR)/$(REFERENCE_CP)
+	mvn -q -B -f reference/pom.xml compile dependency:build-classpath -Dmdep.outputFile=$(CURDIR)/$(REFERENCE_CP)
+	touch $(REFERENCE_CP)
 
 $(VENV)/.installed-bench: $(VENV)/.installed
 	$(PY) -m pip install --quiet -e '.[bench]'

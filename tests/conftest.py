@@ -4,6 +4,8 @@ import pytest
 
 from tests.broker_process import BrokerProcess
 
+pytest_plugins = ["tests.reference.fixtures"]
+
 _names = itertools.count()
 
 

@@ -25,6 +25,8 @@ from tests.broker_process import REPO, free_port
 POM = REPO / "reference" / "pom.xml"
 CLASSPATH_FILE = REPO / "reference" / "target" / "classpath.txt"
 LOG_CONFIG = REPO / "reference" / "log4j2.properties"
+#: Client programs and tools log warnings to stderr only, so their stdout stays parseable.
+TOOLS_LOG_CONFIG = REPO / "reference" / "log4j2-tools.properties"
 
 #: Kafka settings for a fast single-node test broker on top of SHARED_TEST_SETTINGS.
 KAFKA_ONLY_SETTINGS = {
@@ -59,12 +61,18 @@ JVM_OPTIONS = ["-Xms128m", "-Xmx512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLeve
                "-Djava.awt.headless=true"]
 
 
+JAVA_SOURCES = REPO / "reference" / "src" / "main" / "java"
+JAVA_CLASSES = REPO / "reference" / "target" / "classes"
+
+
 def classpath() -> str:
-    """The resolved classpath; resolved here with Maven if `make reference` has not run."""
-    if not _classpath_current():
-        subprocess.run(["mvn", "-q", "-B", "-f", str(POM), "dependency:build-classpath",
+    """Our compiled Java programs plus Kafka's jars; built here with Maven if `make reference`
+    has not run since the pom or a Java source changed."""
+    if not _classpath_current() or not _classes_current():
+        subprocess.run(["mvn", "-q", "-B", "-Dstyle.color=never", "-f", str(POM), "compile", "dependency:build-classpath",
                         f"-Dmdep.outputFile={CLASSPATH_FILE}"], check=True, timeout=600)
-    return CLASSPATH_FILE.read_text().strip()
+        CLASSPATH_FILE.touch()  # the plugin leaves an unchanged file's time as it was
+    return os.pathsep.join([str(JAVA_CLASSES), CLASSPATH_FILE.read_text().strip()])
 
 
 def _classpath_current() -> bool:
@@ -72,6 +80,23 @@ def _classpath_current() -> bool:
         return False
     jars = CLASSPATH_FILE.read_text().strip().split(os.pathsep)
     return bool(jars) and all(Path(jar).is_file() for jar in jars)
+
+
+def _classes_current() -> bool:
+    """Every Java source has a class file at least as new as itself."""
+    for source in JAVA_SOURCES.rglob("*.java"):
+        compiled = JAVA_CLASSES / source.relative_to(JAVA_SOURCES).with_suffix(".class")
+        if not compiled.exists() or compiled.stat().st_mtime < source.stat().st_mtime:
+            return False
+    return True
+
+
+def java_command(main_class: str, *args: str, heap: str = "256m") -> list[str]:
+    """A `java` command line running ``main_class`` (one of ours, a Kafka tool, Kafka Streams)
+    on the reference classpath, with the same quick-start JVM options as the broker."""
+    return ["java", "-Xms64m", f"-Xmx{heap}", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+            "-Djava.awt.headless=true", f"-Dlog4j2.configurationFile={TOOLS_LOG_CONFIG}",
+            "-cp", classpath(), main_class, *args]
 
 
 def kafka_version() -> str:

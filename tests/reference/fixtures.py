@@ -1,6 +1,9 @@
 """One Apache Kafka and one Weir per test session, each started on first use, and
 ``any_broker``: the same scenario run once against each. Scenarios that kill -9 a broker
-get a pair of their own (``any_broker_to_kill``), so the shared ones keep their history."""
+get a pair of their own (``any_broker_to_kill``), so the shared ones keep their history.
+
+A pytest plugin (named in tests/conftest.py) rather than a conftest, so that every suite
+(reference, client, pipeline) shares the one Kafka JVM a session starts."""
 
 import pytest
 
