@@ -28,11 +28,15 @@ system-deps:
 
 # Apache Kafka's jars (version pinned in reference/pom.xml) into the local Maven cache, our
 # Java test programs (reference/src/main/java) compiled, and the jars' classpath written to
-# $(REFERENCE_CP). tests/reference/kafka.py rebuilds on its own when a source is newer.
+# $(REFERENCE_CP); Spark's Kafka connector (reference/spark/pom.xml) likewise.
+# tests/reference/kafka.py and spark_connector.py rebuild on their own when a source is newer.
 REFERENCE_CP := reference/target/classpath.txt
 reference: system-deps
-	mvn -q -B -f reference/pom.xml compile dependency:build-classpath -Dmdep.outputFile=$(CURDIR)/$(REFERENCE_CP)
+	mvn -q -B -Dstyle.color=never -f reference/pom.xml compile dependency:build-classpath -Dmdep.outputFile=$(CURDIR)/$(REFERENCE_CP)
 	touch $(REFERENCE_CP)
+	mvn -q -B -Dstyle.color=never -s reference/spark/settings.xml -f reference/spark/pom.xml \
+	  dependency:build-classpath -Dmdep.outputFile=$(CURDIR)/reference/spark/target/classpath.txt
+	touch reference/spark/target/classpath.txt
 
 $(VENV)/.installed-bench: $(VENV)/.installed
 	$(PY) -m pip install --quiet -e '.[bench]'
