@@ -69,8 +69,11 @@ def classpath() -> str:
     """Our compiled Java programs plus Kafka's jars; built here with Maven if `make reference`
     has not run since the pom or a Java source changed."""
     if not _classpath_current() or not _classes_current():
-        subprocess.run(["mvn", "-q", "-B", "-Dstyle.color=never", "-f", str(POM), "compile", "dependency:build-classpath",
-                        f"-Dmdep.outputFile={CLASSPATH_FILE}"], check=True, timeout=600)
+        build = subprocess.run(["mvn", "-q", "-B", "-Dstyle.color=never", "-f", str(POM), "compile",
+                                "dependency:build-classpath", f"-Dmdep.outputFile={CLASSPATH_FILE}"],
+                               capture_output=True, text=True, timeout=600)
+        if build.returncode != 0:
+            raise RuntimeError(f"building the reference programs failed:\n{build.stdout}{build.stderr}")
         CLASSPATH_FILE.touch()  # the plugin leaves an unchanged file's time as it was
     return os.pathsep.join([str(JAVA_CLASSES), CLASSPATH_FILE.read_text().strip()])
 
