@@ -219,7 +219,7 @@ async def test_our_consumer_and_a_java_consumer_share_a_group(any_broker, topic_
         "org.apache.kafka.tools.consumer.ConsoleConsumer", "--bootstrap-server", any_broker.bootstrap,
         "--topic", topic_name, "--group", group, "--max-messages", str(2 * per_partition), "--timeout-ms", "90000",
         "--formatter-property", "print.partition=true", "--formatter-property", "print.offset=true",
-        "--consumer-property", "auto.offset.reset=earliest"), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        "--command-property", "auto.offset.reset=earliest"), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         text=True)
     try:
         async with Consumer(topic_name, bootstrap_servers=any_broker.bootstrap, group_id=group,
