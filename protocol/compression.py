@@ -12,6 +12,7 @@ import enum
 import struct
 
 import cramjam
+import lz4.frame
 
 
 class Compression(enum.IntEnum):
@@ -44,7 +45,11 @@ def compress(codec: Compression, data: bytes, level: int | None = None) -> bytes
             out += block
         return bytes(out)
     if codec == Compression.LZ4:
-        return bytes(cramjam.lz4.compress(data, level=level))
+        # Kafka's Java reader (Lz4BlockInputStream) refuses linked blocks ("Dependent block stream
+        # is unsupported"), which cramjam writes; its own writer makes independent 64 KiB blocks
+        # with no content size or checksum, so we write exactly that frame.
+        return lz4.frame.compress(data, compression_level=level or 0, block_size=lz4.frame.BLOCKSIZE_MAX64KB,
+                                  block_linked=False, content_checksum=False, store_size=False)
     if codec == Compression.ZSTD:
         return bytes(cramjam.zstd.compress(data, level=level))
     raise ValueError(f"unknown compression codec {codec}")

@@ -13,6 +13,9 @@ from __future__ import annotations
 import heapq
 
 from protocol import records as rec
+from protocol.compression import decompress
+from protocol.primitives import DecodeError
+from protocol.record_decode import decode as decode_records
 
 from ..types import ConsumerRecord
 
@@ -40,16 +43,29 @@ def visible_records(topic: str, partition: int, data, position: int, aborted, re
             continue
         if read_committed and header.is_transactional and header.producer_id in aborting:
             continue
-        _header, records = rec.decode_batch(data, offset)
         timestamp_type = _LOG_APPEND_TIME if header.attributes & rec.TIMESTAMP_TYPE_FLAG else 0
-        for record in records:
-            if record.offset < position:
-                continue
-            timestamp = header.max_timestamp if timestamp_type == _LOG_APPEND_TIME else record.timestamp
-            out.append(ConsumerRecord(topic, partition, record.offset, timestamp, timestamp_type,
-                                      record.key, record.value, record.headers,
-                                      header.partition_leader_epoch))
+        epoch = header.partition_leader_epoch
+        for record_offset, timestamp, key, value, headers in _decode(data, offset, header, timestamp_type):
+            if record_offset >= position:
+                out.append(ConsumerRecord(topic, partition, record_offset, timestamp, timestamp_type,
+                                          key, value, headers, epoch))
     return out, next_position
+
+
+def _decode(data, offset: int, header, timestamp_type: int) -> list[tuple]:
+    """(offset, timestamp, key, value, headers) of each record of the batch at ``offset``, CRC checked
+    (as the Java consumer's check.crcs does by default); the record walk is C where built."""
+    if header.magic != rec.MAGIC:
+        raise DecodeError(f"unsupported magic {header.magic}")
+    end = offset + header.size
+    if end > len(data):
+        raise DecodeError("truncated batch")
+    if not rec.crc_ok(data, offset, header):
+        raise DecodeError("batch CRC mismatch")
+    body = decompress(header.compression, memoryview(data)[offset + rec.HEADER_SIZE:end]) \
+        if header.compression else memoryview(data)[offset + rec.HEADER_SIZE:end]
+    log_append_time = header.max_timestamp if timestamp_type == _LOG_APPEND_TIME else None
+    return decode_records(body, header.records_count, header.base_offset, header.base_timestamp, log_append_time)
 
 
 def _is_abort_marker(data, offset: int) -> bool:

@@ -20,7 +20,7 @@ from protocol.messages import init_producer_id
 from protocol.records import HEADER_SIZE
 
 from ..cluster import Cluster
-from ..errors import IllegalStateError, KafkaException, MessageTooLargeError, raise_for
+from ..errors import IllegalStateError, KafkaException, MessageTooLargeError, error_for, raise_for
 from ..partitioner import StickyPartitioner, partition_for_key
 from ..types import RecordMetadata, TopicPartition
 from .accumulator import Accumulator, record_size_bound
@@ -91,10 +91,18 @@ class Producer:
 
     async def _init_producer_id(self, identity: ProducerIdentity) -> None:
         """Allocate a new producer id (epoch 0) for this idempotent producer."""
-        connection = await self.cluster.any_connection()
-        version = connection.version_for(ApiKey.INIT_PRODUCER_ID)
-        response = await connection.request(ApiKey.INIT_PRODUCER_ID, version, init_producer_id.REQUEST(
-            transactional_id=None, transaction_timeout_ms=-1))
+        # A retriable answer (COORDINATOR_LOAD_IN_PROGRESS from a Kafka that is still loading
+        # __transaction_state, ...) is asked again after retry.backoff.ms, as the Java client does.
+        deadline = time.monotonic() + self.sender.timeout_ms / 1000
+        while True:
+            connection = await self.cluster.any_connection()
+            version = connection.version_for(ApiKey.INIT_PRODUCER_ID)
+            response = await connection.request(ApiKey.INIT_PRODUCER_ID, version, init_producer_id.REQUEST(
+                transactional_id=None, transaction_timeout_ms=-1))
+            if not (response.error_code and error_for(response.error_code).retriable
+                    and time.monotonic() < deadline):
+                break
+            await asyncio.sleep(self.cluster.retry_backoff)
         raise_for(response.error_code, "InitProducerId")
         identity.producer_id, identity.producer_epoch = response.producer_id, response.producer_epoch
 

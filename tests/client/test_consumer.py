@@ -18,13 +18,13 @@ async def read(consumer, expected, timeout=20.0):
     return got
 
 
-async def test_assigned_partitions_read_everything_our_producer_wrote(shared_broker, topic_name):
-    await asyncio.to_thread(create_topic, shared_broker.bootstrap, topic_name, 3)
-    async with Producer(shared_broker.bootstrap, compression_type="lz4") as producer:
+async def test_assigned_partitions_read_everything_our_producer_wrote(any_broker, topic_name):
+    await asyncio.to_thread(create_topic, any_broker.bootstrap, topic_name, 3)
+    async with Producer(any_broker.bootstrap, compression_type="lz4") as producer:
         deliveries = [await producer.send(topic_name, f"v{i}".encode(), f"k{i % 11}".encode(),
                                           headers=[("i", str(i).encode())]) for i in range(1500)]
         acked = await asyncio.gather(*deliveries)
-    async with Consumer(bootstrap_servers=shared_broker.bootstrap, auto_offset_reset="earliest") as consumer:
+    async with Consumer(bootstrap_servers=any_broker.bootstrap, auto_offset_reset="earliest") as consumer:
         consumer.assign([TopicPartition(topic_name, p) for p in range(3)])
         records = await read(consumer, 1500)
         for p in range(3):
@@ -54,30 +54,30 @@ def _transactions(bootstrap, topic):
         (producer.commit_transaction if commit else producer.abort_transaction)()
 
 
-async def test_read_committed_drops_aborted_batches_and_markers(shared_broker, topic_name):
-    await asyncio.to_thread(create_topic, shared_broker.bootstrap, topic_name, 1)
-    await asyncio.to_thread(_transactions, shared_broker.bootstrap, topic_name)
+async def test_read_committed_drops_aborted_batches_and_markers(any_broker, topic_name):
+    await asyncio.to_thread(create_topic, any_broker.bootstrap, topic_name, 1)
+    await asyncio.to_thread(_transactions, any_broker.bootstrap, topic_name)
     tp = TopicPartition(topic_name, 0)
-    async with Consumer(bootstrap_servers=shared_broker.bootstrap, auto_offset_reset="earliest") as committed:
+    async with Consumer(bootstrap_servers=any_broker.bootstrap, auto_offset_reset="earliest") as committed:
         committed.assign([tp])
         seen = [r.value.decode() for r in await read(committed, 26)]
         end = await committed.end_offsets([tp])
         assert await committed.position(tp) == end[tp]  # past the last marker
     assert [v for v in seen if not v.startswith("plain")] == [str(i) for i in (*range(10), *range(20, 30))]
     assert sorted(v for v in seen if v.startswith("plain")) == sorted(f"plain-{i}" for i in range(0, 30, 5))
-    async with Consumer(bootstrap_servers=shared_broker.bootstrap, auto_offset_reset="earliest",
+    async with Consumer(bootstrap_servers=any_broker.bootstrap, auto_offset_reset="earliest",
                         isolation_level="read_uncommitted") as uncommitted:
         uncommitted.assign([tp])
         everything = [r.value.decode() for r in await read(uncommitted, 36)]
     assert [v for v in everything if not v.startswith("plain")] == [str(i) for i in range(30)]
 
 
-async def test_seek_pause_resume_and_offsets_for_times(shared_broker, topic_name):
-    async with Producer(shared_broker.bootstrap) as producer:
+async def test_seek_pause_resume_and_offsets_for_times(any_broker, topic_name):
+    async with Producer(any_broker.bootstrap) as producer:
         for i in range(20):
             await producer.send_and_wait(topic_name, str(i).encode(), partition=0, timestamp_ms=1000 * (i + 1))
     tp = TopicPartition(topic_name, 0)
-    async with Consumer(bootstrap_servers=shared_broker.bootstrap, auto_offset_reset="earliest") as consumer:
+    async with Consumer(bootstrap_servers=any_broker.bootstrap, auto_offset_reset="earliest") as consumer:
         consumer.assign([tp])
         assert (await consumer.offsets_for_times({tp: 5500}))[tp] == (5, 6000)
         consumer.seek(tp, 15)
@@ -89,13 +89,13 @@ async def test_seek_pause_resume_and_offsets_for_times(shared_broker, topic_name
         assert (await read(consumer, 20))[0].offset == 0
 
 
-async def test_getmany_for_some_partitions_keeps_the_others_buffered(shared_broker, topic_name):
-    await asyncio.to_thread(create_topic, shared_broker.bootstrap, topic_name, 2)
-    async with Producer(shared_broker.bootstrap) as producer:
+async def test_getmany_for_some_partitions_keeps_the_others_buffered(any_broker, topic_name):
+    await asyncio.to_thread(create_topic, any_broker.bootstrap, topic_name, 2)
+    async with Producer(any_broker.bootstrap) as producer:
         for i in range(20):
             await producer.send(topic_name, str(i).encode(), partition=i % 2)
     first, second = TopicPartition(topic_name, 0), TopicPartition(topic_name, 1)
-    async with Consumer(bootstrap_servers=shared_broker.bootstrap, auto_offset_reset="earliest") as consumer:
+    async with Consumer(bootstrap_servers=any_broker.bootstrap, auto_offset_reset="earliest") as consumer:
         consumer.assign([first, second])
         only_first = []
         while len(only_first) < 10:

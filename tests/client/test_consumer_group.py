@@ -5,18 +5,9 @@ import asyncio
 import pytest
 
 from client import Consumer, Producer, TopicPartition
-from tests.broker_process import BrokerProcess
-from tests.compat.groups import GROUP_SETTINGS
 from tests.compat.test_confluent_kafka import create_topic
 
 PARTITIONS = 6
-
-
-@pytest.fixture
-def group_broker(tmp_path):
-    process = BrokerProcess(tmp_path / "data", overrides=GROUP_SETTINGS).start()
-    yield process
-    process.stop()
 
 
 class Ownership:
@@ -61,12 +52,12 @@ async def until(condition, timeout=30.0):
         await asyncio.sleep(0.05)
 
 
-async def test_cooperative_group_of_three_hands_partitions_over_without_overlap(group_broker, topic_name):
-    await asyncio.to_thread(create_topic, group_broker.bootstrap, topic_name, PARTITIONS)
+async def test_cooperative_group_of_three_hands_partitions_over_without_overlap(any_broker, topic_name):
+    await asyncio.to_thread(create_topic, any_broker.bootstrap, topic_name, PARTITIONS)
     ownership = Ownership()
     consumers, seen, stop, tasks = {}, {}, {}, {}
-    common = dict(bootstrap_servers=group_broker.bootstrap, group_id=f"{topic_name}-g", auto_offset_reset="earliest",
-                  enable_auto_commit=False, session_timeout_ms=3000, heartbeat_interval_ms=300,
+    common = dict(bootstrap_servers=any_broker.bootstrap, group_id=f"{topic_name}-g", auto_offset_reset="earliest",
+                  enable_auto_commit=False, session_timeout_ms=6000, heartbeat_interval_ms=300,
                   partition_assignment_strategy=["cooperative-sticky"])
 
     async def start(name):
@@ -79,7 +70,7 @@ async def test_cooperative_group_of_three_hands_partitions_over_without_overlap(
         for name in ("a", "b", "c"):
             await start(name)
         await until(lambda: all(len(ownership.of(n)) == 2 for n in "abc"))
-        async with Producer(group_broker.bootstrap) as producer:
+        async with Producer(any_broker.bootstrap) as producer:
             for i in range(600):
                 await producer.send(topic_name, str(i).encode(), partition=i % PARTITIONS)
             await producer.flush()
@@ -90,7 +81,7 @@ async def test_cooperative_group_of_three_hands_partitions_over_without_overlap(
         await consumers["c"].close()
         await until(lambda: len(ownership.of("a")) == 3 and len(ownership.of("b")) == 3)
         assert kept["a"] <= ownership.of("a") and kept["b"] <= ownership.of("b")  # sticky: nothing moved but c's
-        async with Producer(group_broker.bootstrap) as producer:
+        async with Producer(any_broker.bootstrap) as producer:
             for i in range(600, 1200):
                 await producer.send(topic_name, str(i).encode(), partition=i % PARTITIONS)
             await producer.flush()
@@ -105,11 +96,11 @@ async def test_cooperative_group_of_three_hands_partitions_over_without_overlap(
     assert len(everything) == len(set(everything)) == 1200  # every record read once across the group
 
 
-async def test_committed_offsets_resume_and_static_member_keeps_its_partitions(group_broker, topic_name):
-    await asyncio.to_thread(create_topic, group_broker.bootstrap, topic_name, 2)
-    settings = dict(bootstrap_servers=group_broker.bootstrap, group_id=f"{topic_name}-g", auto_offset_reset="earliest",
+async def test_committed_offsets_resume_and_static_member_keeps_its_partitions(any_broker, topic_name):
+    await asyncio.to_thread(create_topic, any_broker.bootstrap, topic_name, 2)
+    settings = dict(bootstrap_servers=any_broker.bootstrap, group_id=f"{topic_name}-g", auto_offset_reset="earliest",
                     group_instance_id="static-1", session_timeout_ms=6000, heartbeat_interval_ms=300)
-    async with Producer(group_broker.bootstrap) as producer:
+    async with Producer(any_broker.bootstrap) as producer:
         for i in range(100):
             await producer.send(topic_name, str(i).encode(), partition=i % 2)
     first = Consumer(topic_name, **settings)

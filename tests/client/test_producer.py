@@ -31,9 +31,9 @@ def read_back(bootstrap, topic, partitions, expected):
 
 
 @pytest.mark.parametrize("codec", [None, "gzip", "snappy", "lz4", "zstd"])
-async def test_records_land_where_the_java_client_puts_them_and_read_back(shared_broker, topic_name, codec):
-    await asyncio.to_thread(create_topic, shared_broker.bootstrap, topic_name, 3)
-    async with Producer(shared_broker.bootstrap, compression_type=codec, linger_ms=2) as producer:
+async def test_records_land_where_the_java_client_puts_them_and_read_back(any_broker, topic_name, codec):
+    await asyncio.to_thread(create_topic, any_broker.bootstrap, topic_name, 3)
+    async with Producer(any_broker.bootstrap, compression_type=codec, linger_ms=2) as producer:
         deliveries = []
         for i in range(600):
             key = f"customer-{i % 37}".encode()
@@ -49,7 +49,7 @@ async def test_records_land_where_the_java_client_puts_them_and_read_back(shared
         per_partition.setdefault(metadata.partition, []).append(metadata.offset)
     for offsets in per_partition.values():
         assert offsets == list(range(len(offsets)))  # in send order, no gap, no duplicate
-    got = await asyncio.to_thread(read_back, shared_broker.bootstrap, topic_name, 3, 600)
+    got = await asyncio.to_thread(read_back, any_broker.bootstrap, topic_name, 3, 600)
     assert len(got) == 600
     for i, metadata in enumerate(acked):
         key, value, headers, timestamp = got[(metadata.partition, metadata.offset)]
@@ -58,9 +58,9 @@ async def test_records_land_where_the_java_client_puts_them_and_read_back(shared
         assert headers == [("n", str(i).encode()), ("empty", None)]
 
 
-async def test_null_keys_stick_to_a_partition_per_batch(shared_broker, topic_name):
-    await asyncio.to_thread(create_topic, shared_broker.bootstrap, topic_name, 4)
-    async with Producer(shared_broker.bootstrap, batch_size=4096, linger_ms=50) as producer:
+async def test_null_keys_stick_to_a_partition_per_batch(any_broker, topic_name):
+    await asyncio.to_thread(create_topic, any_broker.bootstrap, topic_name, 4)
+    async with Producer(any_broker.bootstrap, batch_size=4096, linger_ms=50) as producer:
         deliveries = [await producer.send(topic_name, b"x" * 100) for _ in range(400)]
         acked = await asyncio.gather(*deliveries)
     runs = 1 + sum(1 for a, b in zip(acked, acked[1:]) if a.partition != b.partition)
@@ -68,15 +68,15 @@ async def test_null_keys_stick_to_a_partition_per_batch(shared_broker, topic_nam
     assert runs <= 400 * 107 // 4096 + 2  # a partition change per filled batch, not per record
 
 
-async def test_flush_delivers_without_waiting_for_linger(shared_broker, topic_name):
-    async with Producer(shared_broker.bootstrap, linger_ms=60_000) as producer:
+async def test_flush_delivers_without_waiting_for_linger(any_broker, topic_name):
+    async with Producer(any_broker.bootstrap, linger_ms=60_000) as producer:
         delivery = await producer.send(topic_name, b"now")
         await asyncio.wait_for(producer.flush(), 10)
         assert delivery.done() and delivery.result().offset == 0
 
 
-async def test_acks_zero_and_refusals(shared_broker, topic_name):
-    async with Producer(shared_broker.bootstrap, acks=0, enable_idempotence=False) as producer:
+async def test_acks_zero_and_refusals(any_broker, topic_name):
+    async with Producer(any_broker.bootstrap, acks=0, enable_idempotence=False) as producer:
         metadata = await producer.send_and_wait(topic_name, b"fire and forget")
         assert metadata.offset == -1
         with pytest.raises(MessageTooLargeError):
@@ -84,4 +84,4 @@ async def test_acks_zero_and_refusals(shared_broker, topic_name):
     with pytest.raises(IllegalStateError):
         await producer.send(topic_name, b"closed")
     with pytest.raises(ValueError):
-        Producer(shared_broker.bootstrap, acks=1)  # idempotence needs acks=all
+        Producer(any_broker.bootstrap, acks=1)  # idempotence needs acks=all

@@ -86,3 +86,17 @@ def test_sequence_wraps_past_int32_max():
     assert rec.increment_sequence(2**31 - 1, 1) == 0
     assert rec.increment_sequence(2**31 - 3, 5) == 2
     assert rec.increment_sequence(10, 5) == 15
+
+
+def test_lz4_frames_are_the_kind_the_java_client_reads():
+    """Kafka's Lz4BlockInputStream refuses a frame whose FLG byte lacks block independence
+    ("Dependent block stream is unsupported") and, like its writer, uses 64 KiB blocks."""
+    data = bytes(range(256)) * 1000  # several blocks
+    frame = compress(Compression.LZ4, data)
+    assert frame[:4] == b"\x04\x22\x4d\x18"  # LZ4 frame magic
+    flg, bd = frame[4], frame[5]
+    assert flg >> 6 == 0b01  # version
+    assert flg & 0x20  # blocks independent
+    assert not flg & 0x08 and not flg & 0x04  # no content size, no content checksum
+    assert (bd >> 4) & 0x7 == 4  # 64 KiB maximum block size
+    assert decompress(Compression.LZ4, frame) == data

@@ -1,0 +1,258 @@
+"""Our asyncio client next to aiokafka and confluent-kafka's asyncio API, on one Weir broker.
+
+Figures, each client doing the same thing in the same event loop (uvloop):
+
+- produce: ``--records`` values of ``--size`` bytes (1 KiB), acks=all and idempotent,
+  every ``send`` awaited in turn and every delivery awaited at the end; records/s and
+  MB/s from the first send until the last acknowledgement;
+- txn produce: the same records in transactions of ``--per-txn`` records (begin, sends,
+  commit), measured the same way; skipped for our client while it has no transactions;
+- consume: the produce topic read back from offset 0 with isolation.level=read_committed,
+  MB/s until the last record is in the application's hands.
+
+    python -m bench.client [--records 50000] [--size 1024] [--partitions 3] [--rounds 3]
+
+Rounds interleave the clients (a, b, c, a, b, c, ...), each round on fresh topics, so a
+drift of the shared machine touches every client alike; medians are printed with the
+ratios of ours to each other client.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import itertools
+import os
+import statistics
+import sys
+import time
+
+from bench.throughput import create_topic, start_weir
+
+_topics = itertools.count()
+
+
+def _topic(kind: str) -> str:
+    return f"bench-{kind}-{os.getpid()}-{next(_topics)}"
+
+
+async def warm_up(producer, topic, transactional):
+    """One record first (connections, metadata, the coordinator), inside a transaction if need be."""
+    if transactional:
+        async with producer.transaction():
+            await (await producer.send(topic, b"warm-up", partition=0))
+    else:
+        await producer.send_and_wait(topic, b"warm-up", partition=0)
+
+
+# ---------------------------------------------------------------------- ours
+
+async def ours_produce(bootstrap, topic, records, payload, per_txn=None):
+    from client import Producer
+    options = {"transactional_id": f"bench-ours-{topic}"} if per_txn else {}
+    async with Producer(bootstrap, acks="all", enable_idempotence=True, linger_ms=5, **options) as producer:
+        await warm_up(producer, topic, per_txn)
+        began = time.perf_counter()
+        if per_txn:
+            for start in range(0, records, per_txn):
+                async with producer.transaction():
+                    for _ in range(min(per_txn, records - start)):
+                        await producer.send(topic, payload)
+        else:
+            deliveries = [await producer.send(topic, payload) for _ in range(records)]
+            await asyncio.gather(*deliveries)
+        return time.perf_counter() - began
+
+
+async def ours_consume(bootstrap, topic, partitions, records):
+    from client import Consumer, TopicPartition
+    async with Consumer(bootstrap_servers=bootstrap, isolation_level="read_committed",
+                        auto_offset_reset="earliest") as consumer:
+        consumer.assign([TopicPartition(topic, p) for p in range(partitions)])
+        received = 0
+        began = time.perf_counter()
+        while received < records:
+            for batch in (await consumer.getmany(timeout_ms=1000, max_records=10000)).values():
+                received += len(batch)
+        return time.perf_counter() - began
+
+
+# ---------------------------------------------------------------------- aiokafka
+
+async def aiokafka_produce(bootstrap, topic, records, payload, per_txn=None):
+    from aiokafka import AIOKafkaProducer
+    options = {"transactional_id": f"bench-aiokafka-{topic}"} if per_txn else {}
+    producer = AIOKafkaProducer(bootstrap_servers=bootstrap, acks="all", enable_idempotence=True, linger_ms=5,
+                                **options)
+    await producer.start()
+    try:
+        await warm_up(producer, topic, per_txn)
+        began = time.perf_counter()
+        if per_txn:
+            for start in range(0, records, per_txn):
+                async with producer.transaction():
+                    for _ in range(min(per_txn, records - start)):
+                        await producer.send(topic, payload)
+        else:
+            deliveries = [await producer.send(topic, payload) for _ in range(records)]
+            await asyncio.gather(*deliveries)
+        return time.perf_counter() - began
+    finally:
+        await producer.stop()
+
+
+async def aiokafka_consume(bootstrap, topic, partitions, records):
+    from aiokafka import AIOKafkaConsumer, TopicPartition
+    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, isolation_level="read_committed",
+                                auto_offset_reset="earliest", enable_auto_commit=False)
+    await consumer.start()
+    try:
+        consumer.assign([TopicPartition(topic, p) for p in range(partitions)])
+        received = 0
+        began = time.perf_counter()
+        while received < records:
+            for batch in (await consumer.getmany(timeout_ms=1000, max_records=10000)).values():
+                received += len(batch)
+        return time.perf_counter() - began
+    finally:
+        await consumer.stop()
+
+
+# ---------------------------------------------------------------------- confluent-kafka's asyncio API
+
+async def confluent_produce(bootstrap, topic, records, payload, per_txn=None):
+    from confluent_kafka.aio import AIOProducer
+    config = {"bootstrap.servers": bootstrap, "acks": "all", "enable.idempotence": True, "linger.ms": 5}
+    if per_txn:
+        config["transactional.id"] = f"bench-confluent-{topic}"
+    producer = AIOProducer(config)
+    try:
+        if per_txn:
+            await producer.init_transactions(30)
+        if per_txn:
+            await producer.begin_transaction()
+        delivery = await producer.produce(topic, b"warm-up", partition=0)
+        await producer.flush()
+        await delivery
+        if per_txn:
+            await producer.commit_transaction(30)
+        began = time.perf_counter()
+        if per_txn:
+            for start in range(0, records, per_txn):
+                await producer.begin_transaction()
+                for _ in range(min(per_txn, records - start)):
+                    await producer.produce(topic, payload)
+                await producer.commit_transaction(60)
+        else:
+            deliveries = [await producer.produce(topic, payload) for _ in range(records)]
+            await producer.flush()
+            await asyncio.gather(*deliveries)
+        return time.perf_counter() - began
+    finally:
+        await producer.close()
+
+
+async def confluent_consume(bootstrap, topic, partitions, records):
+    from confluent_kafka import TopicPartition
+    from confluent_kafka.aio import AIOConsumer
+    consumer = AIOConsumer({"bootstrap.servers": bootstrap, "group.id": f"bench-{topic}", "enable.auto.commit": False,
+                            "isolation.level": "read_committed", "auto.offset.reset": "earliest"})
+    try:
+        await consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
+        received = 0
+        began = time.perf_counter()
+        while received < records:
+            received += sum(1 for m in await consumer.consume(10000, timeout=1.0) if not m.error())
+        return time.perf_counter() - began
+    finally:
+        await consumer.close()
+
+
+CLIENTS = {
+    "ours": (ours_produce, ours_consume),
+    "aiokafka": (aiokafka_produce, aiokafka_consume),
+    "confluent-aio": (confluent_produce, confluent_consume),
+}
+
+
+def ours_has_transactions() -> bool:
+    from client import Producer
+    return hasattr(Producer, "transaction")
+
+
+def one_round(bootstrap: str, name: str, args) -> dict[str, float]:
+    produce, consume = CLIENTS[name]
+    payload = os.urandom(args.size)
+    records, megabytes = args.records, args.records * args.size / 1e6
+    run = _loop_runner()
+    figures = {}
+    topic = _topic(name)
+    create_topic(bootstrap, topic, args.partitions)
+    seconds = run(produce(bootstrap, topic, records, payload))
+    figures["produce records/s"] = records / seconds
+    figures["produce MB/s"] = megabytes / seconds
+    seconds = run(consume(bootstrap, topic, args.partitions, records + 1))  # + the warm-up record
+    figures["consume MB/s"] = megabytes / seconds
+    if name != "ours" or ours_has_transactions():
+        txn_topic = _topic(name + "-txn")
+        create_topic(bootstrap, txn_topic, args.partitions)
+        seconds = run(produce(bootstrap, txn_topic, records, payload, per_txn=args.per_txn))
+        figures["txn produce MB/s"] = megabytes / seconds
+    return figures
+
+
+def _loop_runner():
+    try:
+        import uvloop
+        return uvloop.run
+    except ImportError:
+        return asyncio.run
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--records", type=int, default=50000)
+    parser.add_argument("--size", type=int, default=1024)
+    parser.add_argument("--partitions", type=int, default=3)
+    parser.add_argument("--per-txn", type=int, default=5000)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--clients", default=",".join(CLIENTS))
+    parser.add_argument("--bootstrap", help="an already running broker instead of a fresh Weir")
+    args = parser.parse_args(argv)
+    names = args.clients.split(",")
+    broker = None if args.bootstrap else start_weir()
+    bootstrap = args.bootstrap or broker.bootstrap
+    try:
+        rounds: dict[str, list[dict]] = {name: [] for name in names}
+        for i in range(args.rounds):
+            for name in names:
+                figures = one_round(bootstrap, name, args)
+                rounds[name].append(figures)
+                print(f"round {i + 1} {name:<14}" + "  ".join(f"{k} {v:,.1f}" for k, v in figures.items()),
+                      file=sys.stderr, flush=True)
+    finally:
+        if broker is not None:
+            broker.stop()
+    medians = {name: {metric: statistics.median(r[metric] for r in rs) for metric in rs[0]}
+               for name, rs in rounds.items()}
+    metrics = list(dict.fromkeys(m for figures in medians.values() for m in figures))
+    others = [n for n in names if n != "ours"]
+    print(f"{args.records} records of {args.size} B, {args.partitions} partitions, "
+          f"median of {args.rounds} interleaved rounds on one Weir broker")
+    print(f"{'metric':<20}" + "".join(f"{n:>15}" for n in names) + "".join(f"{'ours/' + n:>20}" for n in others))
+    for metric in metrics:
+        row = f"{metric:<20}"
+        for name in names:
+            value = medians[name].get(metric)
+            row += f"{value:>15,.1f}" if value is not None else f"{'skipped':>15}"
+        for name in others:
+            ours, theirs = medians.get("ours", {}).get(metric), medians[name].get(metric)
+            row += f"{ours / theirs:>19.2f}x" if ours and theirs else f"{'-':>20}"
+        print(row)
+    if "ours" in names and not ours_has_transactions():
+        print("txn produce: our Producer has no transactions on this branch yet, so that figure is skipped")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,96 @@
+"""The consumer's record walk: a decompressed v2 batch body into plain tuples.
+
+``decode(records, count, base_offset, base_timestamp, log_append_time)`` reads
+``count`` records from ``records`` (the batch body after its 61-byte header,
+decompressed) and returns one ``(offset, timestamp, key, value, headers)``
+tuple a record, ``headers`` a list of ``(name, value)`` with the name decoded
+as UTF-8. ``log_append_time`` (the batch's max timestamp on a LogAppendTime
+batch, else None) replaces every record's own timestamp, as Kafka's consumer does.
+A record whose fields do not fill exactly its declared length, a varint longer
+than 10 bytes or a blob running past the end raises ``DecodeError``.
+
+It is the per-record loop of every fetch our consumer makes, so it has a C
+implementation (``protocol/_record_decode.c``, built when a compiler is present)
+and this pure-Python one, the reference: a property test checks that both agree
+on every input, valid or not.
+"""
+
+from __future__ import annotations
+
+from .primitives import DecodeError
+
+_MASK64 = (1 << 64) - 1
+
+
+def _varint(buf, pos: int, end: int) -> tuple[int, int]:
+    """Zigzag varint of at most 10 bytes, read as a 64-bit value (the C walk's arithmetic)."""
+    raw = shift = 0
+    for _ in range(10):
+        if pos >= end:
+            raise DecodeError("truncated record")
+        byte = buf[pos]
+        pos += 1
+        raw |= (byte & 0x7F) << shift
+        if not byte & 0x80:
+            raw &= _MASK64
+            return (raw >> 1) ^ -(raw & 1), pos
+        shift += 7
+    raise DecodeError("varint longer than 10 bytes")
+
+
+def _blob(buf, pos: int, end: int):
+    size, pos = _varint(buf, pos, end)
+    if size < 0:
+        return None, pos
+    if size > end - pos:
+        raise DecodeError("truncated record")
+    return bytes(buf[pos:pos + size]), pos + size
+
+
+def decode_python(records, count: int, base_offset: int, base_timestamp: int,
+                  log_append_time: int | None = None) -> list[tuple]:
+    buf = memoryview(records).cast("B") if not isinstance(records, (bytes, bytearray)) else records
+    pos, end = 0, len(buf)
+    out = []
+    for _ in range(count):
+        length, pos = _varint(buf, pos, end)
+        start = pos
+        if pos >= end:
+            raise DecodeError("truncated record")
+        pos += 1  # attributes: unused in v2 records
+        timestamp_delta, pos = _varint(buf, pos, end)
+        offset_delta, pos = _varint(buf, pos, end)
+        key, pos = _blob(buf, pos, end)
+        value, pos = _blob(buf, pos, end)
+        header_count, pos = _varint(buf, pos, end)
+        headers = []
+        for _ in range(max(header_count, 0)):
+            name, pos = _blob(buf, pos, end)
+            name = (name or b"").decode("utf-8")  # before the value is read, as the C walk does
+            header_value, pos = _blob(buf, pos, end)
+            headers.append((name, header_value))
+        if pos - start != length:
+            raise DecodeError("record length does not match its fields")
+        timestamp = base_timestamp + timestamp_delta if log_append_time is None else log_append_time
+        out.append((base_offset + offset_delta, timestamp, key, value, headers))
+    return out
+
+
+try:
+    from . import _record_decode
+except ImportError:  # no compiler at install time: the reference walk serves
+    _record_decode = None
+
+
+def _decode_c(records, count: int, base_offset: int, base_timestamp: int,
+              log_append_time: int | None = None) -> list[tuple]:
+    try:
+        return _record_decode.decode(records, count, base_offset, base_timestamp, log_append_time)
+    except UnicodeDecodeError:
+        raise
+    except ValueError as exc:
+        raise DecodeError(str(exc)) from None
+
+
+decode = _decode_c if _record_decode is not None else decode_python
+ACCELERATED = _record_decode is not None
