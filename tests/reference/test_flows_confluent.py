@@ -170,3 +170,66 @@ def test_a_stalled_transaction_is_aborted_by_the_broker_after_its_timeout(any_br
     stalled.produce(topic_name, value=b"late", partition=0)
     failure = _error_of(lambda: stalled.commit_transaction(flows.DEADLINE_S))
     assert failure == ("_FENCED", True, False, False)  # fatal: the broker bumped the epoch
+
+
+def test_a_second_producer_with_the_same_id_fences_the_first_and_aborts_its_transaction(any_broker, topic_name):
+    bootstrap = any_broker.bootstrap
+    create_topic(bootstrap, topic_name, 2)
+    zombie = txn_producer(bootstrap, topic_name)
+    zombie.begin_transaction()
+    zombie.produce(topic_name, value=b"zombie", partition=0)
+    assert zombie.flush(flows.DEADLINE_S) == 0
+    successor = txn_producer(bootstrap, topic_name)  # zombie @0, the ABORT of its transaction @1
+    zombie.produce(topic_name, value=b"zombie-2", partition=1)
+    assert _error_of(lambda: zombie.commit_transaction(flows.DEADLINE_S)) == ("_FENCED", True, False, False)
+    in_txn(successor, [(topic_name, 0, b"successor")])
+    assert read_to_eof(bootstrap, topic_name, [0, 1], "read_committed") == {0: [(2, b"successor")], 1: []}
+    assert read_to_eof(bootstrap, topic_name, [0, 1], "read_uncommitted") == {
+        0: [(0, b"zombie"), (2, b"successor")], 1: []}
+
+
+def _committed(bootstrap, group, tp, isolation, timeout=flows.DEADLINE_S):
+    """The group's committed offset for tp as a consumer of that isolation level fetches it.
+
+    Under read_committed librdkafka sends OffsetFetch with require_stable, and retries while
+    the broker answers UNSTABLE_OFFSET_COMMIT (a transactional offset is pending), until
+    ``timeout`` runs out (_TIMED_OUT)."""
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "isolation.level": isolation})
+    try:
+        [answer] = consumer.committed([tp], timeout=timeout)
+        return answer.offset
+    except KafkaException as raised:
+        return raised.args[0].name()
+    finally:
+        consumer.close()
+
+
+def test_offsets_sent_to_a_transaction_with_group_metadata_count_once_it_commits(any_broker, topic_name):
+    bootstrap = any_broker.bootstrap
+    create_topic(bootstrap, topic_name, 1)
+    group = topic_name + "-group"
+    tp = TopicPartition(topic_name, 0)
+    member = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False,
+                       "auto.offset.reset": "earliest"})
+    producer = txn_producer(bootstrap, topic_name)
+    try:
+        member.subscribe([topic_name])
+        wait_until(lambda: member.poll(0.2) is None and member.assignment(), "the group assignment")
+        member.commit(offsets=[TopicPartition(topic_name, 0, 5)], asynchronous=False)
+        for offset, outcome in ((10, "commit"), (20, "abort")):
+            producer.begin_transaction()
+            producer.produce(topic_name, value=b"out", partition=0)
+            producer.send_offsets_to_transaction([TopicPartition(topic_name, 0, offset)],
+                                                 member.consumer_group_metadata(), flows.DEADLINE_S)
+            before = 5 if outcome == "commit" else 10
+            # pending: require_stable is refused until the transaction ends; without it, the old offset
+            assert _committed(bootstrap, group, tp, "read_committed", timeout=1) == "_TIMED_OUT"
+            assert _committed(bootstrap, group, tp, "read_uncommitted") == before
+            if outcome == "commit":
+                producer.commit_transaction(flows.DEADLINE_S)
+            else:
+                producer.abort_transaction(flows.DEADLINE_S)
+            assert (_committed(bootstrap, group, tp, "read_committed"),
+                    _committed(bootstrap, group, tp, "read_uncommitted")) == (10, 10)  # the abort left 10
+    finally:
+        member.close()
