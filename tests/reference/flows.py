@@ -47,3 +47,17 @@ def wait_until(predicate, what: str, timeout: float = DEADLINE_S):
         if result:
             return result
     raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+
+# Interleaved transactions, one partition, one batch per record: a0 @0, b0 @1, a1 @2, b1 @3 from
+# transactions A and B, "plain" @4; then A aborts and B commits (their markers @5 and @6, in
+# the order the brokers write them). A read_committed consumer starting anywhere, even inside
+# A's transaction, gets B's records and "plain" only: Fetch must list A's transaction as
+# aborted whenever it overlaps the fetched range, one batch per fetch or many.
+INTERLEAVED_ALL = [(0, b"a0"), (1, b"b0"), (2, b"a1"), (3, b"b1"), (4, b"plain")]
+INTERLEAVED_STARTS = [0, 2, 3]
+INTERLEAVED_END = 7
+
+
+def interleaved_committed(start: int) -> list[tuple[int, bytes]]:
+    return [(offset, value) for offset, value in INTERLEAVED_ALL
+            if offset >= start and not value.startswith(b"a")]

@@ -30,10 +30,10 @@ class Reader:
     was delivered and that nothing more was available, with no quiet period.
     """
 
-    def __init__(self, bootstrap, topic, partitions, isolation):
-        self.consumer = _consumer(bootstrap, isolation)
+    def __init__(self, bootstrap, topic, partitions, isolation, start=0, **config):
+        self.consumer = _consumer(bootstrap, isolation, **config)
         self.topic = topic
-        self.consumer.assign([TopicPartition(topic, p, 0) for p in partitions])
+        self.consumer.assign([TopicPartition(topic, p, start) for p in partitions])
         self.got = {p: [] for p in partitions}
 
     def to_eof(self):
@@ -60,8 +60,8 @@ class Reader:
         self.consumer.close()
 
 
-def read_to_eof(bootstrap, topic, partitions, isolation):
-    reader = Reader(bootstrap, topic, partitions, isolation)
+def read_to_eof(bootstrap, topic, partitions, isolation, start=0, **config):
+    reader = Reader(bootstrap, topic, partitions, isolation, start, **config)
     try:
         return reader.to_eof()
     finally:
@@ -106,6 +106,31 @@ def test_committed_records_reach_read_committed_and_aborted_ones_never(any_broke
     assert read_to_eof(bootstrap, topic_name, [0, 1], "read_uncommitted") == {
         p: flows.VISIBILITY_ALL for p in (0, 1)}
     assert end_offsets(bootstrap, topic_name, 0) == (flows.VISIBILITY_END, flows.VISIBILITY_END)
+
+
+#: librdkafka fetching at most one batch per partition and request
+ONE_BATCH_PER_FETCH = {"max.partition.fetch.bytes": 1, "fetch.max.bytes": 1000, "message.max.bytes": 1000}
+
+
+def test_interleaved_transactions_read_committed_from_any_offset(any_broker, topic_name):
+    bootstrap = any_broker.bootstrap
+    create_topic(bootstrap, topic_name, 1)
+    aborted, committed = txn_producer(bootstrap, topic_name + "-a"), txn_producer(bootstrap, topic_name + "-b")
+    for producer in (aborted, committed):
+        producer.begin_transaction()
+    for index in range(2):
+        for producer, name in ((aborted, b"a"), (committed, b"b")):
+            producer.produce(topic_name, value=name + b"%d" % index, partition=0)
+            assert producer.flush(flows.DEADLINE_S) == 0
+    plain_produce(bootstrap, topic_name, b"plain")
+    aborted.abort_transaction(flows.DEADLINE_S)
+    committed.commit_transaction(flows.DEADLINE_S)
+    assert read_to_eof(bootstrap, topic_name, [0], "read_uncommitted") == {0: flows.INTERLEAVED_ALL}
+    for start in flows.INTERLEAVED_STARTS:
+        for config in ({}, ONE_BATCH_PER_FETCH):
+            assert read_to_eof(bootstrap, topic_name, [0], "read_committed", start, **config) == {
+                0: flows.interleaved_committed(start)}, (start, config)
+    assert end_offsets(bootstrap, topic_name, 0) == (flows.INTERLEAVED_END, flows.INTERLEAVED_END)
 
 
 @pytest.mark.parametrize("outcome", ["commit", "abort"])

@@ -10,7 +10,7 @@ import time
 
 import pytest
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
-from kafka.errors import KafkaError
+from kafka.errors import InvalidProducerEpochError, KafkaError, ProducerFencedError
 from kafka.structs import OffsetAndMetadata
 
 from tests.compat.test_kafka_python import create_topic
@@ -164,10 +164,15 @@ def test_a_stalled_transaction_is_aborted_by_the_broker_after_its_timeout(any_br
         assert read_to_end(bootstrap, topic_name, [0], "read_uncommitted") == {
             0: [(0, b"stalled"), (1, b"after")]}
 
-        with pytest.raises(KafkaError) as raised:
+        # the broker bumped the epoch when it aborted: the Produce gets INVALID_PRODUCER_EPOCH, which
+        # kafka-python (KIP-360) answers with InitProducerId naming its old epoch, and Kafka lets it
+        # recover at the epoch the abort left (the transaction it had is gone)
+        with pytest.raises(InvalidProducerEpochError):
             stalled.send(topic_name, b"late", partition=0).get(flows.DEADLINE_S)
-            stalled.commit_transaction()
-        print("STALLED", type(raised.value), raised.value)
+        manager = stalled._transaction_manager  # no public signal for the end of the epoch bump
+        wait_until(lambda: not manager.is_bumping_epoch(), "the producer's epoch bump")
+        in_txn(stalled, [(topic_name, 0, b"recovered")])
+        assert read_to_end(bootstrap, topic_name, [0], "read_committed") == {0: [(1, b"after"), (3, b"recovered")]}
     finally:
         stalled.close(timeout=1)
 
@@ -181,10 +186,9 @@ def test_a_second_producer_with_the_same_id_fences_the_first_and_aborts_its_tran
         zombie.begin_transaction()
         zombie.send(topic_name, b"zombie", partition=0).get(flows.DEADLINE_S)
         successor = txn_producer(bootstrap, topic_name)  # zombie @0, the ABORT of its transaction @1
-        with pytest.raises(KafkaError) as raised:
-            zombie.send(topic_name, b"zombie-2", partition=1).get(flows.DEADLINE_S)
+        zombie.send(topic_name, b"zombie-2", partition=1)
+        with pytest.raises(ProducerFencedError):  # AddPartitionsToTxn v3: PRODUCER_FENCED
             zombie.commit_transaction()
-        print("FENCED", type(raised.value), raised.value)
         in_txn(successor, [(topic_name, 0, b"successor")])
     finally:
         zombie.close(timeout=1)
@@ -222,15 +226,16 @@ def test_offsets_sent_to_a_transaction_with_group_metadata_count_once_it_commits
             producer.send(topic_name, b"out", partition=0).get(flows.DEADLINE_S)
             producer.send_offsets_to_transaction({tp: OffsetAndMetadata(offset, "", -1)}, member.group_metadata())
             before = 5 if outcome == "commit" else 10
-            print("PENDING", _committed(bootstrap, group, tp, "read_committed"),
-                  _committed(bootstrap, group, tp, "read_uncommitted"))
+            # pending: require_stable (read_committed) gets UNSTABLE_OFFSET_COMMIT, which kafka-python
+            # retries until its timeout; without it, the old offset
+            assert (_committed(bootstrap, group, tp, "read_committed"),
+                    _committed(bootstrap, group, tp, "read_uncommitted")) == ("KafkaTimeoutError", before)
             if outcome == "commit":
                 producer.commit_transaction()
             else:
                 producer.abort_transaction()
             assert (_committed(bootstrap, group, tp, "read_committed"),
                     _committed(bootstrap, group, tp, "read_uncommitted")) == (10, 10)  # the abort left 10
-            assert before
     finally:
         member.close()
         producer.close()
