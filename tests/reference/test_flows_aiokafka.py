@@ -53,13 +53,14 @@ class Reader:
         self.got = {tp.partition: [] for tp in tps}
 
     @classmethod
-    async def open(cls, bootstrap, topic, partitions, isolation):
+    async def open(cls, bootstrap, topic, partitions, isolation, start=0, **config):
         consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False,
-                                    isolation_level=isolation, fetch_max_wait_ms=100)
+                                    isolation_level=isolation, fetch_max_wait_ms=100, **config)
         await consumer.start()
         tps = [TopicPartition(topic, p) for p in partitions]
         consumer.assign(tps)
-        await consumer.seek_to_beginning(*tps)
+        for tp in tps:
+            consumer.seek(tp, start)
         return cls(consumer, tps)
 
     async def poll(self, timeout_ms=200):
@@ -80,8 +81,8 @@ class Reader:
         await self.consumer.stop()
 
 
-async def read_to_end(bootstrap, topic, partitions, isolation):
-    reader = await Reader.open(bootstrap, topic, partitions, isolation)
+async def read_to_end(bootstrap, topic, partitions, isolation, start=0, **config):
+    reader = await Reader.open(bootstrap, topic, partitions, isolation, start, **config)
     try:
         return await reader.to_end()
     finally:
@@ -116,6 +117,31 @@ async def test_committed_records_reach_read_committed_and_aborted_ones_never(any
     assert await read_to_end(bootstrap, topic_name, [0, 1], "read_uncommitted") == {
         p: flows.VISIBILITY_ALL for p in (0, 1)}
     assert await end_offsets(bootstrap, topic_name) == (flows.VISIBILITY_END, flows.VISIBILITY_END)
+
+
+async def test_interleaved_transactions_read_committed_from_any_offset(any_broker, topic_name):
+    bootstrap = any_broker.bootstrap
+    await create_topic(bootstrap, topic_name, 1)
+    aborted = await txn_producer(bootstrap, topic_name + "-a")
+    committed = await txn_producer(bootstrap, topic_name + "-b")
+    try:
+        for producer in (aborted, committed):
+            await producer.begin_transaction()
+        for index in range(2):
+            for producer, name in ((aborted, b"a"), (committed, b"b")):
+                await (await producer.send(topic_name, name + b"%d" % index, partition=0))
+        await plain_produce(bootstrap, topic_name, b"plain")
+        await aborted.abort_transaction()
+        await committed.commit_transaction()
+    finally:
+        for producer in (aborted, committed):
+            await producer.stop()
+    assert await read_to_end(bootstrap, topic_name, [0], "read_uncommitted") == {0: flows.INTERLEAVED_ALL}
+    for start in flows.INTERLEAVED_STARTS:
+        for config in ({}, {"max_partition_fetch_bytes": 1}):  # one batch per fetch
+            assert await read_to_end(bootstrap, topic_name, [0], "read_committed", start, **config) == {
+                0: flows.interleaved_committed(start)}, (start, config)
+    assert await end_offsets(bootstrap, topic_name) == (flows.INTERLEAVED_END, flows.INTERLEAVED_END)
 
 
 @pytest.mark.parametrize("outcome", ["commit", "abort"])

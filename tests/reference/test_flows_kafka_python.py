@@ -46,12 +46,13 @@ class Reader:
     """An assigned consumer reading (offset, value) pairs up to the end offset of its isolation level
     (the LSO under read_committed): kafka-python moves its position past control batches."""
 
-    def __init__(self, bootstrap, topic, partitions, isolation):
+    def __init__(self, bootstrap, topic, partitions, isolation, start=0, **config):
         self.consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False,
-                                      isolation_level=isolation, fetch_max_wait_ms=100)
+                                      isolation_level=isolation, fetch_max_wait_ms=100, **config)
         self.tps = [TopicPartition(topic, p) for p in partitions]
         self.consumer.assign(self.tps)
-        self.consumer.seek_to_beginning(*self.tps)
+        for tp in self.tps:
+            self.consumer.seek(tp, start)
         self.got = {p: [] for p in partitions}
 
     def poll(self, timeout_ms=200):
@@ -71,8 +72,8 @@ class Reader:
         self.consumer.close()
 
 
-def read_to_end(bootstrap, topic, partitions, isolation):
-    reader = Reader(bootstrap, topic, partitions, isolation)
+def read_to_end(bootstrap, topic, partitions, isolation, start=0, **config):
+    reader = Reader(bootstrap, topic, partitions, isolation, start, **config)
     try:
         return reader.to_end()
     finally:
@@ -106,6 +107,30 @@ def test_committed_records_reach_read_committed_and_aborted_ones_never(any_broke
     assert read_to_end(bootstrap, topic_name, [0, 1], "read_uncommitted") == {
         p: flows.VISIBILITY_ALL for p in (0, 1)}
     assert end_offsets(bootstrap, topic_name) == (flows.VISIBILITY_END, flows.VISIBILITY_END)
+
+
+def test_interleaved_transactions_read_committed_from_any_offset(any_broker, topic_name):
+    bootstrap = any_broker.bootstrap
+    create_topic(bootstrap, topic_name, 1)
+    aborted, committed = txn_producer(bootstrap, topic_name + "-a"), txn_producer(bootstrap, topic_name + "-b")
+    try:
+        for producer in (aborted, committed):
+            producer.begin_transaction()
+        for index in range(2):
+            for producer, name in ((aborted, b"a"), (committed, b"b")):
+                producer.send(topic_name, name + b"%d" % index, partition=0).get(flows.DEADLINE_S)
+        plain_produce(bootstrap, topic_name, b"plain")
+        aborted.abort_transaction()
+        committed.commit_transaction()
+    finally:
+        aborted.close()
+        committed.close()
+    assert read_to_end(bootstrap, topic_name, [0], "read_uncommitted") == {0: flows.INTERLEAVED_ALL}
+    for start in flows.INTERLEAVED_STARTS:
+        for config in ({}, {"max_partition_fetch_bytes": 1}):  # one batch per fetch
+            assert read_to_end(bootstrap, topic_name, [0], "read_committed", start, **config) == {
+                0: flows.interleaved_committed(start)}, (start, config)
+    assert end_offsets(bootstrap, topic_name) == (flows.INTERLEAVED_END, flows.INTERLEAVED_END)
 
 
 @pytest.mark.parametrize("outcome", ["commit", "abort"])
