@@ -231,30 +231,36 @@ def _committed(bootstrap, group, tp, isolation, timeout=flows.DEADLINE_S):
 
 def test_offsets_sent_to_a_transaction_with_group_metadata_count_once_it_commits(any_broker, topic_name):
     bootstrap = any_broker.bootstrap
-    create_topic(bootstrap, topic_name, 1)
+    create_topic(bootstrap, topic_name, 2)
     group = topic_name + "-group"
-    tp = TopicPartition(topic_name, 0)
+    tp, other_tp = TopicPartition(topic_name, 0), TopicPartition(topic_name, 1)
     member = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False,
                        "auto.offset.reset": "earliest"})
     producer = txn_producer(bootstrap, topic_name)
     try:
         member.subscribe([topic_name])
-        wait_until(lambda: member.poll(0.2) is None and member.assignment(), "the group assignment")
-        member.commit(offsets=[TopicPartition(topic_name, 0, 5)], asynchronous=False)
-        for offset, outcome in ((10, "commit"), (20, "abort")):
+        wait_until(lambda: member.poll(0.2) is None and len(member.assignment()) == 2, "the group assignment")
+        member.commit(offsets=[TopicPartition(topic_name, p, 5) for p in (0, 1)], asynchronous=False)
+        for offset, outcome, after in ((10, "commit", 10), (20, "abort", 10), (30, "overtaken", 25)):
             producer.begin_transaction()
             producer.produce(topic_name, value=b"out", partition=0)
             producer.send_offsets_to_transaction([TopicPartition(topic_name, 0, offset)],
                                                  member.consumer_group_metadata(), flows.DEADLINE_S)
             before = 5 if outcome == "commit" else 10
-            # pending: require_stable is refused until the transaction ends; without it, the old offset
+            # pending: require_stable is refused until the transaction ends; without it, the old
+            # offset. Only the partition with the pending offset is unstable.
             assert _committed(bootstrap, group, tp, "read_committed", timeout=1) == "_TIMED_OUT"
             assert _committed(bootstrap, group, tp, "read_uncommitted") == before
-            if outcome == "commit":
-                producer.commit_transaction(flows.DEADLINE_S)
-            else:
+            assert _committed(bootstrap, group, other_tp, "read_committed") == 5
+            if outcome == "overtaken":
+                # a plain commit appended after the transactional one is the newer offset, and the
+                # transaction's commit does not overwrite it
+                member.commit(offsets=[TopicPartition(topic_name, 0, 25)], asynchronous=False)
+            if outcome == "abort":
                 producer.abort_transaction(flows.DEADLINE_S)
+            else:
+                producer.commit_transaction(flows.DEADLINE_S)
             assert (_committed(bootstrap, group, tp, "read_committed"),
-                    _committed(bootstrap, group, tp, "read_uncommitted")) == (10, 10)  # the abort left 10
+                    _committed(bootstrap, group, tp, "read_uncommitted")) == (after, after), outcome
     finally:
         member.close()
