@@ -211,9 +211,25 @@ def test_a_second_producer_with_the_same_id_fences_the_first_and_aborts_its_tran
         zombie.begin_transaction()
         zombie.send(topic_name, b"zombie", partition=0).get(flows.DEADLINE_S)
         successor = txn_producer(bootstrap, topic_name)  # zombie @0, the ABORT of its transaction @1
+        # A new partition needs AddPartitionsToTxn v3: PRODUCER_FENCED, fatal.
         zombie.send(topic_name, b"zombie-2", partition=1)
-        with pytest.raises(ProducerFencedError):  # AddPartitionsToTxn v3: PRODUCER_FENCED
+        with pytest.raises(ProducerFencedError):
             zombie.commit_transaction()
+
+        second = txn_producer(bootstrap, topic_name + "-2")
+        second.begin_transaction()
+        second.send(topic_name, b"zombie", partition=1).get(flows.DEADLINE_S)
+        txn_producer(bootstrap, topic_name + "-2").close()
+        # A partition already in its transaction: the Produce gets INVALID_PRODUCER_EPOCH and the
+        # KIP-360 epoch bump it tries is refused (PRODUCER_FENCED, fatal), unlike after a timeout.
+        with pytest.raises(InvalidProducerEpochError):
+            second.send(topic_name, b"zombie-2", partition=1).get(flows.DEADLINE_S)
+        manager = second._transaction_manager  # no public signal for the end of the epoch bump
+        wait_until(lambda: not manager.is_bumping_epoch(), "the zombie's epoch bump")
+        with pytest.raises(KafkaError, match="ProducerFencedError"):
+            second.begin_transaction()
+        second.close(timeout=1)
+
         in_txn(successor, [(topic_name, 0, b"successor")])
     finally:
         zombie.close(timeout=1)
@@ -221,7 +237,7 @@ def test_a_second_producer_with_the_same_id_fences_the_first_and_aborts_its_tran
             successor.close()
     assert read_to_end(bootstrap, topic_name, [0, 1], "read_committed") == {0: [(2, b"successor")], 1: []}
     assert read_to_end(bootstrap, topic_name, [0, 1], "read_uncommitted") == {
-        0: [(0, b"zombie"), (2, b"successor")], 1: []}
+        p: [(0, b"zombie"), (2, b"successor")] if p == 0 else [(0, b"zombie")] for p in (0, 1)}
 
 
 def _committed(bootstrap, group, tp, isolation):
