@@ -100,7 +100,9 @@ async def end_offset(bootstrap, topic, isolation):
 
 
 async def end_offsets(bootstrap, topic):
-    return (await end_offset(bootstrap, topic, "read_uncommitted"), await end_offset(bootstrap, topic, "read_committed"))
+    """(read_uncommitted, read_committed) end offsets of partition 0."""
+    return (await end_offset(bootstrap, topic, "read_uncommitted"),
+            await end_offset(bootstrap, topic, "read_committed"))
 
 
 async def test_committed_records_reach_read_committed_and_aborted_ones_never(any_broker, topic_name):
