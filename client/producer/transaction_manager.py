@@ -30,6 +30,7 @@ from protocol.messages import add_offsets_to_txn, add_partitions_to_txn, end_txn
     txn_offset_commit
 
 from ..cluster import GROUP, TRANSACTION
+from ..consumer.group import CommitFailedError
 from ..errors import (BrokerResponseError, IllegalStateError, KafkaConnectionError, KafkaException,
                       KafkaTimeoutError, error_for)
 from ..types import OffsetAndMetadata, TopicPartition
@@ -65,6 +66,11 @@ TRANSITIONS: dict[TxnState, frozenset[TxnState]] = {
 
 class TransactionAbortedError(KafkaException):
     """A record's transaction was aborted before the record was sent (its delivery fails with this)."""
+
+
+class StaleGroupMetadataError(CommitFailedError):
+    """TxnOffsetCommit refused the consumer's generation or member id (KIP-447): abort the transaction."""
+    fatal, abortable, retriable = False, True, False
 
 
 class Outcome(enum.Enum):
@@ -129,8 +135,7 @@ def error_instance(api_key: ApiKey, code: int, detail: str | None = None) -> Bro
     if code in _FENCED and api_key != ApiKey.PRODUCE:
         code = E.PRODUCER_FENCED
     if api_key == ApiKey.TXN_OFFSET_COMMIT and code in (E.UNKNOWN_MEMBER_ID, E.ILLEGAL_GENERATION):
-        from ..consumer.group import CommitFailedError
-        return CommitFailedError(f"TxnOffsetCommit refused ({Errors(code).name}): the consumer group "
+        return StaleGroupMetadataError(f"TxnOffsetCommit refused ({Errors(code).name}): the consumer group "
                                  f"metadata is stale, a rebalance happened")
     return error_for(code)(f"{api_key.name}: {detail}" if detail else api_key.name)
 
