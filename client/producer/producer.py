@@ -36,7 +36,7 @@ from protocol.messages import init_producer_id
 from protocol.records import HEADER_SIZE
 
 from ..cluster import Cluster
-from ..errors import IllegalStateError, KafkaException, MessageTooLargeError, raise_for
+from ..errors import IllegalStateError, KafkaException, MessageTooLargeError, error_for, raise_for
 from ..partitioner import StickyPartitioner, partition_for_key
 from ..types import OffsetAndMetadata, RecordMetadata, TopicPartition
 from .accumulator import Accumulator, record_size_bound
@@ -76,6 +76,7 @@ class Producer:
                                        compression=_CODECS[compression_type], buffer_memory=buffer_memory)
         self.partitioner = partitioner or StickyPartitioner(batch_size)
         self.max_request_size = max_request_size
+        self.max_block = max_block_ms / 1000
         self.sender = Sender(self.cluster, self.accumulator, acks=self.acks, idempotent=self.idempotent,
                              request_timeout_ms=request_timeout_ms, max_in_flight=max_in_flight,
                              delivery_timeout_ms=delivery_timeout_ms, retry_backoff_ms=retry_backoff_ms,
@@ -126,11 +127,20 @@ class Producer:
         await self.close()
 
     async def _init_producer_id(self, identity: ProducerIdentity) -> None:
-        """Allocate a new producer id (epoch 0) for this idempotent producer."""
-        connection = await self.cluster.any_connection()
-        version = connection.version_for(ApiKey.INIT_PRODUCER_ID)
-        response = await connection.request(ApiKey.INIT_PRODUCER_ID, version, init_producer_id.REQUEST(
-            transactional_id=None, transaction_timeout_ms=-1))
+        """Allocate a new producer id (epoch 0) for this idempotent producer.
+
+        Retriable answers are asked again until max_block_ms (a broker that has just started
+        answers COORDINATOR_LOAD_IN_PROGRESS until its producer id block arrives)."""
+        deadline = time.monotonic() + self.max_block
+        while True:
+            connection = await self.cluster.any_connection()
+            version = connection.version_for(ApiKey.INIT_PRODUCER_ID)
+            response = await connection.request(ApiKey.INIT_PRODUCER_ID, version, init_producer_id.REQUEST(
+                transactional_id=None, transaction_timeout_ms=-1))
+            if not response.error_code or not error_for(response.error_code).retriable \
+                    or time.monotonic() >= deadline:
+                break
+            await asyncio.sleep(self.cluster.retry_backoff)  # retry.backoff.ms
         raise_for(response.error_code, "InitProducerId")
         identity.producer_id, identity.producer_epoch = response.producer_id, response.producer_epoch
 
