@@ -132,7 +132,12 @@ class GroupTransactSession:
         error (fenced by a newer session with the same transactional id) is raised."""
         if not self.in_transaction:
             return False
-        if commit and not self._moved and self.producer.transaction_manager.state is TxnState.IN_TRANSACTION:
+        state = self.producer.transaction_manager.state
+        if state is TxnState.COMMITTING_TRANSACTION:  # an earlier end() timed out while committing: finish it
+            await self.producer.commit_transaction()
+            self._consumed.clear()
+            return True
+        if commit and not self._moved and state is TxnState.IN_TRANSACTION:
             offsets = {tp: OffsetAndMetadata(offset) for tp, offset in self._consumed.items()
                        if tp in self.consumer.assignment()}
             try:

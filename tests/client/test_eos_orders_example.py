@@ -1,0 +1,106 @@
+"""The exactly-once example on our client (examples/exactly_once_orders_weir.py) through kill -9
+of itself and of the broker, against Weir and against Apache Kafka.
+
+A feeder writes numbered orders while the processor runs; the processor is killed with -9
+three times mid-stream, each time while its transaction has output written, and restarted;
+then the broker is killed -9 once under the running processor. Afterwards every order has
+exactly one confirmation and one inventory update under read_committed, each customer's
+confirmations are in order, and the group's committed offsets are the end of the input.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+
+from confluent_kafka import Consumer, TopicPartition
+
+from tests.broker_process import REPO
+from tests.compat.groups import wait_until
+from tests.integration.test_eos_pipeline import (GROUP, ORDERS_TOTAL, PARTITIONS, Feeder, OutputWatermarks,
+                                                 read_committed)
+
+EXAMPLE = REPO / "examples" / "exactly_once_orders_weir.py"
+sys.path.insert(0, str(EXAMPLE.parent))
+import exactly_once_orders_weir as example  # noqa: E402
+
+
+class ProcessorProcess:
+    def __init__(self, bootstrap: str):
+        self.process = subprocess.Popen(
+            [sys.executable, str(EXAMPLE), "--bootstrap", bootstrap, "--partitions", str(PARTITIONS), "process",
+             "--session-timeout-ms", "10000"],
+            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        self.lines: list[str] = []
+        self.committed = 0
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        for line in self.process.stdout:
+            self.lines.append(line)
+            if line.startswith("committed "):
+                self.committed += int(line.split()[1])
+
+    def kill(self) -> None:
+        self.process.kill()
+        self.process.wait(10)
+
+    def stop(self) -> None:
+        self.process.terminate()
+        assert self.process.wait(60) == 0, "".join(self.lines[-30:])
+
+
+def test_exactly_once_through_processor_and_broker_kills(any_broker_to_kill):
+    import asyncio
+    broker = any_broker_to_kill
+    asyncio.run(example.create_topics(broker.bootstrap, PARTITIONS))
+    processors: list[ProcessorProcess] = []
+    try:
+        feeder = Feeder(broker.bootstrap)
+        feeder.start()
+        watermarks = OutputWatermarks(broker.bootstrap)
+        for kill_after in (300, 900, 1500):
+            processor = ProcessorProcess(broker.bootstrap)
+            processors.append(processor)
+            earlier = sum(p.committed for p in processors[:-1])
+            wait_until(lambda: processor.committed >= kill_after - earlier, 90,
+                       f"the processor to commit {kill_after} orders: {''.join(processor.lines[-5:])}")
+            wait_until(watermarks.transaction_open, 10, "a transaction with output written")
+            processor.kill()
+        processor = ProcessorProcess(broker.bootstrap)
+        processors.append(processor)
+        wait_until(lambda: processor.committed > 100, 90, "the processor to get going again")
+        broker.kill()  # with the processor running, most likely inside a transaction
+        broker.start()
+        feeder.join(180)
+        assert not feeder.is_alive() and not feeder.failed and feeder.written == ORDERS_TOTAL
+
+        consumer = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": GROUP})
+        input_end = sum(consumer.get_watermark_offsets(TopicPartition(example.ORDERS, p), timeout=10)[1]
+                        for p in range(PARTITIONS))
+        assert input_end == ORDERS_TOTAL
+
+        def committed_total() -> int:
+            got = consumer.committed([TopicPartition(example.ORDERS, p) for p in range(PARTITIONS)], timeout=10)
+            return sum(max(tp.offset, 0) for tp in got)
+
+        # the processor that was running when the broker died carries on by itself
+        wait_until(lambda: committed_total() == input_end, 120,
+                   f"the group's offsets to reach the end of input: {''.join(processor.lines[-10:])}")
+        consumer.close()
+        watermarks.close()
+        processor.stop()
+
+        confirmations = read_committed(broker.bootstrap, example.CONFIRMATIONS)
+        updates = read_committed(broker.bootstrap, example.INVENTORY)
+        assert sorted(c["order_id"] for _key, c in confirmations) == list(range(ORDERS_TOTAL))
+        assert sorted(u["order_id"] for _key, u in updates) == list(range(ORDERS_TOTAL))
+        per_customer: dict[bytes, list[int]] = {}
+        for key, confirmation in confirmations:
+            per_customer.setdefault(key, []).append(confirmation["order_id"])
+        assert all(ids == sorted(ids) for ids in per_customer.values())
+    finally:
+        for p in processors:
+            if p.process.poll() is None:
+                p.kill()
