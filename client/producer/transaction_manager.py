@@ -339,15 +339,23 @@ class TransactionManager:
     async def _request(self, api_key: ApiKey, build, error_of):
         """A request to the transaction coordinator; an error answer moves the state as RULES say."""
         deadline = time.monotonic() + self.max_block
-        while True:
-            response = await self._send_with_rediscovery(TRANSACTION, self.transactional_id, api_key, build,
-                                                         error_of, deadline)
-            code = error_of(response)
-            if code == E.NONE:
-                return response
-            if not error_for(code).retriable:
-                raise self.fail(classify(api_key, code), error_instance(api_key, code))
-            await self._backoff(code, api_key, deadline)
+        try:
+            while True:
+                response = await self._send_with_rediscovery(TRANSACTION, self.transactional_id, api_key, build,
+                                                             error_of, deadline)
+                code = error_of(response)
+                if code == E.NONE:
+                    return response
+                if not error_for(code).retriable:
+                    raise self.fail(classify(api_key, code), error_instance(api_key, code))
+                await self._backoff(code, api_key, deadline)
+        except KafkaTimeoutError:
+            if api_key in (ApiKey.ADD_PARTITIONS_TO_TXN, ApiKey.ADD_OFFSETS_TO_TXN) and self.can_bump_epoch:
+                # The coordinator may have begun the transaction without our hearing of it: the
+                # epoch bump after the abort ends it there (no EndTxn is sent for a transaction
+                # we never saw begin).
+                self.epoch_bump_required = True
+            raise
 
     async def _send_with_rediscovery(self, key_type: int, key: str, api_key: ApiKey, build, error_of,
                                      deadline: float):

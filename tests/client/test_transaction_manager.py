@@ -166,3 +166,21 @@ async def test_stale_generation_is_abortable_and_a_coordinator_that_never_answer
     with pytest.raises(KafkaTimeoutError):
         await txn.end(commit=True)
     assert txn.state is S.COMMITTING_TRANSACTION  # commit_transaction() may be called again
+
+
+async def test_add_partitions_with_no_answer_ends_in_an_epoch_bump_not_an_end_txn():
+    """The coordinator may have begun the transaction although no answer came: the abort bumps
+    the epoch (which aborts it there) instead of skipping it as a transaction that never began."""
+    from client.errors import KafkaConnectionError
+    cluster = ScriptedCluster([KafkaConnectionError("broker down")] * 100000)
+    txn = manager(cluster)
+    txn.max_block = 0.05
+    txn.state = S.IN_TRANSACTION
+    assert await txn.add_partitions({TopicPartition("t", 0)}) is False
+    assert txn.state is S.ABORTABLE_ERROR and txn.epoch_bump_required and not txn.partitions
+    cluster.answers = [SimpleNamespace(error_code=Errors.NONE, producer_id=7, producer_epoch=4)]
+    cluster.sent.clear()
+    txn.begin_abort()
+    await txn.end(commit=False)
+    assert [type(r).__name__ for r in cluster.sent] == ["InitProducerIdRequest"]
+    assert txn.state is S.READY and txn.identity.producer_epoch == 4
