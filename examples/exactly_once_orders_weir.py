@@ -54,7 +54,10 @@ def order(number: int) -> tuple[bytes, bytes]:
 async def write_orders(args) -> None:
     await create_topics(args.bootstrap, args.partitions)
     async with Producer(args.bootstrap) as producer:
-        deliveries = [await producer.send(ORDERS, *reversed(order(n))) for n in range(args.start, args.start + args.count)]
+        deliveries = []
+        for number in range(args.start, args.start + args.count):
+            key, value = order(number)
+            deliveries.append(await producer.send(ORDERS, value, key))
         await asyncio.gather(*deliveries)
     print(f"wrote orders {args.start}..{args.start + args.count - 1}")
 
