@@ -1,25 +1,27 @@
 """The exactly-once example on our client (examples/exactly_once_orders_weir.py) through kill -9
 of itself and of the broker, against Weir and against Apache Kafka.
 
-A feeder writes numbered orders while the processor runs; the processor is killed with -9
-three times mid-stream, each time while its transaction has output written, and restarted;
-then the broker is killed -9 once under the running processor. Afterwards every order has
+A feeder writes numbered orders until the end of the test, so the processor always has
+input (and a transaction open); the processor is killed with -9 three times, each time while
+its transaction has output written, and restarted; then the broker is killed -9 once under
+the running processor. Afterwards every order has
 exactly one confirmation and one inventory update under read_committed, each customer's
 confirmations are in order, and the group's committed offsets are the end of the input.
 """
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 import threading
+import time
 
-from confluent_kafka import Consumer, TopicPartition
+from confluent_kafka import Consumer, Producer, TopicPartition
 
 from tests.broker_process import REPO
 from tests.compat.groups import wait_until
-from tests.integration.test_eos_pipeline import (GROUP, ORDERS_TOTAL, PARTITIONS, Feeder, OutputWatermarks,
-                                                 read_committed)
+from tests.integration.test_eos_pipeline import GROUP, PARTITIONS, OutputWatermarks, read_committed
 
 EXAMPLE = REPO / "examples" / "exactly_once_orders_weir.py"
 sys.path.insert(0, str(EXAMPLE.parent))
@@ -51,13 +53,37 @@ class ProcessorProcess:
         assert self.process.wait(60) == 0, "".join(self.lines[-30:])
 
 
+class Feeder(threading.Thread):
+    """Writes orders at a steady pace until stopped, with an idempotent producer (retrying across
+    the broker kill): the stream never runs dry while processors are killed."""
+
+    def __init__(self, bootstrap: str):
+        super().__init__(daemon=True)
+        self.bootstrap = bootstrap
+        self.written = 0
+        self.failed: list = []
+        self.stopping = threading.Event()
+
+    def run(self) -> None:
+        producer = Producer({"bootstrap.servers": self.bootstrap, "enable.idempotence": True, "linger.ms": 5})
+        while not self.stopping.is_set():
+            for _ in range(10):
+                key, value = example.order(self.written)
+                producer.produce(example.ORDERS, value, key,
+                                 on_delivery=lambda err, _msg: err and self.failed.append(err))
+                self.written += 1
+            producer.poll(0)
+            time.sleep(0.05)
+        if producer.flush(120):
+            self.failed.append("unflushed")
+
+
 def test_exactly_once_through_processor_and_broker_kills(any_broker_to_kill):
-    import asyncio
     broker = any_broker_to_kill
     asyncio.run(example.create_topics(broker.bootstrap, PARTITIONS))
     processors: list[ProcessorProcess] = []
+    feeder = Feeder(broker.bootstrap)
     try:
-        feeder = Feeder(broker.bootstrap)
         feeder.start()
         watermarks = OutputWatermarks(broker.bootstrap)
         for kill_after in (300, 900, 1500):
@@ -73,13 +99,17 @@ def test_exactly_once_through_processor_and_broker_kills(any_broker_to_kill):
         wait_until(lambda: processor.committed > 100, 90, "the processor to get going again")
         broker.kill()  # with the processor running, most likely inside a transaction
         broker.start()
+        after_restart = processor.committed
+        wait_until(lambda: processor.committed > after_restart + 100, 90, "the processor to go on after the restart")
+        feeder.stopping.set()
         feeder.join(180)
-        assert not feeder.is_alive() and not feeder.failed and feeder.written == ORDERS_TOTAL
+        assert not feeder.is_alive() and not feeder.failed
+        total = feeder.written
 
         consumer = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": GROUP})
         input_end = sum(consumer.get_watermark_offsets(TopicPartition(example.ORDERS, p), timeout=10)[1]
                         for p in range(PARTITIONS))
-        assert input_end == ORDERS_TOTAL
+        assert input_end == total  # the idempotent feeder wrote each order once
 
         def committed_total() -> int:
             got = consumer.committed([TopicPartition(example.ORDERS, p) for p in range(PARTITIONS)], timeout=10)
@@ -94,13 +124,14 @@ def test_exactly_once_through_processor_and_broker_kills(any_broker_to_kill):
 
         confirmations = read_committed(broker.bootstrap, example.CONFIRMATIONS)
         updates = read_committed(broker.bootstrap, example.INVENTORY)
-        assert sorted(c["order_id"] for _key, c in confirmations) == list(range(ORDERS_TOTAL))
-        assert sorted(u["order_id"] for _key, u in updates) == list(range(ORDERS_TOTAL))
+        assert sorted(c["order_id"] for _key, c in confirmations) == list(range(total))
+        assert sorted(u["order_id"] for _key, u in updates) == list(range(total))
         per_customer: dict[bytes, list[int]] = {}
         for key, confirmation in confirmations:
             per_customer.setdefault(key, []).append(confirmation["order_id"])
         assert all(ids == sorted(ids) for ids in per_customer.values())
     finally:
+        feeder.stopping.set()
         for p in processors:
             if p.process.poll() is None:
                 p.kill()
