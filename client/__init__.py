@@ -8,7 +8,9 @@ from .admin import Admin
 from .connection import Connection
 from .consumer import CommitFailedError, Consumer, GroupMetadata, RebalanceListener
 from .producer import Producer
+from .transact import GroupTransactSession
 from .types import ConsumerRecord, OffsetAndMetadata, RecordMetadata, TopicPartition
 
 __all__ = ["Admin", "CommitFailedError", "Connection", "Consumer", "ConsumerRecord", "GroupMetadata",
+           "GroupTransactSession",
            "OffsetAndMetadata", "Producer", "RebalanceListener", "RecordMetadata", "TopicPartition"]

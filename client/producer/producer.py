@@ -7,12 +7,28 @@
 Idempotence is on by default, as in the Java client since 3.0: retries never
 duplicate or reorder a partition's records. Settings carry the Java client's
 names in snake_case and its defaults.
+
+Transactions (``transactional_id=...``): ``start()`` calls ``init_transactions()``
+itself, as aiokafka's producer does (it fences older producers with the same id
+and aborts what they left open), so a started producer is ready to begin:
+
+    async with Producer(servers, transactional_id="orders-1") as producer:
+        async with producer.transaction():          # commits on exit, aborts on an exception
+            await producer.send("confirmations", b"...")
+            await producer.send_offsets_to_transaction(offsets, consumer.group_metadata())
+
+Errors carry ``fatal`` / ``abortable`` as the Java client classifies them: after an
+abortable one, ``abort_transaction()`` and go on; after a fatal one (fenced by a
+newer producer with the same id) the producer can only be closed.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import logging
 import time
+from typing import AsyncIterator
 
 from protocol.api_keys import ApiKey
 from protocol.compression import Compression
@@ -22,9 +38,12 @@ from protocol.records import HEADER_SIZE
 from ..cluster import Cluster
 from ..errors import IllegalStateError, KafkaException, MessageTooLargeError, error_for, raise_for
 from ..partitioner import StickyPartitioner, partition_for_key
-from ..types import RecordMetadata, TopicPartition
+from ..types import OffsetAndMetadata, RecordMetadata, TopicPartition
 from .accumulator import Accumulator, record_size_bound
 from .sender import ProducerIdentity, Sender
+from .transaction_manager import TransactionManager, TxnState
+
+log = logging.getLogger(__name__)
 
 _ACKS = {"all": -1, -1: -1, "-1": -1, 0: 0, "0": 0, 1: 1, "1": 1}
 _CODECS = {None: Compression.NONE, "none": Compression.NONE, "gzip": Compression.GZIP,
@@ -37,7 +56,8 @@ class Producer:
                  batch_size: int = 16384, compression_type: str | None = None, max_in_flight: int = 5,
                  buffer_memory: int = 32 * 1024 * 1024, max_request_size: int = 1048576,
                  request_timeout_ms: int = 30000, delivery_timeout_ms: int = 120000, retry_backoff_ms: int = 100,
-                 partitioner: StickyPartitioner | None = None):
+                 partitioner: StickyPartitioner | None = None, transactional_id: str | None = None,
+                 transaction_timeout_ms: int = 60000, max_block_ms: int = 60000):
         if acks not in _ACKS:
             raise ValueError(f"acks must be 'all', -1, 0 or 1, not {acks!r}")
         if compression_type not in _CODECS:
@@ -47,6 +67,8 @@ class Producer:
             raise ValueError("enable_idempotence requires acks='all' (as the Java client requires)")
         if enable_idempotence and not 1 <= max_in_flight <= 5:
             raise ValueError("enable_idempotence allows at most 5 requests in flight per connection")
+        if transactional_id is not None and not enable_idempotence:
+            raise ValueError("a transactional producer is idempotent: enable_idempotence must stay True")
         self.idempotent = enable_idempotence
         self.cluster = Cluster(bootstrap_servers, client_id=client_id, request_timeout_ms=request_timeout_ms,
                                retry_backoff_ms=retry_backoff_ms)
@@ -54,10 +76,17 @@ class Producer:
                                        compression=_CODECS[compression_type], buffer_memory=buffer_memory)
         self.partitioner = partitioner or StickyPartitioner(batch_size)
         self.max_request_size = max_request_size
+        self.max_block = max_block_ms / 1000
         self.sender = Sender(self.cluster, self.accumulator, acks=self.acks, idempotent=self.idempotent,
                              request_timeout_ms=request_timeout_ms, max_in_flight=max_in_flight,
                              delivery_timeout_ms=delivery_timeout_ms, retry_backoff_ms=retry_backoff_ms,
-                             max_request_size=max_request_size, init_producer_id=self._init_producer_id)
+                             max_request_size=max_request_size, init_producer_id=self._init_producer_id,
+                             transactional_id=transactional_id)
+        self.transactional_id = transactional_id
+        self.transaction_manager = None if transactional_id is None else TransactionManager(
+            self.cluster, self.sender.identity, transactional_id, transaction_timeout_ms=transaction_timeout_ms,
+            max_block_ms=max_block_ms, on_epoch_bump=self.sender.reset_sequences)
+        self.sender.txn = self.transaction_manager
         self._started = False
         self._closed = False
 
@@ -68,7 +97,9 @@ class Producer:
         if self._started:
             return
         await self.cluster.refresh([])
-        if self.idempotent:
+        if self.transaction_manager is not None:
+            await self.init_transactions()
+        elif self.idempotent:
             await self._init_producer_id(self.sender.identity)
         self.sender.start()
         self._started = True
@@ -78,6 +109,12 @@ class Producer:
         if self._closed:
             return
         self._closed = True
+        txn = self.transaction_manager
+        if self._started and txn is not None and txn.in_transaction and txn.state is not TxnState.FATAL_ERROR:
+            try:  # the Java client leaves an open transaction to time out; aborting frees its partitions now
+                await self.abort_transaction()
+            except KafkaException as exc:
+                log.info("abort on close failed: %s", exc)
         if self._started:
             await self.sender.close()
         await self.cluster.close()
@@ -90,19 +127,20 @@ class Producer:
         await self.close()
 
     async def _init_producer_id(self, identity: ProducerIdentity) -> None:
-        """Allocate a new producer id (epoch 0) for this idempotent producer."""
-        # A retriable answer (COORDINATOR_LOAD_IN_PROGRESS from a Kafka that is still loading
-        # __transaction_state, ...) is asked again after retry.backoff.ms, as the Java client does.
-        deadline = time.monotonic() + self.sender.timeout_ms / 1000
+        """Allocate a new producer id (epoch 0) for this idempotent producer.
+
+        Retriable answers are asked again until max_block_ms (a broker that has just started
+        answers COORDINATOR_LOAD_IN_PROGRESS until its producer id block arrives)."""
+        deadline = time.monotonic() + self.max_block
         while True:
             connection = await self.cluster.any_connection()
             version = connection.version_for(ApiKey.INIT_PRODUCER_ID)
             response = await connection.request(ApiKey.INIT_PRODUCER_ID, version, init_producer_id.REQUEST(
                 transactional_id=None, transaction_timeout_ms=-1))
-            if not (response.error_code and error_for(response.error_code).retriable
-                    and time.monotonic() < deadline):
+            if not response.error_code or not error_for(response.error_code).retriable \
+                    or time.monotonic() >= deadline:
                 break
-            await asyncio.sleep(self.cluster.retry_backoff)
+            await asyncio.sleep(self.cluster.retry_backoff)  # retry.backoff.ms
         raise_for(response.error_code, "InitProducerId")
         identity.producer_id, identity.producer_epoch = response.producer_id, response.producer_epoch
 
@@ -116,6 +154,8 @@ class Producer:
             raise IllegalStateError("the producer is not started" if not self._started else "the producer is closed")
         if self.sender.fatal_error is not None:
             raise self.sender.fatal_error
+        if self.transaction_manager is not None:
+            self.transaction_manager.require_transaction("send")
         info = self.cluster.topics.get(topic)
         count = len(info.partitions) if info is not None and not info.error and info.partitions \
             else await self.cluster.partitions_for(topic)
@@ -151,3 +191,68 @@ class Producer:
             await asyncio.wait(futures)
         finally:
             self.accumulator.flushes -= 1
+
+    # ------------------------------------------------------------------ transactions
+
+    def _txn(self) -> TransactionManager:
+        if self.transaction_manager is None:
+            raise IllegalStateError("transactions need a transactional_id")
+        return self.transaction_manager
+
+    async def init_transactions(self) -> None:
+        """Take the transactional id (``start()`` does this; calling it again does nothing)."""
+        txn = self._txn()
+        if txn.state is TxnState.UNINITIALIZED:
+            await txn.initialize()
+        elif txn.state is TxnState.INITIALIZING:  # an earlier attempt timed out: try again
+            await txn._init_producer_id(bump=txn.epoch_bump_required)
+
+    def begin_transaction(self) -> None:
+        self._txn().begin()
+
+    async def commit_transaction(self) -> None:
+        """Deliver every record of the transaction, then commit it (records and offsets become visible).
+
+        Raises the error that made the transaction abortable (then call ``abort_transaction``) or a
+        fatal one. After a timeout (KafkaTimeoutError) the commit may be called again."""
+        txn = self._txn()
+        if txn.state is not TxnState.COMMITTING_TRANSACTION:
+            txn.begin_commit()
+        await self.flush()
+        txn.maybe_fail_with_error()  # a batch failed: the transaction can only be aborted
+        await txn.end(commit=True)
+
+    async def abort_transaction(self) -> None:
+        """Abort: unsent records fail with TransactionAbortedError, sent ones are discarded by the brokers."""
+        txn = self._txn()
+        if txn.state is not TxnState.ABORTING_TRANSACTION:
+            txn.begin_abort()
+        self.sender.wake()
+        await self.flush()
+        await txn.end(commit=False)
+
+    @contextlib.asynccontextmanager
+    async def transaction(self) -> AsyncIterator["Producer"]:
+        """``async with producer.transaction():`` begins; commits on a normal exit, aborts on an exception."""
+        self.begin_transaction()
+        try:
+            yield self
+        except BaseException:
+            if self._txn().state is not TxnState.FATAL_ERROR:
+                await self.abort_transaction()
+            raise
+        await self.commit_transaction()
+
+    async def send_offsets_to_transaction(self, offsets: dict[TopicPartition, OffsetAndMetadata | int],
+                                          group_metadata) -> None:
+        """Commit a consumer group's offsets in this transaction (visible only if it commits).
+
+        ``group_metadata`` is ``consumer.group_metadata()``: its generation, member and instance id
+        let the group coordinator refuse a zombie whose partitions moved on (KIP-447,
+        TxnOffsetCommit v3): CommitFailedError, abortable. A bare group id is accepted too (no check)."""
+        if isinstance(group_metadata, str):
+            from ..consumer.group import GroupMetadata
+            group_metadata = GroupMetadata(group_metadata, -1, "", None)
+        normalised = {TopicPartition(*tp): (o if isinstance(o, OffsetAndMetadata) else OffsetAndMetadata(o))
+                      for tp, o in offsets.items()}
+        await self._txn().send_offsets(normalised, group_metadata)

@@ -36,6 +36,7 @@ from ..errors import BrokerResponseError, KafkaConnectionError, KafkaException, 
 from ..types import TopicPartition
 from .accumulator import Accumulator
 from .batch import ProducerBatch
+from .transaction_manager import TransactionAbortedError, TxnState
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +46,9 @@ _MAX_EPOCH = 32767
 _REFRESH_ON = frozenset({Errors.NOT_LEADER_OR_FOLLOWER, Errors.LEADER_NOT_AVAILABLE,
                          Errors.UNKNOWN_TOPIC_OR_PARTITION, Errors.FENCED_LEADER_EPOCH,
                          Errors.UNKNOWN_LEADER_EPOCH, Errors.UNKNOWN_TOPIC_ID})
+
+# A transaction in these states sends nothing more: its queued batches fail.
+_NOTHING_MORE = frozenset({TxnState.ABORTABLE_ERROR, TxnState.ABORTING_TRANSACTION, TxnState.FATAL_ERROR})
 
 
 @dataclass
@@ -64,6 +68,7 @@ class Sender:
     def __init__(self, cluster, accumulator: Accumulator, *, acks: int, idempotent: bool, request_timeout_ms: int,
                  max_in_flight: int, delivery_timeout_ms: int, retry_backoff_ms: int, max_request_size: int,
                  init_producer_id, transactional_id: str | None = None):
+        # With a transactional id the producer sets ``txn`` (its TransactionManager) before start().
         self.cluster = cluster
         self.accumulator = accumulator
         self.acks = acks
@@ -87,6 +92,7 @@ class Sender:
         self._closing = False
         self.fatal_error: BaseException | None = None
         self._task: asyncio.Task | None = None
+        self.txn = None
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -138,6 +144,8 @@ class Sender:
             return self.retry_backoff
         ready, wait = self.accumulator.ready(now)
         wait = wait if wait is not None else 1.0
+        if self.txn is not None and (ready or self.txn.state in _NOTHING_MORE):
+            ready = await self._join_transaction(ready)
         by_node: dict[int, list[TopicPartition]] = {}
         for tp in ready:
             leader = self.cluster.leader(*tp)
@@ -161,6 +169,33 @@ class Sender:
                 for batch in batches:
                     self._retry(batch, exc, sent=False)
         return max(wait, 0.0)
+
+    async def _join_transaction(self, ready: list[TopicPartition]) -> list[TopicPartition]:
+        """The ready partitions that may be sent in the transaction, after one AddPartitionsToTxn
+        for those new to it; in an error state or while aborting, queued batches fail instead."""
+        txn = self.txn
+        if txn.state not in _NOTHING_MORE:
+            missing = {tp for tp in ready if tp not in txn.partitions}
+            if not missing or await txn.add_partitions(missing):
+                return ready
+        self._fail_undrained(txn.last_error or TransactionAbortedError(
+            f"transaction of {self.transactional_id} aborted before the batch was sent"))
+        return []
+
+    def _fail_undrained(self, error: BaseException) -> None:
+        for queue in self.accumulator.queues.values():
+            while queue:
+                batch = queue.popleft()
+                if batch.base_sequence >= 0:  # sent before and retried: its sequence leaves a gap
+                    self.txn.epoch_bump_required = True
+                batch.fail(error)
+                self.accumulator.release(batch)
+
+    def reset_sequences(self) -> None:
+        """A new producer id or epoch: every partition's sequence starts again at 0."""
+        self._sequences.clear()
+        for batch in self.accumulator.all_batches():
+            batch.base_sequence = -1
 
     def _take_batches(self, partitions: list[TopicPartition], now: float) -> list[ProducerBatch]:
         batches, size = [], 0
@@ -296,6 +331,8 @@ class Sender:
                 self._leave_flight(state, batch)
             if batch.base_sequence >= 0 and self.transactional_id is None:
                 self._require_bump(f"batch of {batch.tp} failed with {error!r}")  # its sequence leaves a gap
+        if self.txn is not None and not isinstance(error, TransactionAbortedError):
+            self.txn.batch_failed(error)  # the transaction can only abort now
         batch.fail(error)
         self.accumulator.release(batch)
 

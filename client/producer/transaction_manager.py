@@ -1,0 +1,390 @@
+"""The transactional producer's state machine and its requests to the coordinators.
+
+States and legal transitions are the Java client's (``TransactionManager.State``),
+in one table, ``TRANSITIONS``; ``transition_to`` is the only place the state
+changes. How an error answer moves the state is the Java client's too, in one
+table, ``RULES``: per request, which codes are fatal (the producer can only be
+closed: fenced, authorization), which are abortable (abort and carry on), and
+which are abortable only after an epoch bump (KIP-360: UNKNOWN_PRODUCER_ID,
+INVALID_PRODUCER_ID_MAPPING). Retriable codes are retried until
+``max_block_ms``: CONCURRENT_TRANSACTIONS with a backoff, and NOT_COORDINATOR,
+COORDINATOR_NOT_AVAILABLE, COORDINATOR_LOAD_IN_PROGRESS after finding the
+coordinator again.
+
+The sender asks for the partitions a send round needs with one
+AddPartitionsToTxn per round (``add_partitions``) and reports failed batches
+(``batch_failed``); the Producer drives begin / commit / abort.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import logging
+import time
+from dataclasses import dataclass
+
+from protocol.api_keys import ApiKey
+from protocol.errors import Errors
+from protocol.messages import add_offsets_to_txn, add_partitions_to_txn, end_txn, init_producer_id, \
+    txn_offset_commit
+
+from ..cluster import GROUP, TRANSACTION
+from ..consumer.group import CommitFailedError
+from ..errors import (BrokerResponseError, IllegalStateError, KafkaConnectionError, KafkaException,
+                      KafkaTimeoutError, error_for)
+from ..types import OffsetAndMetadata, TopicPartition
+
+log = logging.getLogger(__name__)
+
+
+class TxnState(enum.Enum):
+    UNINITIALIZED = "UNINITIALIZED"
+    INITIALIZING = "INITIALIZING"
+    READY = "READY"
+    IN_TRANSACTION = "IN_TRANSACTION"
+    COMMITTING_TRANSACTION = "COMMITTING_TRANSACTION"
+    ABORTING_TRANSACTION = "ABORTING_TRANSACTION"
+    ABORTABLE_ERROR = "ABORTABLE_ERROR"
+    FATAL_ERROR = "FATAL_ERROR"
+
+
+S = TxnState
+#: target state -> the states it may be entered from (FATAL_ERROR: from any state).
+TRANSITIONS: dict[TxnState, frozenset[TxnState]] = {
+    S.UNINITIALIZED: frozenset({S.READY, S.ABORTABLE_ERROR}),
+    S.INITIALIZING: frozenset({S.UNINITIALIZED, S.ABORTING_TRANSACTION}),
+    S.READY: frozenset({S.INITIALIZING, S.COMMITTING_TRANSACTION, S.ABORTING_TRANSACTION}),
+    S.IN_TRANSACTION: frozenset({S.READY}),
+    S.COMMITTING_TRANSACTION: frozenset({S.IN_TRANSACTION}),
+    S.ABORTING_TRANSACTION: frozenset({S.IN_TRANSACTION, S.ABORTABLE_ERROR}),
+    S.ABORTABLE_ERROR: frozenset({S.IN_TRANSACTION, S.COMMITTING_TRANSACTION, S.ABORTABLE_ERROR,
+                                  S.INITIALIZING}),
+    S.FATAL_ERROR: frozenset(TxnState),
+}
+
+
+class TransactionAbortedError(KafkaException):
+    """A record's transaction was aborted before the record was sent (its delivery fails with this)."""
+
+
+class StaleGroupMetadataError(CommitFailedError):
+    """TxnOffsetCommit refused the consumer's generation or member id (KIP-447): abort the transaction."""
+    fatal, abortable, retriable = False, True, False
+
+
+class Outcome(enum.Enum):
+    FATAL = "fatal"
+    ABORTABLE = "abortable"
+    ABORTABLE_WITH_BUMP = "abortable after an epoch bump"  # fatal where the broker cannot bump (InitProducerId < v3)
+
+
+@dataclass(frozen=True)
+class Rule:
+    fatal: frozenset = frozenset()
+    abortable: frozenset = frozenset()
+    bump: frozenset = frozenset()
+    otherwise: Outcome = Outcome.FATAL
+
+
+E = Errors
+_FENCED = frozenset({E.PRODUCER_FENCED, E.INVALID_PRODUCER_EPOCH})  # an old coordinator's INVALID_PRODUCER_EPOCH
+_PID_LOST = frozenset({E.UNKNOWN_PRODUCER_ID, E.INVALID_PRODUCER_ID_MAPPING})
+#: Non-retriable answers per request, as the Java client's handlers classify them.
+RULES: dict[ApiKey, Rule] = {
+    ApiKey.INIT_PRODUCER_ID: Rule(
+        abortable=frozenset({E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, E.CLUSTER_AUTHORIZATION_FAILED,
+                             E.TRANSACTION_ABORTABLE})),
+    ApiKey.ADD_PARTITIONS_TO_TXN: Rule(
+        fatal=frozenset({E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, E.INVALID_TXN_STATE}),
+        bump=_PID_LOST, otherwise=Outcome.ABORTABLE),  # TOPIC_AUTHORIZATION, OPERATION_NOT_ATTEMPTED, ...
+    ApiKey.END_TXN: Rule(
+        fatal=frozenset({E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, E.INVALID_TXN_STATE}),
+        abortable=frozenset({E.TRANSACTION_ABORTABLE}), bump=_PID_LOST),
+    ApiKey.ADD_OFFSETS_TO_TXN: Rule(
+        fatal=frozenset({E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, E.INVALID_TXN_STATE}),
+        abortable=frozenset({E.GROUP_AUTHORIZATION_FAILED, E.TRANSACTION_ABORTABLE}), bump=_PID_LOST),
+    ApiKey.TXN_OFFSET_COMMIT: Rule(
+        fatal=frozenset({E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, E.UNSUPPORTED_FOR_MESSAGE_FORMAT}),
+        abortable=frozenset({E.GROUP_AUTHORIZATION_FAILED, E.FENCED_INSTANCE_ID, E.TRANSACTION_ABORTABLE,
+                             E.UNKNOWN_MEMBER_ID, E.ILLEGAL_GENERATION})),
+    # A failed batch: the Java client's maybeTransitionToErrorState.
+    ApiKey.PRODUCE: Rule(
+        fatal=frozenset({E.CLUSTER_AUTHORIZATION_FAILED, E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+                         E.UNSUPPORTED_VERSION}), otherwise=Outcome.ABORTABLE_WITH_BUMP),
+}
+
+
+def classify(api_key: ApiKey, code: int) -> Outcome:
+    """How a non-retriable error answer to ``api_key`` leaves the transaction."""
+    rule = RULES[api_key]
+    if code in _FENCED and api_key != ApiKey.PRODUCE or code == E.PRODUCER_FENCED:
+        return Outcome.FATAL
+    if code in rule.fatal:
+        return Outcome.FATAL
+    if code in rule.bump:
+        return Outcome.ABORTABLE_WITH_BUMP
+    if code in rule.abortable:
+        return Outcome.ABORTABLE
+    return rule.otherwise
+
+
+def error_instance(api_key: ApiKey, code: int, detail: str | None = None) -> BrokerResponseError:
+    """The exception a caller sees: fenced answers all become ProducerFencedError, as in Java;
+    a stale group generation becomes the consumer's CommitFailedError."""
+    if code in _FENCED and api_key != ApiKey.PRODUCE:
+        code = E.PRODUCER_FENCED
+    if api_key == ApiKey.TXN_OFFSET_COMMIT and code in (E.UNKNOWN_MEMBER_ID, E.ILLEGAL_GENERATION):
+        return StaleGroupMetadataError(f"TxnOffsetCommit refused ({Errors(code).name}): the consumer group "
+                                 f"metadata is stale, a rebalance happened")
+    return error_for(code)(f"{api_key.name}: {detail}" if detail else api_key.name)
+
+
+_REDISCOVER = frozenset({E.NOT_COORDINATOR, E.COORDINATOR_NOT_AVAILABLE, E.COORDINATOR_LOAD_IN_PROGRESS,
+                         E.REQUEST_TIMED_OUT})
+_ADD_PARTITIONS_RETRY_BACKOFF = 0.02  # the Java client's ADD_PARTITIONS_RETRY_BACKOFF_MS for a starting txn
+
+
+class TransactionManager:
+    def __init__(self, cluster, identity, transactional_id: str, *, transaction_timeout_ms: int,
+                 max_block_ms: int, on_epoch_bump=None):
+        self.cluster = cluster
+        self.identity = identity  # the sender's ProducerIdentity: one owner of the producer id and epoch
+        self.transactional_id = transactional_id
+        self.transaction_timeout_ms = transaction_timeout_ms
+        self.max_block = max_block_ms / 1000
+        self.state = TxnState.UNINITIALIZED
+        self.last_error: BaseException | None = None
+        self.partitions: set[TopicPartition] = set()  # added to the open transaction
+        self.epoch_bump_required = False
+        self.can_bump_epoch = True  # InitProducerId v3+ (KIP-360); learned at init
+        self._on_epoch_bump = on_epoch_bump or (lambda: None)  # the sender resets its sequences
+        self._offsets_added = False  # AddOffsetsToTxn done for some group in this transaction
+
+    # ------------------------------------------------------------------ the state machine
+
+    def transition_to(self, target: TxnState, error: BaseException | None = None) -> None:
+        if self.state not in TRANSITIONS[target]:
+            raise IllegalStateError(f"transactional id {self.transactional_id}: invalid transition from "
+                                    f"{self.state.name} to {target.name}")
+        if target in (S.ABORTABLE_ERROR, S.FATAL_ERROR):
+            if error is None:
+                raise ValueError(f"{target.name} needs the error that caused it")
+            self.last_error = error
+        else:
+            self.last_error = None
+        log.debug("transaction %s: %s -> %s", self.transactional_id, self.state.name, target.name)
+        self.state = target
+
+    def fail(self, outcome: Outcome, error: BaseException) -> BaseException:
+        """Enter the error state ``outcome`` names; returns ``error`` for the caller to raise."""
+        if outcome is Outcome.ABORTABLE_WITH_BUMP:
+            # Simplification: a failed batch always bumps the epoch at the abort (sequences restart
+            # at 0) where the Java client, while completing, renumbers the later batches instead.
+            if self.can_bump_epoch:
+                self.epoch_bump_required = True
+            else:
+                outcome = Outcome.FATAL
+        if outcome is Outcome.FATAL:
+            self.transition_to(S.FATAL_ERROR, error)
+        elif self.state is S.ABORTING_TRANSACTION:
+            pass  # already aborting: the abort goes on (as the Java client skips this transition)
+        elif self.state in TRANSITIONS[S.ABORTABLE_ERROR]:
+            self.transition_to(S.ABORTABLE_ERROR, error)
+        else:  # outside a transaction (a late batch): nothing to abort
+            log.warning("transaction %s: %r in state %s", self.transactional_id, error, self.state.name)
+        return error
+
+    def maybe_fail_with_error(self) -> None:
+        if self.state in (S.ABORTABLE_ERROR, S.FATAL_ERROR):
+            raise self.last_error
+
+    def require_transaction(self, operation: str) -> None:
+        self.maybe_fail_with_error()
+        if self.state is not S.IN_TRANSACTION:
+            raise IllegalStateError(f"cannot {operation} in state {self.state.name}: begin_transaction() first")
+
+    @property
+    def in_transaction(self) -> bool:
+        return self.state in (S.IN_TRANSACTION, S.COMMITTING_TRANSACTION, S.ABORTING_TRANSACTION,
+                              S.ABORTABLE_ERROR)
+
+    # ------------------------------------------------------------------ the user's calls
+
+    async def initialize(self) -> None:
+        """InitProducerId: fences earlier producers with this id, aborting their open transaction."""
+        self.transition_to(S.INITIALIZING)
+        await self._init_producer_id(bump=False)
+
+    def begin(self) -> None:
+        self.maybe_fail_with_error()
+        self.transition_to(S.IN_TRANSACTION)
+
+    def begin_commit(self) -> None:
+        self.maybe_fail_with_error()
+        self.transition_to(S.COMMITTING_TRANSACTION)
+
+    def begin_abort(self) -> None:
+        if self.state is not S.ABORTABLE_ERROR:
+            self.maybe_fail_with_error()
+        self.transition_to(S.ABORTING_TRANSACTION)
+
+    async def end(self, commit: bool) -> None:
+        """EndTxn for the transaction begin_commit / begin_abort started, then the epoch bump it needs."""
+        lost_mapping = isinstance(self.last_error, error_for(E.INVALID_PRODUCER_ID_MAPPING))
+        if self.partitions or self._offsets_added:
+            if not lost_mapping:  # the coordinator would refuse EndTxn: go straight to InitProducerId
+                await self._request(ApiKey.END_TXN, lambda _v: end_txn.REQUEST(
+                    transactional_id=self.transactional_id, producer_id=self.identity.producer_id,
+                    producer_epoch=self.identity.producer_epoch, committed=commit), lambda r: r.error_code)
+        # Simplification: a transaction with nothing added sends no EndTxn (the coordinator knows of none).
+        self.partitions.clear()
+        self._offsets_added = False
+        if self.epoch_bump_required:
+            self.transition_to(S.INITIALIZING)
+            await self._init_producer_id(bump=True)
+        else:
+            self.transition_to(S.READY)
+
+    async def send_offsets(self, offsets: dict[TopicPartition, OffsetAndMetadata], group) -> None:
+        """AddOffsetsToTxn, then TxnOffsetCommit v3 with the group's generation and member (KIP-447)."""
+        self.require_transaction("send offsets")
+        await self._request(ApiKey.ADD_OFFSETS_TO_TXN, lambda _v: add_offsets_to_txn.REQUEST(
+            transactional_id=self.transactional_id, producer_id=self.identity.producer_id,
+            producer_epoch=self.identity.producer_epoch, group_id=group.group_id), lambda r: r.error_code)
+        self._offsets_added = True
+        pending = dict(offsets)
+        deadline = time.monotonic() + self.max_block
+        while pending:
+            by_topic: dict[str, list] = {}
+            for tp, offset in pending.items():
+                by_topic.setdefault(tp.topic, []).append(txn_offset_commit.RequestPartition(
+                    partition_index=tp.partition, committed_offset=offset.offset,
+                    committed_leader_epoch=offset.leader_epoch, committed_metadata=offset.metadata))
+            request = txn_offset_commit.REQUEST(
+                transactional_id=self.transactional_id, group_id=group.group_id,
+                producer_id=self.identity.producer_id, producer_epoch=self.identity.producer_epoch,
+                generation_id=group.generation_id, member_id=group.member_id,
+                group_instance_id=group.group_instance_id,
+                topics=[txn_offset_commit.RequestTopic(name=n, partitions=p) for n, p in by_topic.items()])
+            response = await self._send_with_rediscovery(GROUP, group.group_id, ApiKey.TXN_OFFSET_COMMIT,
+                                                         lambda _v: request, lambda _r: E.NONE, deadline)
+            retry_code = E.NONE
+            for topic in response.topics:
+                for answer in topic.partitions:
+                    tp = TopicPartition(topic.name, answer.partition_index)
+                    code = answer.error_code
+                    if code == E.NONE:
+                        pending.pop(tp, None)
+                    elif error_for(code).retriable:
+                        retry_code = code
+                        if code in _REDISCOVER:
+                            self.cluster.forget_coordinator(GROUP, group.group_id)
+                    else:
+                        raise self.fail(classify(ApiKey.TXN_OFFSET_COMMIT, code),
+                                        error_instance(ApiKey.TXN_OFFSET_COMMIT, code, f"{tp}"))
+            if pending:
+                await self._backoff(retry_code or E.UNKNOWN_SERVER_ERROR, ApiKey.TXN_OFFSET_COMMIT, deadline)
+
+    # ------------------------------------------------------------------ the sender's calls
+
+    async def add_partitions(self, partitions: set[TopicPartition]) -> bool:
+        """One AddPartitionsToTxn for every partition a send round needs; False if it failed
+        (the transaction is then in an error state and the batches fail with its error)."""
+        by_topic: dict[str, list[int]] = {}
+        for tp in sorted(partitions):
+            by_topic.setdefault(tp.topic, []).append(tp.partition)
+
+        def first_error(response) -> int:
+            codes = [p.partition_error_code for t in response.results_by_topic_v3_and_below
+                     for p in t.results_by_partition]
+            retriable = [c for c in codes if c and error_for(c).retriable]
+            return retriable[0] if retriable else next((c for c in codes
+                                                        if c and c != E.OPERATION_NOT_ATTEMPTED), E.NONE)
+        try:
+            await self._request(ApiKey.ADD_PARTITIONS_TO_TXN, lambda _v: add_partitions_to_txn.REQUEST(
+                v3_and_below_transactional_id=self.transactional_id,
+                v3_and_below_producer_id=self.identity.producer_id,
+                v3_and_below_producer_epoch=self.identity.producer_epoch,
+                v3_and_below_topics=[add_partitions_to_txn.Topic(name=n, partitions=p)
+                                     for n, p in by_topic.items()]), first_error)
+        except KafkaException as exc:
+            if self.state not in (S.ABORTABLE_ERROR, S.FATAL_ERROR):
+                self.fail(Outcome.ABORTABLE, exc)  # timed out: nothing more can be sent in this transaction
+            return False
+        self.partitions |= partitions
+        return True
+
+    def batch_failed(self, error: BaseException) -> None:
+        """A batch of this transaction could not be delivered: the transaction must abort."""
+        code = getattr(error, "code", E.UNKNOWN_SERVER_ERROR)
+        self.fail(classify(ApiKey.PRODUCE, code), error)
+
+    # ------------------------------------------------------------------ plumbing
+
+    async def _init_producer_id(self, *, bump: bool) -> None:
+        connection = await self.cluster.any_connection()
+        self.can_bump_epoch = connection.version_for(ApiKey.INIT_PRODUCER_ID) >= 3
+        expected = (self.identity.producer_id, self.identity.producer_epoch) if bump else (-1, -1)
+        response = await self._request(ApiKey.INIT_PRODUCER_ID, lambda _v: init_producer_id.REQUEST(
+            transactional_id=self.transactional_id, transaction_timeout_ms=self.transaction_timeout_ms,
+            producer_id=expected[0], producer_epoch=expected[1]), lambda r: r.error_code)
+        self.identity.producer_id, self.identity.producer_epoch = response.producer_id, response.producer_epoch
+        self.epoch_bump_required = False
+        self._on_epoch_bump()  # new id or epoch: every partition's sequence starts at 0
+        self.transition_to(S.READY)
+        log.info("transactional id %s: producer id %d, epoch %d", self.transactional_id,
+                 response.producer_id, response.producer_epoch)
+
+    async def _request(self, api_key: ApiKey, build, error_of):
+        """A request to the transaction coordinator; an error answer moves the state as RULES say."""
+        deadline = time.monotonic() + self.max_block
+        try:
+            while True:
+                response = await self._send_with_rediscovery(TRANSACTION, self.transactional_id, api_key, build,
+                                                             error_of, deadline)
+                code = error_of(response)
+                if code == E.NONE:
+                    return response
+                if not error_for(code).retriable:
+                    raise self.fail(classify(api_key, code), error_instance(api_key, code))
+                await self._backoff(code, api_key, deadline)
+        except KafkaTimeoutError:
+            if api_key in (ApiKey.ADD_PARTITIONS_TO_TXN, ApiKey.ADD_OFFSETS_TO_TXN) and self.can_bump_epoch:
+                # The coordinator may have begun the transaction without our hearing of it: the
+                # epoch bump after the abort ends it there (no EndTxn is sent for a transaction
+                # we never saw begin).
+                self.epoch_bump_required = True
+            raise
+
+    async def _send_with_rediscovery(self, key_type: int, key: str, api_key: ApiKey, build, error_of,
+                                     deadline: float):
+        """Send to the coordinator of ``key``; a coordinator that moved or is unreachable is looked up again."""
+        while True:
+            try:
+                node = await self.cluster.coordinator(key_type, key)
+                response = await self.cluster.send(node, api_key, build)
+            except (KafkaConnectionError, KafkaTimeoutError) as exc:
+                code, detail = E.COORDINATOR_NOT_AVAILABLE, exc
+            except BrokerResponseError as exc:  # FindCoordinator's own answer
+                if not exc.retriable:
+                    abortable = exc.code in (E.GROUP_AUTHORIZATION_FAILED, E.TRANSACTION_ABORTABLE)
+                    raise self.fail(Outcome.ABORTABLE if abortable else Outcome.FATAL, exc)
+                code, detail = exc.code, exc
+            else:
+                code = error_of(response)
+                if code not in _REDISCOVER:
+                    return response
+                detail = Errors(code).name
+            log.debug("%s for %s: coordinator unavailable (%s); looking it up again", api_key.name, key, detail)
+            self.cluster.forget_coordinator(key_type, key)
+            await self._backoff(code, api_key, deadline)
+
+    async def _backoff(self, code: int, api_key: ApiKey, deadline: float) -> None:
+        if time.monotonic() >= deadline:
+            raise KafkaTimeoutError(f"{api_key.name} for transactional id {self.transactional_id} did not "
+                                    f"succeed within max_block_ms (last answer {Errors(code).name})")
+        backoff = self.cluster.retry_backoff
+        if code == E.CONCURRENT_TRANSACTIONS and api_key == ApiKey.ADD_PARTITIONS_TO_TXN and not self.partitions:
+            backoff = min(backoff, _ADD_PARTITIONS_RETRY_BACKOFF)  # the previous transaction is completing
+        await asyncio.sleep(backoff)  # retry.backoff.ms
