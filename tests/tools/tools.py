@@ -8,6 +8,8 @@ import subprocess
 import threading
 from dataclasses import dataclass, field
 
+from confluent_kafka.admin import AdminClient, NewTopic
+
 from tests.reference.kafka import java_command
 
 TOPICS = "org.apache.kafka.tools.TopicCommand"
@@ -17,6 +19,12 @@ TRANSACTIONS = "org.apache.kafka.tools.TransactionsCommand"
 PRODUCER_PERF = "org.apache.kafka.tools.ProducerPerformance"
 CONSUMER_PERF = "org.apache.kafka.tools.ConsumerPerformance"
 COPIER = "org.apache.kafka.tools.TransactionalMessageCopier"
+
+
+def create_topics(bootstrap: str, *topics: NewTopic) -> None:
+    admin = AdminClient({"bootstrap.servers": bootstrap})  # kept alive until every future is done
+    for future in admin.create_topics(list(topics)).values():
+        future.result(30)
 
 
 def run_tool(main_class: str, *args: str, timeout: float = 120.0) -> subprocess.CompletedProcess:
