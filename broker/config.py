@@ -165,6 +165,8 @@ SETTINGS: dict[str, Setting] = {
     "log.flush.interval.messages": Setting(_int(1), LONG_MAX, "fsync after this many messages"),
     "log.flush.interval.ms": Setting(_int(0), None, "fsync data older than this; unset = leave it to the OS"),
     "log.flush.scheduler.interval.ms": Setting(_int(1), 1000, "how often the time-based flush checks"),
+    "max.request.partition.size.limit": Setting(
+        _int(1), 2000, "most partitions one DescribeTopicPartitions answer holds (the request may ask fewer)"),
     "message.max.bytes": Setting(_int(0), 1048588, "largest record batch a topic accepts"),
     "socket.request.max.bytes": Setting(_int(1), 104857600, "largest request frame; refused before allocation"),
     # Weir's own: Kafka bounds a connection by muting it while one response is in flight and has no

@@ -61,8 +61,9 @@ class DynamicBrokerConfigs:
         """Refuse settings that cannot change at run time and values that do not parse."""
         static = sorted(name for name in texts if name not in DYNAMIC_SETTINGS)
         if static:
+            # Kafka 4 prints the names as a Java set: "[a, b]" (its order is a HashSet's; ours sorted)
             raise KafkaError(Errors.INVALID_REQUEST,
-                             f"Cannot update these configs dynamically: Set({', '.join(static)})")
+                             f"Cannot update these configs dynamically: [{', '.join(static)}]")
         for name, text in texts.items():
             try:
                 SETTINGS[name].parse(text)

@@ -276,7 +276,7 @@ def _field_reader(field: Field, version: int, flexible: bool) -> Callable:
     if isinstance(kind, Primitive):
         return kind.reader(flexible, nullable)
     if isinstance(kind, Struct):
-        return kind.reader(version, flexible)
+        return _nullable_struct_reader(kind.reader(version, flexible)) if nullable else kind.reader(version, flexible)
     element = kind.element
     read_element = (element.reader(version, flexible) if isinstance(element, Struct)
                     else element.reader(flexible, False))
@@ -310,7 +310,7 @@ def _field_writer(field: Field, version: int, flexible: bool) -> Callable:
     if isinstance(kind, Primitive):
         return kind.writer(flexible, nullable)
     if isinstance(kind, Struct):
-        return kind.writer(version, flexible)
+        return _nullable_struct_writer(kind.writer(version, flexible)) if nullable else kind.writer(version, flexible)
     element = kind.element
     write_element = (element.writer(version, flexible) if isinstance(element, Struct)
                      else element.writer(flexible, False))
@@ -333,6 +333,29 @@ def _field_writer(field: Field, version: int, flexible: bool) -> Callable:
             write_element(out, item)
 
     return write_array
+
+
+# A nullable struct field (e.g. DescribeTopicPartitions' Cursor) is preceded by an int8 marker, as
+# Kafka's generated code writes it: -1 for null, 1 for present.
+def _nullable_struct_reader(read_struct: Callable) -> Callable:
+    read_marker = p.read_fixed(p.INT8)
+
+    def read(buf, pos):
+        marker, pos = read_marker(buf, pos)
+        if marker < 0:
+            return None, pos
+        return read_struct(buf, pos)
+    return read
+
+
+def _nullable_struct_writer(write_struct: Callable) -> Callable:
+    def write(out, value):
+        if value is None:
+            out += p.INT8.pack(-1)
+        else:
+            out += p.INT8.pack(1)
+            write_struct(out, value)
+    return write
 
 
 def _make_class(name: str, fields: tuple[Field, ...]):

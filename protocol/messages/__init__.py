@@ -2,16 +2,16 @@
 
 from . import (add_offsets_to_txn, add_partitions_to_txn, alter_configs, api_versions, create_partitions,
                create_topics, delete_groups, delete_records, delete_topics, describe_cluster, describe_configs,
-               describe_groups, describe_producers, describe_transactions, end_txn, fetch, find_coordinator,
-               heartbeat, incremental_alter_configs, init_producer_id, join_group, leave_group, list_groups,
-               list_offsets, list_transactions, metadata, offset_commit, offset_delete, offset_fetch,
+               describe_groups, describe_producers, describe_topic_partitions, describe_transactions, end_txn, fetch,
+               find_coordinator, heartbeat, incremental_alter_configs, init_producer_id, join_group, leave_group,
+               list_groups, list_offsets, list_transactions, metadata, offset_commit, offset_delete, offset_fetch,
                offset_for_leader_epoch, produce, sync_group, txn_offset_commit, write_txn_markers)
 
 #: api key -> module with REQUEST and RESPONSE
 BY_KEY = {module.REQUEST.api_key: module for module in (
     add_offsets_to_txn, add_partitions_to_txn, alter_configs, api_versions, create_partitions, create_topics,
     delete_groups, delete_records, delete_topics, describe_cluster, describe_configs, describe_groups,
-    describe_producers, describe_transactions, end_txn, fetch, find_coordinator, heartbeat,
-    incremental_alter_configs, init_producer_id, join_group, leave_group, list_groups, list_offsets,
+    describe_producers, describe_topic_partitions, describe_transactions, end_txn, fetch, find_coordinator,
+    heartbeat, incremental_alter_configs, init_producer_id, join_group, leave_group, list_groups, list_offsets,
     list_transactions, metadata, offset_commit, offset_delete, offset_fetch, offset_for_leader_epoch, produce,
     sync_group, txn_offset_commit, write_txn_markers)}

@@ -154,3 +154,14 @@ async def wait_for(probe, expected, timeout=10.0):
             assert value == expected
             return
         await asyncio.sleep(0.05)
+
+
+async def test_describe_groups_v6_reports_an_unknown_group_as_not_found(conn):
+    """KIP-1043: from v6 a group that does not exist is GROUP_ID_NOT_FOUND with a message (before v6
+    it is described as Dead); Kafka's admin client turns it into GroupIdNotFoundException, which
+    kafka-consumer-groups --describe prints."""
+    answer = await conn.request(ApiKey.DESCRIBE_GROUPS, 6, describe_groups.REQUEST(groups=["no-such-group"]))
+    assert answer.groups[0].error_code == Errors.GROUP_ID_NOT_FOUND
+    assert answer.groups[0].error_message == "Group no-such-group not found."
+    old = await conn.request(ApiKey.DESCRIBE_GROUPS, 5, describe_groups.REQUEST(groups=["no-such-group"]))
+    assert (old.groups[0].error_code, old.groups[0].group_state) == (Errors.NONE, "Dead")

@@ -15,7 +15,7 @@ EXPECTED = {
     12: (0, 3),   # Heartbeat
     13: (0, 3),   # LeaveGroup (v3 batched members, which kafka-python's remove_members needs)
     14: (0, 3),   # SyncGroup
-    15: (0, 5),   # DescribeGroups (v6 answers GROUP_ID_NOT_FOUND for unknown groups)
+    15: (0, 6),   # DescribeGroups (v6 answers GROUP_ID_NOT_FOUND for unknown groups)
     16: (0, 5),   # ListGroups (v4 state filter, v5 type filter)
     18: (0, 4),   # ApiVersions
     19: (2, 4),   # CreateTopics
@@ -38,6 +38,7 @@ EXPECTED = {
     61: (0, 0),   # DescribeProducers
     65: (0, 0),   # DescribeTransactions
     66: (0, 2),   # ListTransactions (v1 duration filter, v2 transactional id pattern)
+    75: (0, 0),   # DescribeTopicPartitions (KIP-966; kafka-topics --describe)
 }
 
 

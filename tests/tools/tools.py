@@ -1,0 +1,87 @@
+"""Kafka's own command-line tools and test programs, run unmodified (from the reference
+classpath) against either broker."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import threading
+from dataclasses import dataclass, field
+
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from tests.reference.kafka import java_command
+
+TOPICS = "org.apache.kafka.tools.TopicCommand"
+CONFIGS = "kafka.admin.ConfigCommand"  # 4.3 still ships it in kafka_2.13 (Scala), not in kafka-tools
+GROUPS = "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand"
+TRANSACTIONS = "org.apache.kafka.tools.TransactionsCommand"
+PRODUCER_PERF = "org.apache.kafka.tools.ProducerPerformance"
+CONSUMER_PERF = "org.apache.kafka.tools.ConsumerPerformance"
+COPIER = "org.apache.kafka.tools.TransactionalMessageCopier"
+
+
+def create_topics(bootstrap: str, *topics: NewTopic) -> None:
+    admin = AdminClient({"bootstrap.servers": bootstrap})  # kept alive until every future is done
+    for future in admin.create_topics(list(topics)).values():
+        future.result(30)
+
+
+def run_tool(main_class: str, *args: str, timeout: float = 120.0) -> subprocess.CompletedProcess:
+    """The tool's exit status, stdout and stderr (its log lines go to stderr)."""
+    return subprocess.run(java_command(main_class, *args), capture_output=True, text=True, timeout=timeout)
+
+
+def table(stdout: str) -> list[dict[str, str]]:
+    """Rows of a tool's whitespace-aligned table (the first non-blank line that is not a note is the header)."""
+    lines = [line for line in stdout.splitlines() if line.strip() and not line.startswith(("Consumer group ", "Error"))]
+    if not lines:
+        return []
+    header = lines[0].split()
+    return [dict(zip(header, line.split())) for line in lines[1:]]
+
+
+@dataclass
+class Copier:
+    """One TransactionalMessageCopier process; a thread reads its JSON status lines."""
+
+    bootstrap: str
+    index: int
+    args: list[str]
+    process: subprocess.Popen | None = None
+    remaining: int = -1
+    consumed: int = 0
+    finished: threading.Event = field(default_factory=threading.Event)
+    starts: int = 0
+    stderr_tail: list[str] = field(default_factory=list)
+
+    def start(self) -> None:
+        self.remaining = -1
+        self.starts += 1
+        self.process = subprocess.Popen(java_command(COPIER, *self.args), stdout=subprocess.PIPE,
+                                        stderr=subprocess.PIPE, text=True)
+        threading.Thread(target=self._read, args=(self.process,), daemon=True).start()
+        threading.Thread(target=self._drain_stderr, args=(self.process,), daemon=True).start()
+
+    def _read(self, process: subprocess.Popen) -> None:
+        for line in process.stdout:
+            try:
+                status = json.loads(line)
+            except ValueError:
+                continue
+            self.remaining, self.consumed = int(status["remaining"]), int(status["totalProcessed"])
+            if self.remaining == 0:
+                self.finished.set()
+
+    def _drain_stderr(self, process: subprocess.Popen) -> None:
+        for line in process.stderr:
+            self.stderr_tail = (self.stderr_tail + [line])[-40:]
+
+    def kill(self) -> None:
+        """kill -9, as the system test's hard bounce does."""
+        if self.process and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(10)
+
+    def alive(self) -> bool:
+        return self.process is not None and self.process.poll() is None
