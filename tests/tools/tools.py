@@ -27,9 +27,47 @@ def create_topics(bootstrap: str, *topics: NewTopic) -> None:
         future.result(30)
 
 
+class ToolRunner:
+    """One JVM (dev.weir.reference.ToolRunner) that runs tool after tool, so the suite pays
+    for JVM start-up and class loading once instead of once per command. A tool that hangs
+    past its timeout takes the JVM with it; the next call starts a new one."""
+
+    def __init__(self) -> None:
+        self.process: subprocess.Popen | None = None
+        self.lock = threading.Lock()
+
+    def run(self, main_class: str, args: tuple[str, ...], timeout: float) -> subprocess.CompletedProcess:
+        fields = [main_class, *args]
+        assert not any("\t" in field or "\n" in field for field in fields), fields
+        with self.lock:
+            if self.process is None or self.process.poll() is not None:
+                self.process = subprocess.Popen(java_command("dev.weir.reference.ToolRunner"), stdin=subprocess.PIPE,
+                                                stdout=subprocess.PIPE)
+            process = self.process
+            process.stdin.write(("\t".join(fields) + "\n").encode())
+            process.stdin.flush()
+            timer = threading.Timer(timeout, process.kill)  # unblocks the reads below
+            timer.start()
+            try:
+                header = process.stdout.readline().decode().split()
+                if len(header) != 4 or header[0] != "EXIT":
+                    process.kill()
+                    raise subprocess.TimeoutExpired([main_class, *args], timeout)
+                status, out_size, err_size = map(int, header[1:])
+                out = process.stdout.read(out_size).decode(errors="replace")
+                err = process.stdout.read(err_size).decode(errors="replace")
+            finally:
+                timer.cancel()
+            return subprocess.CompletedProcess([main_class, *args], status, out, err)
+
+
+_runner = ToolRunner()
+
+
 def run_tool(main_class: str, *args: str, timeout: float = 120.0) -> subprocess.CompletedProcess:
-    """The tool's exit status, stdout and stderr (its log lines go to stderr)."""
-    return subprocess.run(java_command(main_class, *args), capture_output=True, text=True, timeout=timeout)
+    """The tool's exit status, stdout and stderr (its log lines go to stderr), as if it had
+    run as its own command."""
+    return _runner.run(main_class, args, timeout)
 
 
 def table(stdout: str) -> list[dict[str, str]]:
