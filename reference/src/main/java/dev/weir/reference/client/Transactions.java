@@ -190,11 +190,6 @@ public final class Transactions {
                 producer.commitTransaction();
             });
             Out.emit("after_timeout", "send", sendError, "commit", commitError, "abort", abortError, "next", nextError);
-        } catch (Exception e) {
-            Out.emit("failed", "error", Out.errorName(e));
-        }
-        try (var consumer = readCommitted(bootstrap, topic)) {
-            Out.emit("read_committed", "values", pollValues(consumer, 1, Duration.ofSeconds(3)));
         }
     }
 }
