@@ -1,21 +1,31 @@
-"""DescribeGroups (15), v0-5: state, protocol and members of each group (unknown ones as Dead).
+"""DescribeGroups (15), v0-6: state, protocol and members of each group.
 
+An unknown group is described as Dead with no error before v6; from v6 (KIP-1043) it is
+GROUP_ID_NOT_FOUND with the message Kafka gives, so that the Java Admin's
+describeConsumerGroups fails with GroupIdNotFoundException for it, as against Kafka 4.
 v3+ ``include_authorized_operations`` gets every group operation: no authorizer allows all.
 """
 
 from protocol.api_keys import ApiKey
+from protocol.errors import Errors
 from protocol.messages import describe_groups as msg
 
 from .. import authorized_operations
 from ..dispatcher import handles
 from ..group import admin
+from ..group.classic import GroupState
 
 
-@handles(ApiKey.DESCRIBE_GROUPS, versions=(0, 5))
+@handles(ApiKey.DESCRIBE_GROUPS, versions=(0, 6))
 def handle(context, header, request):
     described = []
     for group_id in request.groups:
         summary = admin.describe(context.groups, group_id)
+        if header.api_version >= 6 and summary.state == GroupState.DEAD.value:
+            described.append(msg.Group(error_code=Errors.GROUP_ID_NOT_FOUND, error_message=f"Group {group_id} not found.",
+                                       group_id=group_id, group_state=summary.state, protocol_type="",
+                                       protocol_data="", members=[]))
+            continue
         described.append(msg.Group(
             error_code=summary.error, group_id=group_id, group_state=summary.state,
             protocol_type=summary.protocol_type, protocol_data=summary.protocol,

@@ -67,10 +67,9 @@ def test_cooperative_sticky_group_with_a_member_joining_midway(any_broker, topic
         members.append(JavaProcess("GroupMember", bootstrap, topic_name, group, "c"))
         members[2].wait_for(lambda event: event["event"] == "started")
         expected += produce_transactions(bootstrap, topic_name, f"{topic_name}-txn2", "second", 120, 20)
-        wait_until(lambda: set(expected) <= set(consumed(members)) and any(
-            event["event"] == "assigned" and event["partitions"] for event in members[2].events), 60,
-            "the second batch and partitions for the member that joined")
-        # the group settles: every partition owned by someone, c among them
+        members[2].wait_for(lambda event: event["event"] == "assigned" and event["partitions"])
+        expected += produce_transactions(bootstrap, topic_name, f"{topic_name}-txn3", "third", 60, 10)
+        wait_until(lambda: set(expected) <= set(consumed(members)), 60, "the second and third batches")
         for member in members:
             member.stop()
     finally:
@@ -91,6 +90,7 @@ def test_cooperative_sticky_group_with_a_member_joining_midway(any_broker, topic
         for event in member.events:
             if event["event"] == "record":
                 assert any(p == event["partition"] and start <= event["t"] <= end for p, start, end in spans[name])
+    assert any(event["event"] == "record" for event in members[2].events), "the member that joined consumed"
     # cooperative: nobody lost partitions, and each member's generations only grow
     for member in members:
         assert not [event for event in member.events if event["event"] == "lost"]
