@@ -63,6 +63,7 @@ public final class AdminScenario {
             Object result = step.run();
             Out.emit(name, "result", result, "ms", (System.nanoTime() - STARTED) / 1_000_000);
         } catch (Exception e) {
+            if (e instanceof RuntimeException) e.printStackTrace();  // a bug of this program, not an answer
             Out.emit(name, "error", Out.errorName(e), "ms", (System.nanoTime() - STARTED) / 1_000_000);
         }
     }
@@ -161,7 +162,7 @@ public final class AdminScenario {
         result.put("source", entry.source().name());
         result.put("read_only", entry.isReadOnly());
         result.put("sensitive", entry.isSensitive());
-        result.put("type", entry.type().name());
+        result.put("type", String.valueOf(entry.type()));  // null where CreateTopics answered the entry
         return result;
     }
 
