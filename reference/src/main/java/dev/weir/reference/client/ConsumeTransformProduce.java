@@ -55,6 +55,7 @@ public final class ConsumeTransformProduce {
                 }
                 producer.sendOffsetsToTransaction(offsets, consumer.groupMetadata());
                 if (!abortedOnce) {
+                    producer.flush();  // written, then aborted: abortTransaction drops batches not yet sent
                     producer.abortTransaction();
                     abortedOnce = true;
                     firstOffsets.forEach(consumer::seek);
