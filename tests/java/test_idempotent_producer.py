@@ -1,9 +1,11 @@
 """The Java idempotent producer (enable.idempotence=true, acks=all, five in flight) against
 each broker; confluent-kafka reads the result back."""
 
+import subprocess
 from collections import defaultdict
 
 from tests.java.java_client import create_topic, read_all, run
+from tests.reference.kafka import java_command
 
 PARTITIONS = 3
 COUNT = 400
@@ -31,10 +33,9 @@ def test_every_record_once_in_order_on_the_java_partitioners_partition(any_broke
         for record in records:
             reported = by_value[record.value().decode()]
             assert (reported["partition"], reported["offset"]) == (partition, record.offset())
-    # the default partitioner: a key always on one partition, murmur2(key) % partitions
+    # the default partitioner: a key always on one partition, the one Kafka's BuiltInPartitioner
+    # computes for it (murmur2), asked of the Java code itself
     assert all(len(partitions) == 1 for partitions in partition_of_key.values())
-    from tests.reference.kafka import java_command
-    import subprocess
     keys = sorted(partition_of_key)
     answer = subprocess.run(java_command("dev.weir.reference.KeyPartitions"), text=True, capture_output=True, check=True,
                             input="".join(f"{PARTITIONS} {key.encode().hex()}\n" for key in keys))

@@ -3,7 +3,6 @@ commit and abort visibility, the LSO holding a read_committed consumer until the
 ends, a transaction the broker times out, a fenced zombie, and transactional offsets in a
 consume-transform-produce loop."""
 
-import pytest
 from confluent_kafka import Producer
 
 from tests.java.java_client import create_topic, only, read_all, run
