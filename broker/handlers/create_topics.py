@@ -1,4 +1,9 @@
-"""CreateTopics (19), v2-4.
+"""CreateTopics (19), v2-7.
+
+From v5 (KIP-525) a created topic's answer carries what the Java Admin's CreateTopicsResult
+offers: its partition count, replication factor (always 1 here) and every topic config with
+its source, as DescribeConfigs lists them; v7 adds the topic id. A failed topic has the
+defaults (-1, no configs), as Kafka's controller leaves them.
 
 Validation follows Kafka's answers: INVALID_TOPIC_EXCEPTION for a bad name,
 TOPIC_ALREADY_EXISTS, INVALID_PARTITIONS, INVALID_REPLICATION_FACTOR (one
@@ -20,13 +25,15 @@ from collections import Counter
 from protocol.api_keys import ApiKey
 from protocol.errors import Errors, KafkaError
 from protocol.messages import create_topics as msg
+from protocol.primitives import ZERO_UUID
 
+from .. import config_sources
 from ..config import ConfigError, parse_topic_config
 from ..dispatcher import handles
 from ..log.manager import EXCESSIVE_PARTITIONS, MAX_PARTITIONS_PER_REQUEST, validate_topic_name
 
 
-@handles(ApiKey.CREATE_TOPICS, versions=(2, 4))
+@handles(ApiKey.CREATE_TOPICS, versions=(2, 7))
 def handle(context, header, request):
     if _requested_partitions(context, request) > MAX_PARTITIONS_PER_REQUEST:
         return msg.RESPONSE(topics=[msg.TopicResult(name=topic.name, error_code=Errors.POLICY_VIOLATION,
@@ -45,12 +52,22 @@ def handle(context, header, request):
             context.logs.check_capacity(topic.name, partitions, pending=validated)
             if request.validate_only:
                 validated += partitions
+                topic_id = ZERO_UUID
             else:
-                context.logs.create_topic(topic.name, partitions, overrides)
+                topic_id = context.logs.create_topic(topic.name, partitions, overrides).topic_id
+            if header.api_version >= 5:
+                _describe_created(context, result, partitions, overrides, topic_id)
         except KafkaError as exc:
             result.error_code, result.error_message = exc.code, exc.message
         results.append(result)
     return msg.RESPONSE(topics=results)
+
+
+def _describe_created(context, result, partitions, overrides, topic_id) -> None:
+    result.topic_id, result.num_partitions, result.replication_factor = topic_id, partitions, 1
+    entries = config_sources.topic_entries(context.config, context.logs.topic_config(overrides), overrides)
+    result.configs = [msg.TopicConfig(name=entry.name, value=entry.value, read_only=entry.read_only,
+                                      config_source=entry.source, is_sensitive=False) for entry in entries]
 
 
 def _requested_partitions(context, request) -> int:

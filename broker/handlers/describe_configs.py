@@ -9,7 +9,10 @@ asked (v1+), documentation only when asked (v3+); config types are always
 sent (v3+). BROKER "" lists only the cluster-wide dynamic defaults, as Kafka
 does; a broker setting is read-only unless Kafka lets it change at run time
 and Weir acts on it. Kafka's topic settings Weir does not model are not
-listed. BROKER_LOGGER, GROUP and CLIENT_METRICS resources are INVALID_REQUEST:
+listed. A freshly formatted Kafka 4 cluster shows min.insync.replicas as
+DYNAMIC_DEFAULT_BROKER_CONFIG (its storage format writes it cluster-wide for
+eligible leader replicas, KIP-966); Weir has no format step and shows it as
+DEFAULT_CONFIG, same value (named in tests/java/test_admin.py). BROKER_LOGGER, GROUP and CLIENT_METRICS resources are INVALID_REQUEST:
 Weir has none of them.
 """
 

@@ -1,8 +1,8 @@
 """DescribeGroups (15), v0-6: state, protocol and members of each group.
 
-A group that does not exist (or is Dead) is described as Dead with no members before v6; from v6
-(KIP-1043) it is GROUP_ID_NOT_FOUND with the message "Group <id> not found.", as Kafka answers.
-
+An unknown group is described as Dead with no error before v6; from v6 (KIP-1043) it is
+GROUP_ID_NOT_FOUND with the message Kafka gives, so that the Java Admin's
+describeConsumerGroups fails with GroupIdNotFoundException for it, as against Kafka 4.
 v3+ ``include_authorized_operations`` gets every group operation: no authorizer allows all.
 """
 
@@ -22,9 +22,9 @@ def handle(context, header, request):
     for group_id in request.groups:
         summary = admin.describe(context.groups, group_id)
         if header.api_version >= 6 and summary.state == GroupState.DEAD.value:
-            described.append(msg.Group(error_code=Errors.GROUP_ID_NOT_FOUND, group_id=group_id,
-                                       error_message=f"Group {group_id} not found.", group_state="",
-                                       protocol_type="", protocol_data="", members=[]))
+            described.append(msg.Group(error_code=Errors.GROUP_ID_NOT_FOUND, error_message=f"Group {group_id} not found.",
+                                       group_id=group_id, group_state=summary.state, protocol_type="",
+                                       protocol_data="", members=[]))
             continue
         described.append(msg.Group(
             error_code=summary.error, group_id=group_id, group_state=summary.state,

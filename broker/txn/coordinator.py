@@ -15,6 +15,14 @@ Kafka's transaction version 1 (PROTOCOL.md 4.4-4.6):
   The outcome is the one the retry would get; only the round trip is saved.
 - An Ongoing transaction past its timeout, or one whose transactional id is
   re-initialised, is fenced (epoch + 1) and aborted at the new epoch.
+
+Deliberate difference from Kafka 4 (which finalizes transaction.version 2, KIP-890 part 2),
+visible to the Java producer (tests/java/test_transactions.py): after the coordinator aborts
+a timed-out transaction, the producer's abortTransaction sends EndTxn at its old epoch. Under
+version 2 Kafka takes that for a retry of the epoch-bumping abort and hands the producer the
+new epoch, so it carries on; under version 1, which Weir speaks (EndTxn v0-3, no
+transaction.version feature), the old epoch is PRODUCER_FENCED, as Kafka's coordinator
+answers a version-1 client, and the application makes a new producer.
 """
 
 from __future__ import annotations

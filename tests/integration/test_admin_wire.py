@@ -156,12 +156,14 @@ async def wait_for(probe, expected, timeout=10.0):
         await asyncio.sleep(0.05)
 
 
-async def test_describe_groups_v6_reports_an_unknown_group_as_not_found(conn):
-    """KIP-1043: from v6 a group that does not exist is GROUP_ID_NOT_FOUND with a message (before v6
-    it is described as Dead); Kafka's admin client turns it into GroupIdNotFoundException, which
-    kafka-consumer-groups --describe prints."""
-    answer = await conn.request(ApiKey.DESCRIBE_GROUPS, 6, describe_groups.REQUEST(groups=["no-such-group"]))
-    assert answer.groups[0].error_code == Errors.GROUP_ID_NOT_FOUND
-    assert answer.groups[0].error_message == "Group no-such-group not found."
-    old = await conn.request(ApiKey.DESCRIBE_GROUPS, 5, describe_groups.REQUEST(groups=["no-such-group"]))
-    assert (old.groups[0].error_code, old.groups[0].group_state) == (Errors.NONE, "Dead")
+async def test_describe_groups_v6_answers_an_unknown_group_group_id_not_found(conn):
+    """KIP-1043: from v6 a group that does not exist is an error (the Java Admin's
+    describeConsumerGroups then fails with GroupIdNotFoundException, as against Kafka 4);
+    before v6 it is described as Dead."""
+    answer = await conn.request(ApiKey.DESCRIBE_GROUPS, 6, describe_groups.REQUEST(
+        groups=["no-such-group"], include_authorized_operations=True))
+    group = answer.groups[0]
+    assert (group.error_code, group.error_message) == (Errors.GROUP_ID_NOT_FOUND, "Group no-such-group not found.")
+    assert (group.group_state, group.members, group.authorized_operations) == ("Dead", [], INT32_MIN)
+    before = await conn.request(ApiKey.DESCRIBE_GROUPS, 5, describe_groups.REQUEST(groups=["no-such-group"]))
+    assert (before.groups[0].error_code, before.groups[0].group_state) == (Errors.NONE, "Dead")

@@ -6,7 +6,7 @@ import pytest
 from client import Connection
 from protocol.api_keys import ApiKey
 from protocol.errors import Errors
-from protocol.messages import alter_configs, create_topics, describe_configs, incremental_alter_configs, produce
+from protocol.messages import alter_configs, create_topics, describe_configs, incremental_alter_configs, metadata, produce
 from protocol.records import Record, encode_batch
 from tests.broker_process import BrokerProcess
 
@@ -205,3 +205,36 @@ def test_static_broker_settings_are_static_broker_config(tmp_path):
         asyncio.run(check())
     finally:
         broker.stop()
+
+
+@pytest.mark.parametrize("version", [5, 7])
+async def test_create_topics_v5_answers_partitions_replication_and_configs(broker, version):
+    """KIP-525: the Java Admin reads numPartitions, replicationFactor, config and (v7) topicId
+    from the CreateTopics answer; before v5 was served it raised UnsupportedVersionException."""
+    conn = await Connection.open("127.0.0.1", broker.port)
+    try:
+        answer = await conn.request(ApiKey.CREATE_TOPICS, version, create_topics.REQUEST(timeout_ms=5000, topics=[
+            create_topics.CreatableTopic(name="kip525", num_partitions=3, replication_factor=1, assignments=[],
+                                         configs=[create_topics.CreatableTopicConfig(name="retention.ms",
+                                                                                     value="3600000")]),
+            create_topics.CreatableTopic(name="kip525", num_partitions=1, replication_factor=1, assignments=[],
+                                         configs=[])]))
+        created, again = answer.topics
+        assert again.error_code == Errors.INVALID_REQUEST  # the name twice: neither is created
+        assert (again.num_partitions, again.replication_factor, again.configs) == (-1, -1, [])
+        answer = await conn.request(ApiKey.CREATE_TOPICS, version, create_topics.REQUEST(timeout_ms=5000, topics=[
+            create_topics.CreatableTopic(name="kip525", num_partitions=3, replication_factor=1, assignments=[],
+                                         configs=[create_topics.CreatableTopicConfig(name="retention.ms",
+                                                                                     value="3600000")])]))
+        created = answer.topics[0]
+        assert (created.error_code, created.num_partitions, created.replication_factor) == (Errors.NONE, 3, 1)
+        configs = {config.name: config for config in created.configs}
+        assert (configs["retention.ms"].value, configs["retention.ms"].config_source) == ("3600000", 1)  # DYNAMIC_TOPIC
+        assert (configs["cleanup.policy"].value, configs["cleanup.policy"].config_source) == ("delete", 5)  # DEFAULT
+        assert not any(config.is_sensitive or config.read_only for config in created.configs)
+        metadata_ids = {t.name: t.topic_id for t in (await conn.request(ApiKey.METADATA, 12, metadata.REQUEST(
+            topics=[metadata.RequestTopic(name="kip525")]))).topics}
+        assert created.topic_id == (metadata_ids["kip525"] if version >= 7 else bytes(16))
+        assert metadata_ids["kip525"] != bytes(16)
+    finally:
+        await conn.close()

@@ -15,10 +15,10 @@ EXPECTED = {
     12: (0, 3),   # Heartbeat
     13: (0, 3),   # LeaveGroup (v3 batched members, which kafka-python's remove_members needs)
     14: (0, 3),   # SyncGroup
-    15: (0, 6),   # DescribeGroups (v6 answers GROUP_ID_NOT_FOUND for unknown groups)
+    15: (0, 6),   # DescribeGroups (v6 answers GROUP_ID_NOT_FOUND for unknown groups, KIP-1043)
     16: (0, 5),   # ListGroups (v4 state filter, v5 type filter)
     18: (0, 4),   # ApiVersions
-    19: (2, 4),   # CreateTopics
+    19: (2, 7),   # CreateTopics (v5+ answers partitions, replication factor, configs; v7 topic id)
     20: (1, 4),   # DeleteTopics
     21: (0, 2),   # DeleteRecords
     22: (0, 4),   # InitProducerId: aiokafka sends only v0

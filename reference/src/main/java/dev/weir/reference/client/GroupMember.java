@@ -1,0 +1,78 @@
+package dev.weir.reference.client;
+
+import java.time.Duration;
+import java.util.Collection;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.StringDeserializer;
+
+/**
+ * One member of a read_committed, cooperative-sticky consumer group. Prints "assigned",
+ * "revoked" and "lost" lines (partitions, generation, System.nanoTime(), which every process on
+ * the machine reads from the same monotonic clock) and one "record" line per record; offsets
+ * are committed synchronously after each poll and before a partition is given up, so no record
+ * is handed to two members. Runs until a line "stop" arrives on stdin, then closes.
+ *
+ * <p>Arguments: bootstrap topic group memberName
+ */
+public final class GroupMember {
+    public static void main(String[] args) throws Exception {
+        String bootstrap = args[0], topic = args[1], group = args[2], member = args[3];
+        var props = Out.properties(bootstrap, "group.id", group, "isolation.level", "read_committed",
+                "enable.auto.commit", "false", "auto.offset.reset", "earliest", "client.id", member,
+                "heartbeat.interval.ms", "300", "fetch.max.wait.ms", "100",
+                "partition.assignment.strategy", "org.apache.kafka.clients.consumer.CooperativeStickyAssignor");
+        AtomicBoolean stop = new AtomicBoolean();
+        Thread stdin = new Thread(() -> {
+            try (var in = new java.io.BufferedReader(new java.io.InputStreamReader(System.in))) {
+                for (String line; (line = in.readLine()) != null; ) {
+                    if (line.trim().equals("stop")) break;
+                }
+            } catch (java.io.IOException ignored) {
+                // stdin closed: stop as well
+            }
+            stop.set(true);
+        });
+        stdin.setDaemon(true);
+        stdin.start();
+        try (var consumer = new KafkaConsumer<>(props, new StringDeserializer(), new StringDeserializer())) {
+            consumer.subscribe(List.of(topic), new ConsumerRebalanceListener() {
+                @Override
+                public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
+                    if (!partitions.isEmpty()) consumer.commitSync();
+                    report("revoked", partitions);
+                }
+
+                @Override
+                public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
+                    report("assigned", partitions);
+                }
+
+                @Override
+                public void onPartitionsLost(Collection<TopicPartition> partitions) {
+                    report("lost", partitions);
+                }
+
+                private void report(String event, Collection<TopicPartition> partitions) {
+                    Out.emit(event, "member", member, "partitions",
+                            partitions.stream().map(TopicPartition::partition).sorted().toList(),
+                            "generation", consumer.groupMetadata().generationId(), "t", System.nanoTime());
+                }
+            });
+            Out.emit("started", "member", member);
+            while (!stop.get()) {
+                var records = consumer.poll(Duration.ofMillis(100));
+                for (var record : records) {
+                    Out.emit("record", "member", member, "partition", record.partition(), "offset", record.offset(),
+                            "value", record.value(), "t", System.nanoTime());
+                }
+                if (!records.isEmpty()) consumer.commitSync();
+            }
+        }
+        Out.emit("closed", "member", member, "t", System.nanoTime());
+    }
+}

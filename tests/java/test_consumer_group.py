@@ -1,0 +1,98 @@
+"""Three Java consumers (separate processes) in one read_committed, cooperative-sticky group,
+the third joining mid-way, against each broker: no partition is owned by two members at once
+(from the assignments each logs with the machine's monotonic clock), every committed record is
+consumed exactly once and no aborted one is."""
+
+import itertools
+import time
+
+from confluent_kafka import Producer
+
+from tests.java.java_client import JavaProcess, create_topic
+
+PARTITIONS = 6
+
+
+def produce_transactions(bootstrap: str, topic: str, txn_id: str, prefix: str, committed: int, aborted: int) -> list[str]:
+    """``committed`` records in one committed transaction, ``aborted`` in an aborted one; the committed values."""
+    producer = Producer({"bootstrap.servers": bootstrap, "transactional.id": txn_id})
+    producer.init_transactions(30)
+    producer.begin_transaction()
+    for i in range(aborted):
+        producer.produce(topic, key=f"a{i}", value=f"{prefix}-aborted-{i}")
+    producer.abort_transaction(30)
+    producer.begin_transaction()
+    values = [f"{prefix}-committed-{i}" for i in range(committed)]
+    for i, value in enumerate(values):
+        producer.produce(topic, key=f"k{i}", value=value)
+    producer.commit_transaction(30)
+    return values
+
+
+def consumed(members: list[JavaProcess]) -> list[str]:
+    return [event["value"] for member in members for event in list(member.events) if event["event"] == "record"]
+
+
+def wait_until(condition, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.1)  # poll interval of a deadline-bounded wait on other processes' output
+
+
+def ownership(member: JavaProcess) -> list[tuple[int, int, int]]:
+    """(partition, from, to) for each time ``member`` owned a partition, in nanoTime units."""
+    owned: dict[int, int] = {}
+    spans = []
+    for event in member.events:
+        if event["event"] == "assigned":
+            for partition in event["partitions"]:
+                assert partition not in owned, f"{partition} assigned twice without a revocation: {event}"
+                owned[partition] = event["t"]
+        elif event["event"] in ("revoked", "lost"):
+            for partition in event["partitions"]:
+                spans.append((partition, owned.pop(partition), event["t"]))
+        elif event["event"] == "closed":
+            assert not owned, f"closed while still owning {owned}"
+    return spans
+
+
+def test_cooperative_sticky_group_with_a_member_joining_midway(any_broker, topic_name):
+    bootstrap, group = any_broker.bootstrap, f"{topic_name}-group"
+    create_topic(bootstrap, topic_name, PARTITIONS)
+    expected = produce_transactions(bootstrap, topic_name, f"{topic_name}-txn1", "first", 120, 30)
+    members = [JavaProcess("GroupMember", bootstrap, topic_name, group, name) for name in ("a", "b")]
+    try:
+        wait_until(lambda: set(expected) <= set(consumed(members)), 60, "the first batch")
+        members.append(JavaProcess("GroupMember", bootstrap, topic_name, group, "c"))
+        members[2].wait_for(lambda event: event["event"] == "started")
+        expected += produce_transactions(bootstrap, topic_name, f"{topic_name}-txn2", "second", 120, 20)
+        members[2].wait_for(lambda event: event["event"] == "assigned" and event["partitions"])
+        expected += produce_transactions(bootstrap, topic_name, f"{topic_name}-txn3", "third", 60, 10)
+        wait_until(lambda: set(expected) <= set(consumed(members)), 60, "the second and third batches")
+        for member in members:
+            member.stop()
+    finally:
+        for member in members:
+            member.kill()
+
+    values = consumed(members)
+    assert sorted(values) == sorted(expected), "each committed record once, no aborted one"
+    spans = {member.events[0]["member"]: ownership(member) for member in members}
+    for (name_a, spans_a), (name_b, spans_b) in itertools.combinations(spans.items(), 2):
+        for (partition_a, start_a, end_a), (partition_b, start_b, end_b) in itertools.product(spans_a, spans_b):
+            if partition_a == partition_b:
+                assert end_a <= start_b or end_b <= start_a, \
+                    f"partition {partition_a} owned by {name_a} and {name_b} at once"
+    # records came to a member only while it owned their partition
+    for member in members:
+        name = member.events[0]["member"]
+        for event in member.events:
+            if event["event"] == "record":
+                assert any(p == event["partition"] and start <= event["t"] <= end for p, start, end in spans[name])
+    assert any(event["event"] == "record" for event in members[2].events), "the member that joined consumed"
+    # cooperative: nobody lost partitions, and each member's generations only grow
+    for member in members:
+        assert not [event for event in member.events if event["event"] == "lost"]
+        generations = [event["generation"] for event in member.events if event["event"] == "assigned"]
+        assert generations == sorted(generations)
