@@ -14,6 +14,14 @@ the next request waits until the client has drained enough of its responses
 that one more fits. A single response larger than the bound is still sent
 whole, so the most held is about the bound plus one response.
 
+Zero-copy fetch. A response with file regions (``ResponsePieces``: a Fetch
+response encoded around its record bytes) is sent piece by piece: buffer
+pieces through the transport, regions with ``loop.sendfile`` straight from the
+segment file to the socket (plain TCP), or, where the transport cannot (TLS),
+as one ``pread`` each. The next request waits until the regions are sent, so
+order holds; a region costs no memory to hold, and its segment stays pinned
+(its descriptor open, see open_files.py) until it is sent or abandoned.
+
 Idle connections (no bytes read or sent for ``connections.max.idle.ms``)
 are closed, as Kafka's selector closes them.
 """
@@ -26,6 +34,7 @@ from collections import deque
 from dataclasses import dataclass
 
 from protocol.connection import ServerConnection
+from protocol.response_pieces import ResponsePieces
 from protocol.primitives import DecodeError
 
 from .connection_quotas import client_ip
@@ -74,6 +83,7 @@ class KafkaConnection(asyncio.Protocol):
         self._drained = asyncio.Event()  # set while the transport has not paused our writing
         self._drained.set()
         self._reading_paused = False
+        self._sendfile = True  # until the transport says it cannot (TLS)
         self._transport: asyncio.Transport | None = None
         self._worker: asyncio.Task | None = None
         self._idle_timer = None
@@ -204,13 +214,52 @@ class KafkaConnection(asyncio.Protocol):
                                   request.header.api_key, self._peer)
                     transport.close()
                     return
-                if response is not None and not transport.is_closing():
+                if response is None:
+                    continue
+                if type(response) is ResponsePieces and response.regions:
+                    if not await self._send_pieces(response):
+                        return
+                elif not transport.is_closing():
                     # What stays unsent counts against the bound when more requests arrive (data_received)
                     # and before the next one is handled (above).
                     transport.write(response)
-                    self._last_active_ms = self._clock.now_ms()
+                self._last_active_ms = self._clock.now_ms()
         except asyncio.CancelledError:
             pass
+
+    async def _send_pieces(self, response: ResponsePieces) -> bool:
+        """Send a response with file regions; False when the connection is closed instead."""
+        transport = self._transport
+        loop = asyncio.get_running_loop()
+        try:
+            for piece in response.pieces():
+                if transport.is_closing():
+                    return False
+                if type(piece) is memoryview:
+                    transport.write(piece)
+                    continue
+                region, fd = piece
+                if self._sendfile:
+                    try:
+                        sent = await loop.sendfile(transport, _Descriptor(fd), region.position, region.length,
+                                                   fallback=False)
+                    except (asyncio.SendfileNotAvailableError, RuntimeError):
+                        if transport.is_closing():
+                            return False
+                        self._sendfile = False  # TLS or another transport that needs the bytes
+                    except OSError as exc:
+                        self._close(f"sending a fetch response failed: {exc}")
+                        return False
+                    else:
+                        if sent != region.length:  # the file was cut under the region: the frame is broken
+                            self._close(f"sent {sent} of {region.length} bytes of a segment region")
+                            return False
+                        self._last_active_ms = self._clock.now_ms()
+                        continue
+                transport.write(region.read())  # one pread; the transport holds it like any response
+        finally:
+            response.release()
+        return True
 
     # ---- idleness and closing ----
 
@@ -240,3 +289,20 @@ class KafkaConnection(asyncio.Protocol):
     def close(self) -> None:
         if self._transport is not None:
             self._transport.close()
+
+
+class _Descriptor:
+    """What ``loop.sendfile`` takes for a pinned segment's descriptor: a file with ``fileno``.
+    It seeks the descriptor after sending; segments read and write with pread/pwrite only."""
+
+    __slots__ = ("_fd",)
+    mode = "rb"
+
+    def __init__(self, fd: int):
+        self._fd = fd
+
+    def fileno(self) -> int:
+        return self._fd
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        return offset
