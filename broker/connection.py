@@ -16,9 +16,9 @@ whole, so the most held is about the bound plus one response.
 
 Zero-copy fetch. A response with file regions (``ResponsePieces``: a Fetch
 response encoded around its record bytes) is sent piece by piece: buffer
-pieces through the transport, regions with ``loop.sendfile`` straight from the
-segment file to the socket (plain TCP), or, where the transport cannot (TLS),
-as one ``pread`` each. The next request waits until the regions are sent, so
+pieces through the transport, regions straight from the segment file to the
+socket with sendfile (plain TCP: region_sender.py), or,
+where that cannot be (TLS), as one ``pread`` each. The next request waits until the regions are sent, so
 order holds; a region costs no memory to hold, and its segment stays pinned
 (its descriptor open, see open_files.py) until it is sent or abandoned.
 
@@ -39,6 +39,7 @@ from protocol.primitives import DecodeError
 
 from .connection_quotas import client_ip
 from .dispatcher import ClosingError
+from .region_sender import RegionSender
 
 log = logging.getLogger(__name__)
 
@@ -83,7 +84,7 @@ class KafkaConnection(asyncio.Protocol):
         self._drained = asyncio.Event()  # set while the transport has not paused our writing
         self._drained.set()
         self._reading_paused = False
-        self._sendfile = True  # until the transport says it cannot (TLS)
+        self._region_sender: RegionSender | None = None  # made at the first file region
         self._transport: asyncio.Transport | None = None
         self._worker: asyncio.Task | None = None
         self._idle_timer = None
@@ -226,11 +227,13 @@ class KafkaConnection(asyncio.Protocol):
                 self._last_active_ms = self._clock.now_ms()
         except asyncio.CancelledError:
             pass
+        finally:
+            if self._region_sender is not None:
+                self._region_sender.close()
 
     async def _send_pieces(self, response: ResponsePieces) -> bool:
         """Send a response with file regions; False when the connection is closed instead."""
         transport = self._transport
-        loop = asyncio.get_running_loop()
         try:
             for piece in response.pieces():
                 if transport.is_closing():
@@ -239,14 +242,17 @@ class KafkaConnection(asyncio.Protocol):
                     transport.write(piece)
                     continue
                 region, fd = piece
-                if self._sendfile:
+                sender = self._region_sender
+                if sender is None:
+                    sender = self._region_sender = RegionSender(transport)
+                if sender.usable:
+                    await self._drain_to(0)  # the bytes before the region go first
+                    if transport.is_closing():
+                        return False
                     try:
-                        sent = await loop.sendfile(transport, _Descriptor(fd), region.position, region.length,
-                                                   fallback=False)
-                    except (asyncio.SendfileNotAvailableError, RuntimeError):
-                        if transport.is_closing():
-                            return False
-                        self._sendfile = False  # TLS or another transport that needs the bytes
+                        sent = await sender.send(fd, region.position, region.length)
+                    except NotImplementedError:
+                        pass  # copied below, and from now on
                     except OSError as exc:
                         self._close(f"sending a fetch response failed: {exc}")
                         return False
@@ -290,19 +296,3 @@ class KafkaConnection(asyncio.Protocol):
         if self._transport is not None:
             self._transport.close()
 
-
-class _Descriptor:
-    """What ``loop.sendfile`` takes for a pinned segment's descriptor: a file with ``fileno``.
-    It seeks the descriptor after sending; segments read and write with pread/pwrite only."""
-
-    __slots__ = ("_fd",)
-    mode = "rb"
-
-    def __init__(self, fd: int):
-        self._fd = fd
-
-    def fileno(self) -> int:
-        return self._fd
-
-    def seek(self, offset: int, whence: int = 0) -> int:
-        return offset
