@@ -227,13 +227,11 @@ class KafkaConnection(asyncio.Protocol):
                 self._last_active_ms = self._clock.now_ms()
         except asyncio.CancelledError:
             pass
-        finally:
-            if self._region_sender is not None:
-                self._region_sender.close()
 
     async def _send_pieces(self, response: ResponsePieces) -> bool:
         """Send a response with file regions; False when the connection is closed instead."""
         transport = self._transport
+        regions_left = len(response.regions)
         try:
             for piece in response.pieces():
                 if transport.is_closing():
@@ -245,6 +243,7 @@ class KafkaConnection(asyncio.Protocol):
                 sender = self._region_sender
                 if sender is None:
                     sender = self._region_sender = RegionSender(transport)
+                sent = None
                 if sender.usable:
                     await self._drain_to(0)  # the bytes before the region go first
                     if transport.is_closing():
@@ -256,13 +255,16 @@ class KafkaConnection(asyncio.Protocol):
                     except OSError as exc:
                         self._close(f"sending a fetch response failed: {exc}")
                         return False
-                    else:
-                        if sent != region.length:  # the file was cut under the region: the frame is broken
-                            self._close(f"sent {sent} of {region.length} bytes of a segment region")
-                            return False
-                        self._last_active_ms = self._clock.now_ms()
-                        continue
-                transport.write(region.read())  # one pread; the transport holds it like any response
+                if sent is None:
+                    transport.write(region.read())  # one pread; the transport holds it like any response
+                elif sent != region.length:  # the file was cut under the region: the frame is broken
+                    self._close(f"sent {sent} of {region.length} bytes of a segment region")
+                    return False
+                else:
+                    self._last_active_ms = self._clock.now_ms()
+                regions_left -= 1
+                if not regions_left:
+                    response.release()  # the files are free before the client has the last bytes
         finally:
             response.release()
         return True

@@ -162,9 +162,12 @@ class Segment:
 
     def unpin(self) -> None:
         self._pins -= 1
-        if not self._pins and self._release_when_unpinned:
-            self._release_when_unpinned = False
-            self.release()
+        if not self._pins:
+            if self._release_when_unpinned:
+                self._release_when_unpinned = False
+                self.release()
+            elif self._fd is not None:
+                self._files.unpinned(self)  # the budget may be over while it was pinned
 
     def _handle(self) -> int:
         fd = self._fd
