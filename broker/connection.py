@@ -14,6 +14,14 @@ the next request waits until the client has drained enough of its responses
 that one more fits. A single response larger than the bound is still sent
 whole, so the most held is about the bound plus one response.
 
+Zero-copy fetch. A response with file regions (``ResponsePieces``: a Fetch
+response encoded around its record bytes) is sent piece by piece: buffer
+pieces through the transport, regions straight from the segment file to the
+socket with sendfile (plain TCP: region_sender.py), or,
+where that cannot be (TLS), as one ``pread`` each. The next request waits until the regions are sent, so
+order holds; a region costs no memory to hold, and its segment stays pinned
+(its descriptor open, see open_files.py) until it is sent or abandoned.
+
 Idle connections (no bytes read or sent for ``connections.max.idle.ms``)
 are closed, as Kafka's selector closes them.
 """
@@ -26,10 +34,12 @@ from collections import deque
 from dataclasses import dataclass
 
 from protocol.connection import ServerConnection
+from protocol.response_pieces import ResponsePieces
 from protocol.primitives import DecodeError
 
 from .connection_quotas import client_ip
 from .dispatcher import ClosingError
+from .region_sender import RegionSender
 
 log = logging.getLogger(__name__)
 
@@ -74,6 +84,7 @@ class KafkaConnection(asyncio.Protocol):
         self._drained = asyncio.Event()  # set while the transport has not paused our writing
         self._drained.set()
         self._reading_paused = False
+        self._region_sender: RegionSender | None = None  # made at the first file region
         self._transport: asyncio.Transport | None = None
         self._worker: asyncio.Task | None = None
         self._idle_timer = None
@@ -204,13 +215,59 @@ class KafkaConnection(asyncio.Protocol):
                                   request.header.api_key, self._peer)
                     transport.close()
                     return
-                if response is not None and not transport.is_closing():
+                if response is None:
+                    continue
+                if type(response) is ResponsePieces and response.regions:
+                    if not await self._send_pieces(response):
+                        return
+                elif not transport.is_closing():
                     # What stays unsent counts against the bound when more requests arrive (data_received)
                     # and before the next one is handled (above).
                     transport.write(response)
-                    self._last_active_ms = self._clock.now_ms()
+                self._last_active_ms = self._clock.now_ms()
         except asyncio.CancelledError:
             pass
+
+    async def _send_pieces(self, response: ResponsePieces) -> bool:
+        """Send a response with file regions; False when the connection is closed instead."""
+        transport = self._transport
+        regions_left = len(response.regions)
+        try:
+            for piece in response.pieces():
+                if transport.is_closing():
+                    return False
+                if type(piece) is memoryview:
+                    transport.write(piece)
+                    continue
+                region, fd = piece
+                sender = self._region_sender
+                if sender is None:
+                    sender = self._region_sender = RegionSender(transport)
+                sent = None
+                if sender.usable:
+                    await self._drain_to(0)  # the bytes before the region go first
+                    if transport.is_closing():
+                        return False
+                    try:
+                        sent = await sender.send(fd, region.position, region.length)
+                    except NotImplementedError:
+                        pass  # copied below, and from now on
+                    except OSError as exc:
+                        self._close(f"sending a fetch response failed: {exc}")
+                        return False
+                if sent is None:
+                    transport.write(region.read())  # one pread; the transport holds it like any response
+                elif sent != region.length:  # the file was cut under the region: the frame is broken
+                    self._close(f"sent {sent} of {region.length} bytes of a segment region")
+                    return False
+                else:
+                    self._last_active_ms = self._clock.now_ms()
+                regions_left -= 1
+                if not regions_left:
+                    response.release()  # the files are free before the client has the last bytes
+        finally:
+            response.release()
+        return True
 
     # ---- idleness and closing ----
 
@@ -240,3 +297,4 @@ class KafkaConnection(asyncio.Protocol):
     def close(self) -> None:
         if self._transport is not None:
             self._transport.close()
+

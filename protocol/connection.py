@@ -14,6 +14,7 @@ from .framing import FrameReader
 from .headers import (RequestHeader, decode_request_header, encode_request_header,
                       response_header_flexible)
 from .messages import BY_KEY
+from .response_pieces import ResponsePieces
 
 DEFAULT_MAX_FRAME = 100 * 1024 * 1024
 
@@ -41,18 +42,24 @@ class ServerConnection:
         return requests
 
     @staticmethod
-    def encode_response(header: RequestHeader, version: int, message, body) -> bytearray:
+    def encode_response(header: RequestHeader, version: int, message, body) -> ResponsePieces:
         """Frame a response to ``header`` with ``body`` encoded at ``version``.
 
         Returned as the bytearray it was built in: a Fetch response can be tens
-        of megabytes, and a ``bytes()`` copy of it would be pure overhead.
+        of megabytes, and a ``bytes()`` copy of it would be pure overhead. File
+        regions in ``body`` (zero-copy fetch) stay out of the buffer: see
+        ``ResponsePieces``; the sender must ``release`` a response that has regions.
         """
-        out = bytearray(4)
+        out = ResponsePieces(4)
         out += p.INT32.pack(header.correlation_id)
         if response_header_flexible(header.api_key, version):
             out.append(0)
-        message.encode_into(out, version, body)
-        p.INT32.pack_into(out, 0, len(out) - 4)
+        try:
+            message.encode_into(out, version, body)
+        except BaseException:
+            out.release()
+            raise
+        p.INT32.pack_into(out, 0, out.frame_size - 4)
         return out
 
 

@@ -18,6 +18,7 @@ import struct
 from typing import Any, Callable
 
 from . import primitives as p
+from .response_pieces import write_records
 
 MAX_VERSION = 0x7FFF
 _UNSET = object()  # distinguishes "no default given" from Kafka's explicit null default
@@ -115,6 +116,7 @@ def _length_prefixed_reader(kind: str, flexible: bool, nullable: bool):
 
 def _length_prefixed_writer(kind: str, flexible: bool, nullable: bool):
     pack_len = (p.INT16 if kind == "string" else p.INT32).pack
+    is_records = kind == "records"
 
     def write(out, value):
         if value is None:
@@ -130,7 +132,8 @@ def _length_prefixed_writer(kind: str, flexible: bool, nullable: bool):
             p.write_uvarint(out, len(data) + 1)
         else:
             out += pack_len(len(data))
-        out += data
+        if not (is_records and write_records(out, data)):  # a file region goes in by reference
+            out += data
 
     return write
 

@@ -86,8 +86,9 @@ def _read_one(context, topic, wanted, limit, min_one, read_committed):
             raise KafkaError(Errors.UNKNOWN_LEADER_EPOCH)
         partition = context.logs.partition(topic, wanted.partition)
         last_stable_offset = partition.last_stable_offset
+        # By reference: the connection sends the records from the segment file (zero-copy fetch)
         result = (partition.read(wanted.fetch_offset, max(limit, 0), last_stable_offset if read_committed else None,
-                                 min_one=min_one)
+                                 min_one=min_one, by_reference=True)
                   if limit > 0 or min_one else None)
     except KafkaError as exc:
         answer.error_code = exc.code

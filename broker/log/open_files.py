@@ -89,6 +89,11 @@ class SegmentFiles:
     def used(self, segment: Segment) -> None:
         self._open.move_to_end(segment)
 
+    def unpinned(self, segment: Segment) -> None:
+        """A pinned segment was skipped while the budget was over: close what is over it now."""
+        if len(self._open) > self.limit:
+            self._close_idle(len(self._open) - self.limit, keep=None)
+
     def closed(self, segment: Segment) -> None:
         self._open.pop(segment, None)
 

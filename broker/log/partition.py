@@ -30,6 +30,7 @@ from protocol.errors import Errors, KafkaError
 from . import log_start, segment_swap
 from .open_files import SegmentFiles
 from .producer_state import ProducerStateManager
+from . import segment_read
 from .segment import Segment
 from .txn_index import AbortedTxn
 from .validator import TopicPolicy, ValidatedBatch, validate_records
@@ -357,13 +358,14 @@ class Partition:
     # ------------------------------------------------------------------ reading
 
     def read(self, offset: int, max_bytes: int, upper_bound: int | None = None, *,
-             min_one: bool = True) -> ReadResult:
+             min_one: bool = True, by_reference: bool = False) -> ReadResult:
         """Whole batches from the one containing ``offset``, below ``upper_bound`` (default HW).
 
         With ``min_one`` the first batch is returned even past ``max_bytes`` (KIP-74: the
         first partition of a fetch response that has data); without it only batches that
         fit, possibly none. Deviation: Kafka then sends the bytes that fit, a partial
         batch the client discards; whole batches (or nothing) say the same in fewer bytes.
+        ``by_reference``: the records are a ``SegmentRegion`` (sent with sendfile, not read).
         """
         high_watermark = self.high_watermark
         if offset < self.log_start_offset or offset > self.log_end_offset:
@@ -375,26 +377,10 @@ class Partition:
             for segment in self._segments_from(offset):
                 found = segment.position_of(offset)
                 if found is not None:  # else the offset is past this segment's last batch: the next one
-                    data, end_offset = self._read_segment(segment, found, offset, max_bytes, bound, min_one)
+                    read = segment_read.region_of if by_reference else segment_read.read_bytes
+                    data, end_offset = read(segment, found, offset, max_bytes, bound, min_one)
                     break
         return ReadResult(data, high_watermark, self.log_start_offset, max(end_offset, offset))
-
-    @staticmethod
-    def _read_segment(segment: Segment, found: tuple[int, rec.BatchHeader], offset: int, max_bytes: int,
-                      bound: int, min_one: bool) -> tuple[bytes | memoryview, int]:
-        start, first = found
-        if first.base_offset >= bound or (first.size > max_bytes and not min_one):
-            return b"", offset
-        length = min(max(max_bytes, first.size), segment.size - start)
-        data = segment.read(start, length)
-        end = 0
-        end_offset = offset
-        for position, header in rec.iter_headers(data):
-            if header.base_offset >= bound:
-                break
-            end = position + header.size
-            end_offset = header.last_offset + 1
-        return (memoryview(data)[:end] if end < len(data) else data), end_offset
 
     # ------------------------------------------------------------------ waiting
 

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Iterator
 
 from protocol import records as rec
+from protocol.response_pieces import FileRegion
 
 from .index import OffsetIndex, TimeIndex
 from .open_files import SegmentFiles, storage_error
@@ -150,16 +151,23 @@ class Segment:
     def pinned(self) -> bool:
         return self._pins > 0
 
-    def pin(self) -> None:
-        """Open the file and keep it open until ``unpin`` (for work in a worker thread)."""
-        self._handle()
+    def pin(self) -> int:
+        """Open the file and keep it open until ``unpin`` (for work in a worker thread, or a
+        region being sent); its descriptor. A pinned segment deleted meanwhile (retention,
+        DeleteRecords, compaction) is unlinked, and its descriptor, still open, keeps reading
+        the bytes it had; it closes at the last ``unpin``."""
+        fd = self._handle()
         self._pins += 1
+        return fd
 
     def unpin(self) -> None:
         self._pins -= 1
-        if not self._pins and self._release_when_unpinned:
-            self._release_when_unpinned = False
-            self.release()
+        if not self._pins:
+            if self._release_when_unpinned:
+                self._release_when_unpinned = False
+                self.release()
+            elif self._fd is not None:
+                self._files.unpinned(self)  # the budget may be over while it was pinned
 
     def _handle(self) -> int:
         fd = self._fd
@@ -192,6 +200,10 @@ class Segment:
 
     def read(self, position: int, length: int) -> bytes:
         return os.pread(self._handle(), length, position)
+
+    def region(self, position: int, length: int) -> SegmentRegion:
+        """Bytes of this segment by reference: the connection sends them with sendfile."""
+        return SegmentRegion(self, position, length)
 
     def scan(self, position: int = 0, *, verify: bool = False, chunk_size: int = SCAN_CHUNK) -> Iterator[ScannedBatch]:
         """Walk batch headers from ``position`` to the end of the file.
@@ -296,3 +308,22 @@ class Segment:
             os.unlink(self.log_path)
         except FileNotFoundError:
             pass
+
+
+class SegmentRegion(FileRegion):
+    """A byte range of a segment's ``.log`` file (see protocol/response_pieces.py)."""
+
+    __slots__ = ("segment",)
+
+    def __init__(self, segment: Segment, position: int, length: int):
+        super().__init__(position, length)
+        self.segment = segment
+
+    def read(self) -> bytes:
+        return self.segment.read(self.position, self.length)
+
+    def pin(self) -> int:
+        return self.segment.pin()
+
+    def unpin(self) -> None:
+        self.segment.unpin()

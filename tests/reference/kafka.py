@@ -59,6 +59,10 @@ SHARED_TEST_SETTINGS = {
 # busy two-core machine than Kafka's server defaults (G1, C2).
 JVM_OPTIONS = ["-Xms128m", "-Xmx512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
                "-Djava.awt.headless=true"]
+# What kafka-server-start.sh and kafka-run-class.sh give a broker (1 GiB heap, G1, C2): for benchmarks.
+PRODUCTION_JVM_OPTIONS = ["-Xms1g", "-Xmx1g", "-server", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20",
+                          "-XX:InitiatingHeapOccupancyPercent=35", "-XX:+ExplicitGCInvokesConcurrent",
+                          "-Djava.awt.headless=true"]
 
 
 JAVA_SOURCES = REPO / "reference" / "src" / "main" / "java"
@@ -127,8 +131,10 @@ class KafkaProcess:
 
     kind = "kafka"
 
-    def __init__(self, run_dir: Path, port: int | None = None, overrides: dict[str, str] | None = None):
+    def __init__(self, run_dir: Path, port: int | None = None, overrides: dict[str, str] | None = None,
+                 jvm_options: list[str] | None = None):
         self.run_dir = Path(run_dir)
+        self.jvm_options = list(JVM_OPTIONS if jvm_options is None else jvm_options)  # the broker's JVM
         self.port = port or free_port()
         self.controller_port = free_port()
         self.overrides = dict(overrides or {})
@@ -161,8 +167,8 @@ class KafkaProcess:
             **SHARED_TEST_SETTINGS, **KAFKA_ONLY_SETTINGS, **self.overrides,
         }
 
-    def _java(self, main_class: str, *args: str) -> list[str]:
-        return ["java", *JVM_OPTIONS, f"-Dkafka.logs.dir={self.run_dir}",
+    def _java(self, main_class: str, *args: str, jvm_options: list[str] = JVM_OPTIONS) -> list[str]:
+        return ["java", *jvm_options, f"-Dkafka.logs.dir={self.run_dir}",
                 f"-Dlog4j2.configurationFile={LOG_CONFIG}", "-cp", classpath(), main_class, *args]
 
     def _write_properties(self) -> Path:
@@ -186,7 +192,8 @@ class KafkaProcess:
             self._format_storage(properties)
         began = time.monotonic()
         with open(self.run_dir / "console.log", "ab") as console:
-            self.process = subprocess.Popen(self._java("kafka.Kafka", str(properties)), cwd=self.run_dir,
+            self.process = subprocess.Popen(self._java("kafka.Kafka", str(properties),
+                                                       jvm_options=self.jvm_options), cwd=self.run_dir,
                                             stdout=console, stderr=subprocess.STDOUT)
         deadline = began + timeout
         while not self._answers_metadata():

@@ -1,0 +1,73 @@
+"""Sending a file region to a connection's socket with ``os.sendfile`` (zero-copy fetch).
+
+The event loop is uvloop, whose transports have no ``sendfile`` (``loop.sendfile``
+raises NotImplementedError) and which refuses ``add_writer`` on a descriptor a
+transport owns. So the sender works on its own duplicate of the socket's
+descriptor: once the transport's buffer is empty (the bytes before the region
+are out), it calls ``os.sendfile`` on the socket until the kernel's send buffer
+is full, then waits for a duplicate of the socket's descriptor to become
+writable (the duplicate lives for that one region only). The transport is not written to
+meanwhile (the connection answers one request at a time) and goes on reading.
+
+Where sendfile cannot be used (a TLS transport: its bytes must be encrypted;
+or the kernel refuses), ``usable`` turns False and the caller copies instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import os
+
+# Refusals that mean "not with this socket or file", not a broken connection.
+_NOT_SUPPORTED = (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.ENOTSOCK)
+
+
+class RegionSender:
+    def __init__(self, transport: asyncio.Transport):
+        sock = transport.get_extra_info("socket")
+        self.usable = sock is not None and transport.get_extra_info("sslcontext") is None
+        self._sock_fd = sock.fileno() if self.usable else -1
+
+    async def send(self, fd: int, position: int, length: int) -> int:
+        """Send ``length`` bytes of ``fd`` from ``position``; bytes sent (fewer: the file is shorter).
+
+        Raises OSError when the connection breaks; NotImplementedError (``usable`` is then False)
+        when sendfile is refused before any byte went out.
+        """
+        out = self._sock_fd
+        sent = 0
+        waiter = None  # the duplicate descriptor to wait on, made when the socket is first full
+        try:
+            while sent < length:
+                try:
+                    n = os.sendfile(out, fd, position + sent, length - sent)
+                except BlockingIOError:
+                    if waiter is None:
+                        # from now on through the duplicate: the transport may close its descriptor
+                        # while we wait, and the number be reused by another file
+                        waiter = out = os.dup(out)
+                    await self._writable(waiter)
+                    continue
+                except OSError as exc:
+                    if exc.errno in _NOT_SUPPORTED and not sent:
+                        self.usable = False
+                        raise NotImplementedError(f"sendfile refused: {exc}") from None
+                    raise
+                if n == 0:  # end of file before the region's end
+                    break
+                sent += n
+        finally:
+            if waiter is not None:
+                os.close(waiter)
+        return sent
+
+    @staticmethod
+    async def _writable(fd: int) -> None:
+        loop = asyncio.get_running_loop()
+        ready = loop.create_future()
+        loop.add_writer(fd, lambda: ready.done() or ready.set_result(None))
+        try:
+            await ready
+        finally:
+            loop.remove_writer(fd)

@@ -1,0 +1,96 @@
+"""Responses with file regions through the connection layer in-process: sent with sendfile, or
+copied where sendfile is refused; in request order among plain responses; pins released."""
+
+import asyncio
+import os
+
+import pytest
+
+from broker import region_sender
+from protocol.api_keys import ApiKey
+from protocol.connection import ServerConnection
+from protocol.messages import api_versions
+from protocol.response_pieces import FileRegion, ResponsePieces
+
+from .test_connection import Client, serve  # noqa: F401  (fixture)
+
+
+class FileSlice(FileRegion):
+    """A region of a plain file that counts its pins."""
+    __slots__ = ("fd", "pins")
+
+    def __init__(self, fd, position, length):
+        super().__init__(position, length)
+        self.fd, self.pins = fd, 0
+
+    def read(self):
+        return os.pread(self.fd, self.length, self.position)
+
+    def pin(self):
+        self.pins += 1
+        return self.fd
+
+    def unpin(self):
+        self.pins -= 1
+
+
+class RegionDispatcher:
+    """Answers each request with [correlation id] "head" [region] "|" [region] "|" (regions of one
+    file), and every third one with a plain ApiVersions answer."""
+
+    def __init__(self, fd, size):
+        self.fd, self.size, self.regions, self.count = fd, size, [], 0
+
+    async def dispatch(self, request, client_host=""):
+        self.count += 1
+        if self.count % 3 == 0:  # every third answer is a plain one, between region answers
+            return ServerConnection.encode_response(request.header, 3, api_versions.RESPONSE,
+                                                    api_versions.RESPONSE(error_code=0))
+        out = ResponsePieces(4)
+        out += request.header.correlation_id.to_bytes(4, "big") + b"head"
+        for start in (self.count * 1000 % self.size, 7):
+            region = FileSlice(self.fd, start, min(3 << 20, self.size - start))
+            self.regions.append(region)
+            out.add_region(region)
+            out += b"|"
+        out[0:4] = (out.frame_size - 4).to_bytes(4, "big")
+        return out
+
+
+async def read_frames(reader, count):
+    frames = []
+    async with asyncio.timeout(60):
+        while len(frames) < count:
+            size = int.from_bytes(await reader.readexactly(4), "big")
+            frames.append(await reader.readexactly(size))
+    return frames
+
+
+@pytest.mark.parametrize("sendfile", [True, False], ids=["sendfile", "copied"])
+async def test_region_responses_arrive_whole_and_in_order(serve, tmp_path, monkeypatch, sendfile):  # noqa: F811
+    if not sendfile:
+        def refuse(*_args):
+            raise OSError(22, "Invalid argument")  # what Linux answers for a socket it cannot sendfile to
+        monkeypatch.setattr(region_sender.os, "sendfile", refuse)
+    data = os.urandom(8 << 20)
+    path = tmp_path / "segment"
+    path.write_bytes(data)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        dispatcher = RegionDispatcher(fd, len(data))
+        server = await serve(dispatcher)
+        client = await Client.open(server.port)
+        count = 12
+        client.send_api_versions(count)  # pipelined: the answers must come back in this order
+        frames = await read_frames(client.reader, count)
+        for number, frame in enumerate(frames, 1):
+            assert int.from_bytes(frame[:4], "big") == number - 1, "answers in request order"
+            if number % 3 == 0:
+                continue
+            start = number * 1000 % len(data)
+            first = data[start:start + (3 << 20)]
+            second = data[7:7 + (3 << 20)]
+            assert frame[4:] == b"head" + first + b"|" + second + b"|"
+        assert all(region.pins == 0 for region in dispatcher.regions), "every pin released"
+    finally:
+        os.close(fd)
