@@ -86,7 +86,7 @@ def test_read_committed_stream_never_shows_an_aborted_record(spark, any_broker, 
               .option("maxOffsetsPerTrigger", "7").load())
     query = stream.writeStream.format("memory").queryName(table).trigger(processingTime="200 milliseconds").start()
     stop = threading.Event()
-    rounds = 20
+    rounds = 8
     writer = threading.Thread(target=write_transactions, args=(bootstrap, topic_name, f"{topic_name}-tx", rounds, stop))
     try:
         writer.start()
