@@ -50,7 +50,9 @@ class ReadSettings:
         return Consumer(bootstrap_servers=self.bootstrap, **self.client)
 
     def read(self, partition: RangePartition):
-        return read_range(self.bootstrap, self.client, partition.piece, include_headers=self.include_headers,
+        # ``value`` (InputPartition's own attribute), not ``piece``: Spark has been seen handing the task
+        # a plain InputPartition carrying the value, after a Python worker failed to start.
+        return read_range(self.bootstrap, self.client, partition.value, include_headers=self.include_headers,
                           fail_on_data_loss=self.fail_on_data_loss, poll_timeout_ms=self.poll_timeout_ms)
 
 

@@ -12,6 +12,10 @@ from confluent_kafka import TopicPartition as CKTopicPartition
 from tests.compat.test_confluent_kafka import create_topic
 from tests.pipeline.test_source import ck_read
 
+# A Spark session and a Kafka JVM start within the first test; on a loaded 2-core machine that alone can
+# take minutes, so these modules get a longer per-test deadline than the suite's default.
+pytestmark = pytest.mark.timeout(900)
+
 BASE_TS = 1_700_000_000_000
 
 
@@ -85,10 +89,10 @@ def test_ending_timestamps_strategy_group_ids_and_max_records(spark, any_broker,
     assert sorted(r[3] for r in late) == sorted(f"v{i}".encode() for i in range(30, 40, 2))
     # groupIdPrefix and kafka.group.id are accepted by both.
     assert len(both(spark, bootstrap, topic, groupIdPrefix="mine", **{"kafka.group.id": f"{topic}-g"})) == 40
-    # maxRecordsPerPartition: 20 offsets per topic-partition in pieces of at most 6 -> 4 each.
-    pieces = {fmt: read(spark, fmt, bootstrap, topic, maxRecordsPerPartition="6").rdd.getNumPartitions()
-              for fmt in ("weir", "kafka")}
-    assert pieces == {"weir": 8, "kafka": 8}
+    # maxRecordsPerPartition: 20 offsets per topic-partition in pieces of at most 6 -> 4 each, as Spark's
+    # documentation describes. Spark 4.2's own batch source (the V1 KafkaRelation that batch reads use)
+    # left the 2 topic-partitions unsplit here, so only the rows are compared with it.
+    assert read(spark, "weir", bootstrap, topic, maxRecordsPerPartition="6").rdd.getNumPartitions() == 8
     assert len(both(spark, bootstrap, topic, maxRecordsPerPartition="6")) == 40
 
 

@@ -12,6 +12,10 @@ from confluent_kafka import Producer as CKProducer
 from tests.compat.test_confluent_kafka import create_topic
 from tests.pipeline.test_source import ck_read
 
+# A Spark session and a Kafka JVM start within the first test; on a loaded 2-core machine that alone can
+# take minutes, so these modules get a longer per-test deadline than the suite's default.
+pytestmark = pytest.mark.timeout(900)
+
 
 def kafka_read(spark, bootstrap, **options):
     reader = spark.read.format("kafka").option("kafka.bootstrap.servers", bootstrap)
