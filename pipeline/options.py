@@ -103,14 +103,35 @@ def offset_spec(text: str | None, default: str, *, option: str) -> str | dict[To
         raise OptionError(f"Option '{option}' is earliest, latest or per-partition JSON, not {text!r}") from exc
 
 
-def timestamp_spec(options: dict[str, str]) -> int | dict[TopicPartition, int] | None:
-    """startingTimestamp (every partition) wins over startingOffsetsByTimestamp, as in Spark."""
-    if options.get("startingtimestamp"):
-        return int(options["startingtimestamp"])
-    if options.get("startingoffsetsbytimestamp"):
-        parsed = json.loads(options["startingoffsetsbytimestamp"])
+def timestamp_spec(options: dict[str, str], side: str = "starting") -> int | dict[TopicPartition, int] | None:
+    """{side}Timestamp (every partition) wins over {side}OffsetsByTimestamp, as in Spark; side is
+    ``starting`` or ``ending``."""
+    if options.get(f"{side}timestamp"):
+        return int(options[f"{side}timestamp"])
+    if options.get(f"{side}offsetsbytimestamp"):
+        parsed = json.loads(options[f"{side}offsetsbytimestamp"])
         return {TopicPartition(topic, int(p)): int(ts) for topic, parts in parsed.items() for p, ts in parts.items()}
     return None
+
+
+def by_timestamp_strategy(options: dict[str, str]) -> str:
+    """startingOffsetsByTimestampStrategy: ``error`` (Spark's default) or ``latest``."""
+    value = options.get("startingoffsetsbytimestampstrategy", "error").lower()
+    if value not in ("error", "latest"):
+        raise OptionError(f"Option 'startingOffsetsByTimestampStrategy' is error or latest, not {value!r}")
+    return value
+
+
+_DURATION_UNITS = {"ms": 1, "s": 1000, "m": 60_000, "min": 60_000, "h": 3_600_000, "d": 86_400_000}
+
+
+def duration_ms(options: dict[str, str], name: str, default: str) -> int:
+    """A duration such as ``15m`` or ``500ms`` (Spark's maxTriggerDelay; a bare number is milliseconds)."""
+    text = options.get(name.lower(), default).strip().lower()
+    match = re.fullmatch(r"(\d+)\s*([a-z]*)", text)
+    if not match or match.group(2) not in _DURATION_UNITS | {"": 1}:
+        raise OptionError(f"Option '{name}' is a duration such as 15m or 500ms, not {text!r}")
+    return int(match.group(1)) * _DURATION_UNITS.get(match.group(2), 1)
 
 
 def flag(options: dict[str, str], name: str, default: bool) -> bool:

@@ -93,8 +93,18 @@ async def starting_offsets(consumer: Consumer, tps: list[TopicPartition], spec, 
     return _explicit(tps, spec, earliest, latest, option="startingOffsets", fail_on_data_loss=fail_on_data_loss)
 
 
-async def ending_offsets(consumer: Consumer, tps: list[TopicPartition], spec) -> dict[TopicPartition, int]:
+async def ending_offsets(consumer: Consumer, tps: list[TopicPartition], spec, timestamps=None
+                         ) -> dict[TopicPartition, int]:
+    """Where a batch read stops (exclusive); endingTimestamp/endingOffsetsByTimestamp win over ``spec``.
+    A partition with no record at or after its timestamp ends at latest, as in Spark."""
     earliest, latest = await bounds(consumer, tps)
+    if timestamps is not None:
+        wanted = {tp: timestamps for tp in tps} if isinstance(timestamps, int) else dict(timestamps)
+        missing = [tp for tp in tps if tp not in wanted]
+        if missing:
+            raise OptionError(f"endingOffsetsByTimestamp has no timestamp for {missing}")
+        found = await consumer.offsets_for_times(wanted)
+        return {tp: found[tp][0] if found.get(tp) is not None else latest[tp] for tp in tps}
     if isinstance(spec, dict) and any(offset == EARLIEST for offset in spec.values()):
         raise OptionError("Ending offset for a partition can not be earliest (-2) in a batch query")
     return _explicit(tps, spec, earliest, latest, option="endingOffsets", fail_on_data_loss=True)
@@ -125,10 +135,13 @@ def _explicit(tps, spec, earliest, latest, *, option: str, fail_on_data_loss: bo
 
 
 def ranges(start: dict[TopicPartition, int], end: dict[TopicPartition, int],
-           min_partitions: int | None = None) -> list[OffsetRange]:
-    """Non-empty ranges, split so there are at least ``min_partitions`` of them when the data allows."""
+           min_partitions: int | None = None, max_records: int | None = None) -> list[OffsetRange]:
+    """Non-empty ranges, none over ``max_records`` offsets (maxRecordsPerPartition), then split so
+    there are at least ``min_partitions`` of them when the data allows (Spark applies both in this order)."""
     whole = [OffsetRange(tp.topic, tp.partition, start[tp], end[tp])
              for tp in sorted(end) if tp in start and end[tp] > start[tp]]
+    if max_records:
+        whole = [piece for r in whole for piece in _split(r, math.ceil(r.size / max_records))]
     if not min_partitions or min_partitions <= len(whole):
         return whole
     total = sum(r.size for r in whole)
@@ -136,13 +149,18 @@ def ranges(start: dict[TopicPartition, int], end: dict[TopicPartition, int],
     for r in whole:
         # Each range's share of min_partitions by its share of the data. Spark rounds the share, which
         # can leave fewer pieces than minPartitions promises; rounding up keeps the promise.
-        pieces = max(1, min(r.size, math.ceil(r.size * min_partitions / total)))
-        step, extra = divmod(r.size, pieces)
-        begin = r.start
-        for i in range(pieces):
-            stop = begin + step + (1 if i < extra else 0)
-            out.append(OffsetRange(r.topic, r.partition, begin, stop))
-            begin = stop
+        out += _split(r, max(1, min(r.size, math.ceil(r.size * min_partitions / total))))
+    return out
+
+
+def _split(r: OffsetRange, pieces: int) -> list[OffsetRange]:
+    """``r`` in ``pieces`` contiguous ranges whose sizes differ by at most one."""
+    step, extra = divmod(r.size, pieces)
+    out, begin = [], r.start
+    for i in range(pieces):
+        stop = begin + step + (1 if i < extra else 0)
+        out.append(OffsetRange(r.topic, r.partition, begin, stop))
+        begin = stop
     return out
 
 

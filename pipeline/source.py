@@ -39,15 +39,20 @@ class ReadSettings:
         self.include_headers = opt.flag(options, "includeHeaders", False)
         self.fail_on_data_loss = opt.flag(options, "failOnDataLoss", True)
         self.min_partitions = opt.positive_int(options, "minPartitions")
+        self.max_records = opt.positive_int(options, "maxRecordsPerPartition")
         self.timestamps = opt.timestamp_spec(options)
-        self.by_timestamp_strategy = options.get("startingoffsetsbytimestampstrategy", "error").lower()
+        self.by_timestamp_strategy = opt.by_timestamp_strategy(options)
+        # groupIdPrefix and kafka.group.id are accepted and unused: Spark uses them only to name the
+        # consumer groups it never commits to; this source reads by assignment without a group.
         self.poll_timeout_ms = int(options.get("kafkaconsumer.polltimeoutms", "1000"))
 
     def consumer(self) -> Consumer:
         return Consumer(bootstrap_servers=self.bootstrap, **self.client)
 
     def read(self, partition: RangePartition):
-        return read_range(self.bootstrap, self.client, partition.piece, include_headers=self.include_headers,
+        # ``value`` (InputPartition's own attribute), not ``piece``: Spark has been seen handing the task
+        # a plain InputPartition carrying the value, after a Python worker failed to start.
+        return read_range(self.bootstrap, self.client, partition.value, include_headers=self.include_headers,
                           fail_on_data_loss=self.fail_on_data_loss, poll_timeout_ms=self.poll_timeout_ms)
 
 
@@ -92,6 +97,7 @@ class BatchReader(DataSourceReader):
             raise opt.OptionError("Option 'endingOffsets' can not be earliest for a batch query")
         self.starting = opt.offset_spec(options.get("startingoffsets"), "earliest", option="startingOffsets")
         self.ending = opt.offset_spec(options.get("endingoffsets"), "latest", option="endingOffsets")
+        self.ending_timestamps = opt.timestamp_spec(options, "ending")
 
     def partitions(self):
         return [RangePartition(piece) for piece in asyncio.run(self._plan())]
@@ -103,8 +109,8 @@ class BatchReader(DataSourceReader):
             start = await starting_offsets(consumer, tps, self.starting, settings.timestamps,
                                            by_timestamp_strategy=settings.by_timestamp_strategy,
                                            fail_on_data_loss=settings.fail_on_data_loss)
-            end = await ending_offsets(consumer, tps, self.ending)
-        return ranges(start, end, settings.min_partitions)
+            end = await ending_offsets(consumer, tps, self.ending, self.ending_timestamps)
+        return ranges(start, end, settings.min_partitions, settings.max_records)
 
     def read(self, partition: RangePartition):
         return self.settings.read(partition)

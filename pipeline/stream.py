@@ -11,9 +11,10 @@ triggers; it is not pickled into the tasks, which open their own.
 from __future__ import annotations
 
 import asyncio
+import time
 
 from pyspark.sql.datasource import DataSourceStreamReader
-from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxRows
+from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxRows, ReadMinRows
 
 
 from . import options as opt
@@ -24,10 +25,15 @@ from .source import RangePartition, ReadSettings
 class StreamReader(DataSourceStreamReader):
     def __init__(self, options: dict[str, str]):
         self.settings = ReadSettings(options)
-        if "endingoffsets" in options or "endingoffsetsbytimestamp" in options:
+        if {"endingoffsets", "endingoffsetsbytimestamp", "endingtimestamp"} & set(options):
             raise opt.OptionError("Ending offsets are not valid in streaming queries (as in Spark's Kafka source)")
         self.starting = opt.offset_spec(options.get("startingoffsets"), "latest", option="startingOffsets")
         self.max_offsets = opt.positive_int(options, "maxOffsetsPerTrigger")
+        self.min_offsets = opt.positive_int(options, "minOffsetsPerTrigger")
+        self.max_trigger_delay_ms = opt.duration_ms(options, "maxTriggerDelay", "15m")
+        # Wall-clock milliseconds of the last batch let through; 0 lets the first trigger of a run through
+        # whatever it finds, as Spark's Kafka source does.
+        self._last_trigger_ms = 0
         self._runner: asyncio.Runner | None = None
         self._consumer = None
 
@@ -53,7 +59,18 @@ class StreamReader(DataSourceStreamReader):
         return opt.offsets_json(self._run(resolve))
 
     def getDefaultReadLimit(self):
-        return ReadAllAvailable() if self.max_offsets is None else ReadMaxRows(self.max_offsets)
+        # PySpark has no composite limit: with both bounds the minimum is applied by latestOffset itself.
+        if self.max_offsets is not None:
+            return ReadMaxRows(self.max_offsets)
+        return ReadAllAvailable() if self.min_offsets is None else ReadMinRows(self.min_offsets)
+
+    def _delay(self, available: int, now: int) -> bool:
+        """minOffsetsPerTrigger: hold the batch back while fewer offsets are available, unless
+        maxTriggerDelay has passed since the last batch (Spark's rule); ``now`` in wall-clock ms."""
+        if now - self._last_trigger_ms >= self.max_trigger_delay_ms or available >= self.min_offsets:
+            self._last_trigger_ms = now
+            return False
+        return True
 
     def latestOffset(self, start: dict, limit) -> dict:
         begin = opt.offsets_from_json(start)
@@ -68,6 +85,9 @@ class StreamReader(DataSourceStreamReader):
             raise DataLossError(f"partitions {sorted(gone)} are gone (set failOnDataLoss=false to carry on)")
         # Partitions that appeared since the last batch are read from their beginning, as Spark does.
         current = {tp: begin.get(tp, earliest[tp]) for tp in tps}
+        if self.min_offsets is not None and not isinstance(limit, ReadAllAvailable):
+            if self._delay(sum(max(0, newest[tp] - current[tp]) for tp in tps), int(time.time() * 1000)):
+                return opt.offsets_json(current)
         cap = limit.max_rows if isinstance(limit, ReadMaxRows) else None
         end = rate_limited(current, newest, cap)
         return opt.offsets_json({tp: max(end[tp], current[tp]) for tp in tps})
@@ -82,7 +102,8 @@ class StreamReader(DataSourceStreamReader):
             async def earliest(consumer):
                 return (await bounds(consumer, new))[0]
             begin.update(self._run(earliest))
-        return [RangePartition(piece) for piece in ranges(begin, finish, self.settings.min_partitions)]
+        return [RangePartition(piece) for piece in ranges(begin, finish, self.settings.min_partitions,
+                                                          self.settings.max_records)]
 
     def read(self, partition: RangePartition):
         return self.settings.read(partition)

@@ -173,17 +173,50 @@ def _read_blob(buf, pos):
 
 def _decode_records(buf, count: int, base_offset: int, base_timestamp: int,
                     log_append_time: int | None = None) -> list[Record]:
+    # Every consumer's fetch goes through here. Most varints of a record (its length under 64 bytes
+    # aside: attributes, deltas, key length, header count) are one byte, so that case is decoded
+    # inline and only longer ones call read_varint: about twice as fast on small records.
+    read_varint = p.read_varint
+    size = len(buf)
     records = []
+    append = records.append
     pos = 0
     for _ in range(count):
-        length, pos = p.read_varint(buf, pos)
+        byte = buf[pos] if pos < size else 0x80  # 0x80: truncated, let read_varint raise
+        if byte < 0x80:
+            length, pos = (byte >> 1) ^ -(byte & 1), pos + 1
+        else:
+            length, pos = read_varint(buf, pos)
         end = pos + length
         pos += 1  # attributes
-        timestamp_delta, pos = p.read_varint(buf, pos)
-        offset_delta, pos = p.read_varint(buf, pos)
-        key, pos = _read_blob(buf, pos)
+        byte = buf[pos] if pos < size else 0x80
+        if byte < 0x80:
+            timestamp_delta, pos = (byte >> 1) ^ -(byte & 1), pos + 1
+        else:
+            timestamp_delta, pos = read_varint(buf, pos)
+        byte = buf[pos] if pos < size else 0x80
+        if byte < 0x80:
+            offset_delta, pos = (byte >> 1) ^ -(byte & 1), pos + 1
+        else:
+            offset_delta, pos = read_varint(buf, pos)
+        byte = buf[pos] if pos < size else 0x80
+        if byte < 0x80:
+            key_length, pos = (byte >> 1) ^ -(byte & 1), pos + 1
+        else:
+            key_length, pos = read_varint(buf, pos)
+        if key_length < 0:
+            key = None
+        else:
+            if pos + key_length > size:
+                raise p.DecodeError(f"truncated: need {key_length} bytes at {pos}")
+            key = bytes(buf[pos:pos + key_length])
+            pos += key_length
         value, pos = _read_blob(buf, pos)
-        header_count, pos = p.read_varint(buf, pos)
+        byte = buf[pos] if pos < size else 0x80
+        if byte < 0x80:
+            header_count, pos = (byte >> 1) ^ -(byte & 1), pos + 1
+        else:
+            header_count, pos = read_varint(buf, pos)
         headers = []
         for _ in range(header_count):
             name, pos = _read_blob(buf, pos)
@@ -192,8 +225,7 @@ def _decode_records(buf, count: int, base_offset: int, base_timestamp: int,
         if pos != end:
             raise p.DecodeError("record length does not match its fields")
         timestamp = base_timestamp + timestamp_delta if log_append_time is None else log_append_time
-        records.append(Record(value, key, headers, timestamp,
-                              base_offset + offset_delta))
+        append(Record(value, key, headers, timestamp, base_offset + offset_delta))
     return records
 
 

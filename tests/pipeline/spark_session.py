@@ -17,7 +17,11 @@ def start_spark(app: str):
     from pyspark.sql import SparkSession
 
     import pipeline
+    from tests.reference.spark_connector import connector_jars
+    # Spark's own Kafka connector on every session: spark.jars reaches the driver's classpath only when
+    # the JVM starts, and one JVM serves every session of a pytest process.
     spark = (SparkSession.builder.master("local[2]").appName(app)
+             .config("spark.jars", ",".join(connector_jars()))
              .config("spark.ui.enabled", "false")
              .config("spark.sql.shuffle.partitions", "2")
              .config("spark.default.parallelism", "2")

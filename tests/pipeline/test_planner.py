@@ -54,3 +54,27 @@ def test_streaming_queries_refuse_ending_offsets():
     with pytest.raises(opt.OptionError, match="not valid in streaming queries"):
         StreamReader({"kafka.bootstrap.servers": "h:1", "subscribe": "a", "endingoffsets": "latest"})
     assert StreamReader({"kafka.bootstrap.servers": "h:1", "subscribe": "a"}).starting == "latest"
+
+
+def test_max_records_per_partition_splits_before_min_partitions():
+    pieces = ranges({A0: 0, A1: 0}, {A0: 25, A1: 4}, max_records=10)
+    assert pieces == [OffsetRange("a", 0, 0, 9), OffsetRange("a", 0, 9, 17), OffsetRange("a", 0, 17, 25),
+                      OffsetRange("a", 1, 0, 4)]
+    assert len(ranges({A0: 0}, {A0: 25}, min_partitions=6, max_records=10)) >= 6
+
+
+def test_min_offsets_per_trigger_waits_at_most_max_trigger_delay():
+    from pipeline.stream import StreamReader
+    reader = StreamReader({"kafka.bootstrap.servers": "h:1", "subscribe": "a", "minoffsetspertrigger": "50",
+                           "maxtriggerdelay": "2s"})
+    assert reader.max_trigger_delay_ms == 2000
+    assert not reader._delay(3, now=1_000_000)  # the first trigger of a run goes ahead
+    assert reader._delay(49, now=1_001_000)  # too few, too soon
+    assert not reader._delay(50, now=1_001_500)  # enough
+    assert reader._delay(1, now=1_003_000)
+    assert not reader._delay(1, now=1_003_500)  # maxTriggerDelay since the last batch
+    with pytest.raises(opt.OptionError, match="duration"):
+        opt.duration_ms({"maxtriggerdelay": "soon"}, "maxTriggerDelay", "15m")
+    assert opt.duration_ms({}, "maxTriggerDelay", "15m") == 900_000
+    with pytest.raises(opt.OptionError, match="error or latest"):
+        opt.by_timestamp_strategy({"startingoffsetsbytimestampstrategy": "earliest"})
