@@ -1,33 +1,33 @@
 """The orders pipeline as a Spark Structured Streaming job, exactly once.
 
 Orders in (JSON ``{"order_id", "customer", "item", "quantity"}``, the shape of
-``examples/exactly_once_orders.py``); out, per micro-batch:
+``examples/exactly_once_orders.py``); out, per order, in the same micro-batch
+transactions of the weir sink:
 
-- one confirmation per order on ``--confirmations`` (key: the customer, so a
-  customer's confirmations stay in order), and
-- the running inventory total of every product the batch touched on
-  ``--totals`` (key: the product; ``{"item", "ordered", "orders"}``: units and
-  orders so far), a compacted topic whose latest record per product is its total.
+- one confirmation on ``--confirmations`` (key: the customer, so a customer's
+  confirmations stay in order): ``{"order_id", "customer", "item", "quantity", "status"}``;
+- one inventory update on ``--inventory`` (key: the product):
+  ``{"order_id", "item", "delta"}`` with delta = -quantity.
 
     python -m pipeline.jobs.orders --bootstrap-servers HOST:9092 --checkpoint /ckpt --master 'local[2]'
     spark-submit pipeline/jobs/orders.py --bootstrap-servers HOST:9092 --checkpoint /ckpt
 
-How the totals stay exact: they are Spark state. ``groupBy(item)`` sums in the
-query's state store, which Spark versions per micro-batch in the checkpoint
-next to the batch's input offsets, and ``update`` output mode emits each
-changed total. Confirmations and totals are one union written by one query,
-so both land in the same per-batch Kafka transactions of the weir sink: a
-batch's confirmations and totals commit together or not at all. A batch that
-Spark runs again after a crash starts from the previous state version and
-reads the same offsets, so it recomputes the same totals; the sink writes
-nothing for a batch it already decided. Hence the latest total per product
-is exact, and no total record is written twice (``orders`` rises strictly per
-product).
+How the per-product totals stay exact: they are computed from the update
+stream, not kept as Spark state. The job is stateless; its only state is the
+input offsets in Spark's checkpoint, and the sink commits each batch's
+output exactly once (a batch Spark runs again after a crash reads the same
+offsets and the sink writes nothing for a batch it already decided). So the
+update topic holds exactly one update per order, and a product's total is the
+sum of its deltas: ``pipeline/jobs/topic_batch.py --sum-field delta`` computes
+every product's total from it (read_committed), any consumer may fold it
+incrementally, and confirmations and updates of a batch commit together.
 
-The alternative, totals folded downstream from the confirmation stream, would
-keep no state in Spark but move the work (and its own exactly-once problem) to
-every reader, and totals would no longer commit with their confirmations.
-Inputs whose value is not an order (unparsable JSON, no order_id) are skipped.
+Why not a running total in Spark's state store (``groupBy(item).sum`` emitted
+in update mode to a compacted topic): Spark 4.2 refuses update output mode
+for Python data sources ("weir does not support Update mode": its write
+builder for Python sinks lacks SupportsStreamingUpdateAsAppend), and complete
+mode would rewrite every product's total in every micro-batch. Inputs whose
+value is not an order (unparsable JSON, no order_id) are skipped.
 
 ``--sink-format kafka`` writes with Spark's own Kafka sink instead (at least
 once: a batch run again after a crash writes its output again); it needs
@@ -62,7 +62,7 @@ def parse_args(argv=None):
     parser.add_argument("--checkpoint", required=True, help="Spark checkpoint location (offsets, state)")
     parser.add_argument("--orders", default="orders", help="input topic")
     parser.add_argument("--confirmations", default="order-confirmations", help="output topic, one per order")
-    parser.add_argument("--totals", default="inventory-totals", help="output topic (compacted), one key per item")
+    parser.add_argument("--inventory", default="inventory-updates", help="output topic, one update per order")
     parser.add_argument("--trigger-interval", default="5s", help="micro-batch interval, e.g. 0s, 500ms, 5s")
     parser.add_argument("--max-offsets-per-trigger", type=int, help="cap on orders per micro-batch")
     parser.add_argument("--source-format", choices=("weir", "kafka"), default="weir")
@@ -82,7 +82,7 @@ def parse_args(argv=None):
 
 
 def build_output(spark, args):
-    """The query's rows in the sink's columns (topic, key, value): confirmations and changed totals."""
+    """The query's rows in the sink's columns (topic, key, value): per order a confirmation and an update."""
     from pyspark.sql import functions as F
 
     reader = (spark.readStream.format(args.source_format).options(**kafka_options(args))
@@ -96,15 +96,14 @@ def build_output(spark, args):
         F.lit(args.confirmations).alias("topic"), F.col("customer").alias("key"),
         F.to_json(F.struct("order_id", "customer", "item", "quantity",
                            F.lit("confirmed").alias("status"))).alias("value"))
-    totals = (orders.groupBy("item")
-              .agg(F.sum("quantity").alias("ordered"), F.count(F.lit(1)).alias("orders"))
-              .select(F.lit(args.totals).alias("topic"), F.col("item").alias("key"),
-                      F.to_json(F.struct("item", "ordered", "orders")).alias("value")))
-    return confirmations.unionByName(totals)
+    updates = orders.select(
+        F.lit(args.inventory).alias("topic"), F.col("item").alias("key"),
+        F.to_json(F.struct("order_id", "item", (-F.col("quantity")).alias("delta"))).alias("value"))
+    return confirmations.unionByName(updates)
 
 
 def start_query(spark, args):
-    writer = (build_output(spark, args).writeStream.queryName("orders").outputMode("update")
+    writer = (build_output(spark, args).writeStream.queryName("orders").outputMode("append")
               .format(args.sink_format).options(**kafka_options(args))
               .option("checkpointLocation", args.checkpoint)
               .trigger(processingTime=f"{args.trigger_ms} milliseconds"))
@@ -117,8 +116,8 @@ def start_query(spark, args):
 
 def main(argv=None) -> int:
     args = parse_args(argv)
-    create_topics(args.bootstrap_servers, {args.orders: {}, args.confirmations: {},
-                                           args.totals: {"cleanup.policy": "compact"}}, args.partitions)
+    create_topics(args.bootstrap_servers, {args.orders: {}, args.confirmations: {}, args.inventory: {}},
+                  args.partitions)
     spark = spark_session("weir-orders", args)
     query = start_query(spark, args)
     print(f"orders query {query.id} started", flush=True)
