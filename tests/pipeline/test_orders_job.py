@@ -2,8 +2,8 @@
 of its micro-batches and restarted from its checkpoint, and its broker killed with -9 once.
 
 With the weir sink (against Weir and against Apache Kafka): exactly one confirmation and one inventory
-update per order under read_committed, so exact per-product totals. With Spark's own Kafka sink, for contrast: only what it
-guarantees (at least one confirmation per order); how many duplicates it wrote is printed."""
+update per order under read_committed, so exact per-product totals. With Spark's own Kafka sink, for
+contrast: only what it guarantees (at least one confirmation per order); how many duplicates it wrote is printed."""
 
 import asyncio
 import json
@@ -30,7 +30,9 @@ FIRST_ORDERS, LATER_ORDERS = 320, 60  # the later ones arrive after the broker's
 PER_BATCH = 40
 OUTPUT_PARTITIONS = 3
 SPARK_CONF = ["spark.ui.enabled=false", "spark.sql.shuffle.partitions=2", "spark.default.parallelism=2",
-              "spark.driver.memory=512m", "spark.sql.streaming.pollingDelay=50ms"]
+              "spark.driver.memory=512m", "spark.sql.streaming.pollingDelay=50ms",
+              # a busy CI machine may take more than the default 15 s to start a Python worker
+              "spark.python.authenticate.socketTimeout=120s"]
 
 
 def order(number):
