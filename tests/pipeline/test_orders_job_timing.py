@@ -25,7 +25,7 @@ def test_settings_leaving_no_room_for_a_batch_and_a_restart_are_refused():
         check_transaction_timing(60000, 30000, trigger_interval_ms=30000)
     with pytest.raises(TransactionTimingError):  # the sink checks its options when Spark creates it
         ExactlyOnceStreamWriter({"kafka.bootstrap.servers": "127.0.0.1:1", "topic": "t",
-                                 "kafka.transaction.timeout.ms": "60000", "weir.sink.triggerintervalms": "45000"},
+                                 "kafka.transaction.timeout.ms": "60000", "weir.sink.triggerintervalms": "55000"},
                                 SCHEMA, "q", planning=False)
 
 
