@@ -26,8 +26,11 @@ COMMIT, DONE = "commit", "done"
 _TOPIC_CONFIG = next(f for f in create_topics.CreatableTopic.fields if f.name == "configs").type.element
 
 
-async def ensure_topic(cluster: Cluster, topic: str, partitions: int = 1) -> None:
-    """Create the compacted decision topic unless it exists (replication: the broker's default)."""
+async def ensure_topic(cluster: Cluster, topic: str, partitions: int = 1,
+                       configs: dict[str, str] | None = None) -> None:
+    """Create ``topic`` unless it exists (replication: the broker's default); by default compacted,
+    as the decision topic is."""
+    configs = {"cleanup.policy": "compact"} if configs is None else configs
     await cluster.refresh([topic], allow_auto_create=False)
     info = cluster.topics.get(topic)
     if info is not None and not info.error and info.partitions:
@@ -36,7 +39,7 @@ async def ensure_topic(cluster: Cluster, topic: str, partitions: int = 1) -> Non
     version = connection.version_for(ApiKey.CREATE_TOPICS, 4)
     response = await connection.request(ApiKey.CREATE_TOPICS, version, create_topics.REQUEST(topics=[
         create_topics.CreatableTopic(name=topic, num_partitions=partitions, replication_factor=-1, assignments=[],
-                                     configs=[_TOPIC_CONFIG(name="cleanup.policy", value="compact")])]))
+                                     configs=[_TOPIC_CONFIG(name=k, value=v) for k, v in configs.items()])]))
     code = response.topics[0].error_code
     if code != Errors.TOPIC_ALREADY_EXISTS:
         raise_for(code, f"CreateTopics {topic}: {response.topics[0].error_message}")

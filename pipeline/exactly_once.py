@@ -32,14 +32,31 @@ only happen in the first, or it would abort the batch being committed, so
 ``WeirDataSource`` tells the writer which one it is.
 
 Timing (``kafka.transaction.timeout.ms``, Kafka's default 60000, at most the
-broker's transaction.max.timeout.ms): a task's transaction must outlive the
-rest of its micro-batch (the slowest task, the decision and the EndTxns) and,
-after a crash between decision and commits, the time until the restarted
-query commits it. Otherwise the coordinator aborts a decided transaction and
-the roll-forward fails with ``TransactionLostError`` (the query stops rather
-than lose data silently). So: transaction.timeout.ms > longest micro-batch
-duration + driver restart time; a trigger interval longer than the timeout is
-fine, because transactions are open only while a batch runs.
+broker's transaction.max.timeout.ms, else InitProducerId fails with
+INVALID_TRANSACTION_TIMEOUT when the query starts): a task's transaction must
+outlive the rest of its micro-batch (the slowest task, the decision and the
+EndTxns) and, after a crash between decision and commits, the time until the
+restarted query commits it. Otherwise the coordinator aborts a decided
+transaction and the roll-forward fails with ``TransactionLostError`` (the
+query stops rather than lose data silently). So:
+
+    transaction.timeout.ms > micro-batch duration + driver restart time
+
+Transactions are open only while a batch runs, so a long trigger interval
+with short batches is fine; but a query that keeps up finishes each batch
+within its trigger interval, so the interval is the batch budget to plan with.
+Two checks enforce the relation before anything is decided:
+
+- at start (``check_transaction_timing``): ``weir.sink.restartAllowanceMs``
+  (default 10000, the time reserved for a driver restart: set it to the
+  real one, a cluster driver takes longer) must leave room in
+  the timeout, and so must it plus ``weir.sink.triggerIntervalMs`` when a job
+  names its trigger interval (the sink cannot see Spark's trigger itself);
+- per batch, in ``commit``: if the oldest transaction of the batch has been
+  open so long that the allowance no longer fits before the timeout, the batch
+  is aborted, not decided, and the query fails with ``TransactionTimingError``
+  naming the settings: a decision it might not be able to honour after a
+  restart would otherwise turn a slow batch into lost output.
 """
 
 from __future__ import annotations
@@ -47,6 +64,7 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
+import time
 
 from pyspark import TaskContext
 from pyspark.sql.datasource import DataSourceStreamArrowWriter, WriterCommitMessage
@@ -55,13 +73,19 @@ from client.cluster import Cluster
 from protocol.errors import Errors
 
 from .decisions import COMMIT, DEFAULT_TOPIC, DONE, DecisionLog
+from .options import OptionError
 from .rows import records
 from .sink import WriteSettings
 from .transactions import TransactionalWriter, end_transaction, init_producer_id
 
-# Fault injection for the crash test: after writing a decision, write the batch id to this file and
-# block until the process is killed, so a test can kill -9 the driver exactly between decision and commits.
+# Fault injection for the crash tests: after writing a decision, write the batch id to this file and
+# block until the process is killed, so a test can kill -9 the driver exactly between decision and commits;
+# with HOLD_FROM_BATCH, only once the batch id has reached that number.
 HOLD_AFTER_DECISION = "WEIR_SINK_HOLD_AFTER_DECISION"
+HOLD_FROM_BATCH = "WEIR_SINK_HOLD_FROM_BATCH"
+RESTART_ALLOWANCE_OPTION = "weir.sink.restartAllowanceMs"
+TRIGGER_INTERVAL_OPTION = "weir.sink.triggerIntervalMs"
+DEFAULT_RESTART_ALLOWANCE_MS = 10000  # a driver restarted at once, as in local runs; set the real figure
 # The local property MicroBatchExecution sets for the tasks of a micro-batch.
 BATCH_ID_PROPERTY = "streaming.sql.batchId"
 # Queries whose recovery ran in this (planning) process: Spark plans every micro-batch in the same
@@ -73,9 +97,29 @@ class TransactionLostError(RuntimeError):
     """A decided transaction can no longer be committed (it timed out and was aborted)."""
 
 
+class TransactionTimingError(OptionError):
+    """``kafka.transaction.timeout.ms`` leaves no room for a batch plus a driver restart."""
+
+
+def check_transaction_timing(transaction_timeout_ms: int, restart_allowance_ms: int,
+                             trigger_interval_ms: int | None = None) -> None:
+    """Fail fast on settings under which a decided batch could be aborted by the coordinator."""
+    if restart_allowance_ms < 0 or transaction_timeout_ms <= restart_allowance_ms:
+        raise TransactionTimingError(
+            f"kafka.transaction.timeout.ms ({transaction_timeout_ms}) must exceed {RESTART_ALLOWANCE_OPTION} "
+            f"({restart_allowance_ms}), the time a crashed driver has to restart and commit a decided batch")
+    if trigger_interval_ms is not None and trigger_interval_ms + restart_allowance_ms >= transaction_timeout_ms:
+        raise TransactionTimingError(
+            f"kafka.transaction.timeout.ms ({transaction_timeout_ms}) must exceed the trigger interval "
+            f"({trigger_interval_ms}) plus {RESTART_ALLOWANCE_OPTION} ({restart_allowance_ms}): a batch that takes "
+            "its whole interval and then a driver restart must both fit before the coordinator aborts its "
+            "transactions (the broker allows up to transaction.max.timeout.ms, 900000 by default)")
+
+
 class TxnCommitMessage(WriterCommitMessage):
     def __init__(self, transactional_id: str, producer_id: int, producer_epoch: int, partitions: int,
-                 records: int):
+                 records: int, started_ms: int = -1):
+        self.started_ms = started_ms  # wall clock when the task took its transactional id, -1 if it wrote nothing
         self.transactional_id = transactional_id
         self.producer_id = producer_id
         self.producer_epoch = producer_epoch
@@ -88,6 +132,11 @@ class ExactlyOnceStreamWriter(DataSourceStreamArrowWriter):
         self.settings = WriteSettings(options, schema)
         self.prefix = f"weir-sink-{query_key}"
         self.transaction_timeout_ms = int(options.get("kafka.transaction.timeout.ms", "60000"))
+        self.restart_allowance_ms = int(options.get(RESTART_ALLOWANCE_OPTION.lower(),
+                                                    str(DEFAULT_RESTART_ALLOWANCE_MS)))
+        trigger = options.get(TRIGGER_INTERVAL_OPTION.lower())
+        check_transaction_timing(self.transaction_timeout_ms, self.restart_allowance_ms,
+                                 None if trigger is None else int(trigger))
         self.batch_size = int(options.get("kafka.batch.size", "16384"))
         self.buffer_memory = int(options.get("kafka.buffer.memory", str(32 * 1024 * 1024)))
         self.log = DecisionLog(self.settings.bootstrap, options.get("weir.sink.decisionstopic", DEFAULT_TOPIC),
@@ -118,12 +167,13 @@ class ExactlyOnceStreamWriter(DataSourceStreamArrowWriter):
             writer = TransactionalWriter(cluster, self.transactional_id(task),
                                          transaction_timeout_ms=self.transaction_timeout_ms,
                                          batch_size=self.batch_size, buffer_memory=self.buffer_memory)
+            started_ms = int(time.time() * 1000)
             await writer.begin()
             for topic, partition, key, value, headers, timestamp in records(batches, self.settings.topic):
                 await writer.append(topic, partition, key, value, headers, timestamp)
             await writer.flush()
             return TxnCommitMessage(writer.transactional_id, writer.producer_id, writer.producer_epoch,
-                                    len(writer.partitions), writer.records)
+                                    len(writer.partitions), writer.records, started_ms)
         finally:
             await cluster.close()
 
@@ -140,6 +190,7 @@ class ExactlyOnceStreamWriter(DataSourceStreamArrowWriter):
             # Spark runs a batch again whose decision was already taken: its new writes must not show.
             await self._end_all(messages, commit=False)
             return
+        await self._check_batch_age(messages, batch_id)
         decision = {"batch": batch_id, "state": COMMIT, "tasks": len(messages),
                     "probed": latest.get("probed", 0) if latest is not None else 0,
                     "txns": [[m.transactional_id, m.producer_id, m.producer_epoch] for m in messages if m.partitions]}
@@ -151,6 +202,24 @@ class ExactlyOnceStreamWriter(DataSourceStreamArrowWriter):
                                "two drivers share one checkpoint")
         _hold_if_asked(batch_id)
         await self._roll_forward(decision)
+
+    async def _check_batch_age(self, messages: list[TxnCommitMessage], batch_id: int) -> None:
+        """Refuse to decide a batch whose transactions may time out before a restarted driver commits them.
+        Task clocks are wall clocks: on a cluster this assumes them synchronised (NTP) to well under the
+        allowance."""
+        started = [m.started_ms for m in messages if m.partitions and m.started_ms >= 0]
+        if not started:
+            return
+        age_ms = int(time.time() * 1000) - min(started)
+        if age_ms + self.restart_allowance_ms < self.transaction_timeout_ms:
+            return
+        await self._end_all(messages, commit=False)
+        raise TransactionTimingError(
+            f"batch {batch_id} kept its transactions open {age_ms} ms; with {RESTART_ALLOWANCE_OPTION} "
+            f"({self.restart_allowance_ms}) that reaches kafka.transaction.timeout.ms "
+            f"({self.transaction_timeout_ms}), so a driver crash after the decision could lose the batch. "
+            "It was aborted, not decided: raise kafka.transaction.timeout.ms or make batches smaller "
+            "(maxOffsetsPerTrigger)")
 
     def abort(self, messages, batchId: int) -> None:
         """A task failed: abort what the others wrote (fencing at the next run would abort it too)."""
@@ -213,7 +282,7 @@ class ExactlyOnceStreamWriter(DataSourceStreamArrowWriter):
 
 def _hold_if_asked(batch_id: int) -> None:
     marker = os.environ.get(HOLD_AFTER_DECISION)
-    if marker:
+    if marker and batch_id >= int(os.environ.get(HOLD_FROM_BATCH, "0")):
         with open(marker, "w") as out:
             out.write(str(batch_id))
         threading.Event().wait()  # until kill -9

@@ -20,7 +20,7 @@ import time
 from collections import deque
 
 from client.cluster import TRANSACTION, Cluster
-from client.errors import KafkaConnectionError, KafkaTimeoutError, error_for, raise_for
+from client.errors import BrokerResponseError, KafkaConnectionError, KafkaTimeoutError, error_for, raise_for
 from client.partitioner import partition_for_key
 from client.types import TopicPartition
 from protocol.api_keys import ApiKey
@@ -48,6 +48,12 @@ async def _to_coordinator(cluster: Cluster, transactional_id: str, api_key: ApiK
             code = error_of(response)
         except (KafkaConnectionError, KafkaTimeoutError):
             code = Errors.COORDINATOR_NOT_AVAILABLE
+        except BrokerResponseError as exc:
+            # FindCoordinator's own answer: Kafka gives COORDINATOR_NOT_AVAILABLE until the transaction
+            # state partition is loaded (after a start or a restart), which its producer retries.
+            if exc.code not in _RETRY:
+                raise
+            code = exc.code
         if code not in _RETRY:
             return response, code
         if code in _REDISCOVER:

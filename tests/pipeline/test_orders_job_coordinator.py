@@ -1,0 +1,48 @@
+"""Found by the orders job against Apache Kafka: right after a (re)start, Kafka answers FindCoordinator
+for a transactional id with COORDINATOR_NOT_AVAILABLE until its transaction state topic is loaded. The
+sink's coordinator requests must retry that (as Kafka's producer does), not fail the query."""
+
+import asyncio
+from types import SimpleNamespace
+
+from client.errors import error_for
+from pipeline.transactions import init_producer_id
+from protocol.errors import Errors
+
+
+class CoordinatorLoadingCluster:
+    """FindCoordinator fails with ``error`` ``failures`` times, then node 1 answers InitProducerId."""
+
+    retry_backoff = 0.001
+
+    def __init__(self, error: Errors, failures: int):
+        self.error, self.failures, self.finds, self.forgotten = error, failures, 0, 0
+
+    async def coordinator(self, key_type, key):
+        self.finds += 1
+        if self.finds <= self.failures:
+            raise error_for(self.error)("not yet")
+        return 1
+
+    async def send(self, node, api_key, build):
+        return SimpleNamespace(error_code=Errors.NONE, producer_id=7, producer_epoch=3)
+
+    def forget_coordinator(self, key_type, key):
+        self.forgotten += 1
+
+
+def test_find_coordinator_answers_that_kafka_retries_are_retried():
+    for error in (Errors.COORDINATOR_NOT_AVAILABLE, Errors.NOT_COORDINATOR, Errors.COORDINATOR_LOAD_IN_PROGRESS):
+        cluster = CoordinatorLoadingCluster(error, failures=3)
+        assert asyncio.run(init_producer_id(cluster, "weir-sink-q-0", 60000, timeout=10)) == (7, 3)
+        assert cluster.finds == 4
+
+
+def test_a_find_coordinator_answer_that_is_not_retriable_still_fails():
+    cluster = CoordinatorLoadingCluster(Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, failures=1)
+    try:
+        asyncio.run(init_producer_id(cluster, "weir-sink-q-0", 60000, timeout=10))
+    except error_for(Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED):
+        pass
+    else:
+        raise AssertionError("an authorization failure must not be retried")
