@@ -159,21 +159,34 @@ class Fetcher:
             self._wake.clear()
             needs_metadata = False
             by_node: dict[int, list[TopicPartition]] = {}
+            held_back: set[int] = set()  # brokers leading a partition that waits on the prefetch bound
             full = self.buffered_bytes >= self.max_bytes
             for tp, state in self.states.items():
-                if state.fetch_position is None or state.paused or state.error or full or len(state.buffered) > 1:
+                if state.fetch_position is None or state.paused or state.error:
                     continue
                 leader = self.cluster.leader(*tp)
-                if leader < 0:
+                if full or len(state.buffered) > 1:
+                    held_back.add(leader)
+                elif leader < 0:
                     needs_metadata = True
                 elif leader not in self._in_flight:
                     by_node.setdefault(leader, []).append(tp)
             for node, partitions in by_node.items():
+                if node in held_back and all(self._caught_up(self.states[tp]) for tp in partitions):
+                    # A Fetch of caught-up partitions alone would wait fetch_max_wait_ms at the broker,
+                    # and the held-back ones could not be fetched meanwhile: they go together later.
+                    continue
                 self._in_flight.add(node)
                 asyncio.get_running_loop().create_task(self._fetch(node, partitions))
             if needs_metadata:
                 await self._refresh([tp.topic for tp in self.states])
             await self._wake.wait()
+
+    def _caught_up(self, state: PartitionState) -> bool:
+        """Was the partition at the end of what it may read (the LSO under read_committed) at its last answer?"""
+        end = state.last_stable_offset if self.isolation_level == READ_COMMITTED and state.last_stable_offset >= 0 \
+            else state.high_watermark
+        return 0 <= end <= state.fetch_position
 
     async def _refresh(self, topics) -> None:
         try:
