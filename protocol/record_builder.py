@@ -82,20 +82,16 @@ except ImportError:  # no C compiler at install time: the Python encoding serves
 class BatchBuilder:
     """Appends records to one batch's body; ``build`` frames it."""
 
-    __slots__ = ("compression", "base_timestamp", "max_timestamp", "count", "_body", "_payload")
+    __slots__ = ("compression", "base_timestamp", "max_timestamp", "count", "size", "_body", "_payload")
 
     def __init__(self, compression: Compression = Compression.NONE):
         self.compression = compression
         self.base_timestamp = -1
         self.max_timestamp = -1
         self.count = 0
+        self.size = HEADER_SIZE  # bytes of the batch if it were built now, before compression
         self._body = bytearray()
         self._payload: bytes | None = None
-
-    @property
-    def size(self) -> int:
-        """Bytes of the batch if it were built now, before compression."""
-        return HEADER_SIZE + len(self._body)
 
     def append(self, timestamp: int, key: bytes | None, value: bytes | None,
                headers: list[tuple[str, bytes | None]] | None = None) -> int:
@@ -106,6 +102,7 @@ class BatchBuilder:
             self.max_timestamp = timestamp
         added = append_record(self._body, timestamp - self.base_timestamp, self.count, key, value, headers)
         self.count += 1
+        self.size += added
         self._payload = None
         return added
 

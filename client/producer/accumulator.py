@@ -29,20 +29,8 @@ class Accumulator:
         self.data_ready = asyncio.Event()  # wakes the sender
         self._room = asyncio.Event()
         self._room.set()
-        self._batch_closed = False  # a batch filled up since send() last gave the loop a turn
-
-    @property
-    def must_wait(self) -> bool:
-        """Should ``send()`` give the event loop a turn before queueing more?"""
-        return self._batch_closed or self.bytes_held >= self.buffer_memory
 
     async def wait_for_room(self) -> None:
-        """One event-loop turn after a batch filled up, so the sender takes it while ``send()``
-        goes on filling the next (else a burst of sends builds every batch before the first is
-        written: no overlap with the broker); then wait while ``buffer_memory`` is held."""
-        if self._batch_closed:
-            self._batch_closed = False
-            await asyncio.sleep(0)
         while self.bytes_held >= self.buffer_memory:
             self._room.clear()
             await self._room.wait()
@@ -66,13 +54,12 @@ class Accumulator:
             self.data_ready.set()  # the sender times this batch's linger
             added = batch.try_append(timestamp, key, value, headers, future, None)
         self.bytes_held += added
-        if batch.size >= self.batch_size:
+        if batch.builder.size >= self.batch_size:
             self._close(batch)
         return added
 
     def _close(self, batch: ProducerBatch) -> None:
         batch.closed = True
-        self._batch_closed = True
         self.data_ready.set()
 
     def ready(self, now: float) -> tuple[list[TopicPartition], float | None]:

@@ -126,7 +126,7 @@ class Producer:
         size = record_size_bound(key, value, headers) + HEADER_SIZE
         if size > self.max_request_size or size > self.accumulator.buffer_memory:
             raise MessageTooLargeError(f"a record of about {size} bytes exceeds max_request_size or buffer_memory")
-        if self.accumulator.must_wait:
+        if self.accumulator.bytes_held >= self.accumulator.buffer_memory:
             await self.accumulator.wait_for_room()
         future = asyncio.get_running_loop().create_future()
         timestamp = timestamp_ms if timestamp_ms is not None else int(time.time() * 1000)
