@@ -76,6 +76,7 @@ class Fetcher:
         self._wake = asyncio.Event()
         self._in_flight: set[int] = set()  # broker ids with a Fetch outstanding
         self.buffered_bytes = 0  # bytes of the completed fetches not yet fully delivered
+        self._held_since: dict[int, float] = {}  # broker id -> when its caught-up fetch was first held back
         self._task: asyncio.Task | None = None
 
     # ------------------------------------------------------------------ assignment and positions
@@ -172,15 +173,29 @@ class Fetcher:
                 elif leader not in self._in_flight:
                     by_node.setdefault(leader, []).append(tp)
             for node, partitions in by_node.items():
-                if node in held_back and all(self._caught_up(self.states[tp]) for tp in partitions):
+                if node in held_back and all(self._caught_up(self.states[tp]) for tp in partitions) \
+                        and self._hold(node):
                     # A Fetch of caught-up partitions alone would wait fetch_max_wait_ms at the broker,
-                    # and the held-back ones could not be fetched meanwhile: they go together later.
+                    # and the held-back ones could not be fetched meanwhile: they go together once the
+                    # application drains those, or after fetch_max_wait_ms at the latest.
                     continue
+                self._held_since.pop(node, None)
                 self._in_flight.add(node)
                 asyncio.get_running_loop().create_task(self._fetch(node, partitions))
             if needs_metadata:
                 await self._refresh([tp.topic for tp in self.states])
             await self._wake.wait()
+
+    def _hold(self, node: int) -> bool:
+        """Hold a broker's caught-up fetch back, for at most fetch_max_wait_ms."""
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        since = self._held_since.get(node)
+        if since is None:
+            self._held_since[node] = now
+            loop.call_later(self.max_wait_ms / 1000, self._wake.set)
+            return True
+        return now - since < self.max_wait_ms / 1000
 
     def _caught_up(self, state: PartitionState) -> bool:
         """Was the partition at the end of what it may read (the LSO under read_committed) at its last answer?"""

@@ -131,3 +131,32 @@ async def test_the_next_fetch_goes_out_while_the_application_holds_undelivered_r
         consumer.seek(tp, 7)
         assert state.buffered == type(state.buffered)() and await consumer.position(tp) == 7
         assert (await read(consumer, 1))[0].offset == 7
+
+
+async def test_a_caught_up_partition_is_still_fetched_while_another_waits_undrained(any_broker, topic_name):
+    """The fetch of caught-up partitions may wait for held-back ones, but not for ever: an
+    application reading only the caught-up partition gets its new records."""
+    await asyncio.to_thread(create_topic, any_broker.bootstrap, topic_name, 2)
+    quiet, busy = TopicPartition(topic_name, 0), TopicPartition(topic_name, 1)
+    async with Producer(any_broker.bootstrap, batch_size=400, linger_ms=0) as producer:
+        await producer.send_and_wait(topic_name, b"first", partition=0)
+        await asyncio.gather(*[await producer.send(topic_name, bytes(100), partition=1) for _ in range(300)])
+        async with Consumer(bootstrap_servers=any_broker.bootstrap, auto_offset_reset="earliest",
+                            max_partition_fetch_bytes=2000) as consumer:
+            consumer.assign([quiet, busy])
+            assert [r.value for r in await read_only(consumer, quiet, 1)] == [b"first"]
+            deadline = asyncio.get_running_loop().time() + 20
+            while len(consumer.fetcher.states[busy].buffered) < 2:  # held back by the prefetch bound
+                assert asyncio.get_running_loop().time() < deadline, "the busy partition was not prefetched"
+                await asyncio.sleep(0.01)
+            await producer.send_and_wait(topic_name, b"second", partition=0)
+            assert [r.value for r in await read_only(consumer, quiet, 1)] == [b"second"]
+
+
+async def read_only(consumer, tp, expected, timeout=20.0):
+    got = []
+    deadline = asyncio.get_running_loop().time() + timeout
+    while len(got) < expected:
+        assert asyncio.get_running_loop().time() < deadline, f"only {len(got)} of {expected} records"
+        got.extend((await consumer.getmany(tp, timeout_ms=500)).get(tp, []))
+    return got
