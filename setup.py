@@ -1,4 +1,5 @@
-"""Builds the optional C record walks (protocol/_record_scan.c, protocol/_record_decode.c); metadata lives in pyproject.toml.
+"""Builds the optional C record walks (protocol/_record_scan.c, protocol/_record_decode.c) and the
+record encoder (protocol/_record_encode.c); metadata lives in pyproject.toml.
 
 ``optional=True``: without a C compiler the install still succeeds and
 protocol/record_scan.py serves with its pure-Python walk.
@@ -10,4 +11,7 @@ setup(ext_modules=[Extension("protocol._record_scan", ["protocol/_record_scan.c"
                              optional=True, extra_compile_args=["-O2"]),
                    # the consumer's record walk; protocol/record_decode.py has the Python one
                    Extension("protocol._record_decode", ["protocol/_record_decode.c"],
+                             optional=True, extra_compile_args=["-O2"]),
+                   # the producer's record encoder; protocol/record_builder.py has the Python one
+                   Extension("protocol._record_encode", ["protocol/_record_encode.c"],
                              optional=True, extra_compile_args=["-O2"])])

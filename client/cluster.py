@@ -89,11 +89,14 @@ class Cluster:
         return connection
 
     async def _dial(self, host: str, port: int) -> Connection:
+        connection = None
         try:
             async with asyncio.timeout(self.request_timeout):
                 connection = await Connection.open(host, port, self.client_id)
                 await connection.negotiate()
-        except (OSError, asyncio.TimeoutError) as exc:
+        except (OSError, asyncio.TimeoutError, KafkaConnectionError) as exc:
+            if connection is not None:
+                await connection.close()  # a socket that never finished its handshake is not kept
             raise KafkaConnectionError(f"cannot reach {host}:{port}: {exc!r}") from None
         return connection
 

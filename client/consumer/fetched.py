@@ -17,9 +17,64 @@ from protocol.compression import decompress
 from protocol.primitives import DecodeError
 from protocol.record_decode import decode as decode_records
 
-from ..types import ConsumerRecord
+from ..types import ConsumerRecord, TopicPartition
 
 _LOG_APPEND_TIME = 1
+
+
+def next_fetch_position(data, position: int) -> int:
+    """The position after the last whole batch of ``data`` that ends at or after ``position``
+    (batch headers only: no record is decoded)."""
+    next_position = position
+    for _offset, header in rec.iter_headers(data):
+        last = header.last_offset
+        if last >= position:
+            next_position = last + 1
+    return next_position
+
+
+class CompletedFetch:
+    """One partition's answer to a Fetch, decoded on first use (as the Java client's
+    ``CompletedFetch``), so decoding one answer overlaps the broker serving the next."""
+
+    __slots__ = ("tp", "data", "fetched_from", "end", "aborted", "read_committed", "size", "_records", "_taken")
+
+    def __init__(self, tp: TopicPartition, data, fetched_from: int, end: int, aborted, read_committed: bool):
+        self.tp = tp
+        self.data = data
+        self.fetched_from = fetched_from
+        self.end = end  # the fetch position after this answer
+        self.aborted = aborted
+        self.read_committed = read_committed
+        self.size = len(data)
+        self._records: list[ConsumerRecord] | None = None
+        self._taken = 0
+
+    @property
+    def position(self) -> int:
+        """Offset of the next record this answer hands out (its end once all are out)."""
+        if self._records is None:
+            return self.fetched_from
+        if self._taken < len(self._records):
+            return self._records[self._taken].offset
+        return self.end
+
+    @property
+    def exhausted(self) -> bool:
+        return self._records is not None and self._taken >= len(self._records)
+
+    def take(self, count: int) -> list[ConsumerRecord]:
+        """Up to ``count`` more records, decoding the answer on the first call."""
+        if self._records is None:
+            self._records, _end = visible_records(self.tp.topic, self.tp.partition, self.data, self.fetched_from,
+                                                  self.aborted, self.read_committed)
+            self.data = None  # the records hold what they need
+        start = self._taken
+        if start == 0 and count >= len(self._records):
+            self._taken = len(self._records)
+            return self._records
+        self._taken = min(start + count, len(self._records))
+        return self._records[start:self._taken]
 
 
 def visible_records(topic: str, partition: int, data, position: int, aborted, read_committed: bool,

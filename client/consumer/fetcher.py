@@ -1,17 +1,28 @@
 """Positions of the assigned partitions and the fetches that move them.
 
-One background task keeps at most one Fetch in flight per broker for the
-partitions it leads that have a position, are not paused and have nothing
-buffered; answers are decoded (read_committed filtering included) into a
-buffer the consumer drains. A seek or a reassignment while a fetch is in
-flight makes its answer stale: records are kept only if the position they
-were fetched from is still the partition's position, as in the Java client.
+One background task keeps at most one Fetch in flight per broker. An answer is
+kept as raw batches (a ``CompletedFetch``, decoded when the application drains
+it, as the Java client's ``CompletedFetch`` is) and the partition's fetch
+position moves past it at once, so the next Fetch goes out while the
+application still works through the previous one.
+
+Prefetch bound (the Java client fetches a partition only once its buffer is
+empty; we go one answer further so fetching overlaps processing): a partition
+is fetched again while at most one completed fetch of it waits, and nothing is
+fetched while the undelivered answers hold ``fetch_max_bytes`` or more. Memory
+thus stays within about two ``max_partition_fetch_bytes`` per partition and
+``fetch_max_bytes`` plus one answer overall.
+
+A seek or a reassignment while a fetch is in flight makes its answer stale:
+records are kept only if the position they were fetched from is still the
+partition's fetch position, as in the Java client.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections import deque
 from dataclasses import dataclass, field
 
 from protocol.api_keys import ApiKey
@@ -20,7 +31,7 @@ from protocol.messages import fetch, list_offsets
 
 from ..errors import BrokerResponseError, KafkaException, error_for, raise_for
 from ..types import ConsumerRecord, TopicPartition
-from .fetched import visible_records
+from .fetched import CompletedFetch, next_fetch_position
 
 log = logging.getLogger(__name__)
 
@@ -39,13 +50,13 @@ class PartitionState:
     high_watermark: int = -1
     last_stable_offset: int = -1
     log_start_offset: int = -1
-    buffered: list[ConsumerRecord] = field(default_factory=list)
+    buffered: deque[CompletedFetch] = field(default_factory=deque)  # answers not yet fully delivered
     error: BaseException | None = None
 
     @property
     def position(self) -> int | None:
         """Offset of the next record the application gets (Java's ``position()``)."""
-        return self.buffered[0].offset if self.buffered else self.fetch_position
+        return self.buffered[0].position if self.buffered else self.fetch_position
 
 
 class Fetcher:
@@ -64,6 +75,8 @@ class Fetcher:
         self.records_ready = asyncio.Event()
         self._wake = asyncio.Event()
         self._in_flight: set[int] = set()  # broker ids with a Fetch outstanding
+        self.buffered_bytes = 0  # bytes of the completed fetches not yet fully delivered
+        self._held_since: dict[int, float] = {}  # broker id -> when its caught-up fetch was first held back
         self._task: asyncio.Task | None = None
 
     # ------------------------------------------------------------------ assignment and positions
@@ -72,7 +85,7 @@ class Fetcher:
         wanted = set(partitions)
         for tp in list(self.states):
             if tp not in wanted:
-                del self.states[tp]
+                self._discard_buffer(self.states.pop(tp))
         for tp in wanted:
             self.states.setdefault(tp, PartitionState())
         self._wake.set()
@@ -80,9 +93,14 @@ class Fetcher:
     def seek(self, tp: TopicPartition, offset: int) -> None:
         state = self._state(tp)
         state.fetch_position = offset
-        state.buffered = []
+        self._discard_buffer(state)
         state.error = None
         self._wake.set()
+
+    def _discard_buffer(self, state: PartitionState) -> None:
+        for completed in state.buffered:
+            self.buffered_bytes -= completed.size
+        state.buffered.clear()
 
     def _state(self, tp: TopicPartition) -> PartitionState:
         state = self.states.get(tp)
@@ -142,20 +160,48 @@ class Fetcher:
             self._wake.clear()
             needs_metadata = False
             by_node: dict[int, list[TopicPartition]] = {}
+            held_back: set[int] = set()  # brokers leading a partition that waits on the prefetch bound
+            full = self.buffered_bytes >= self.max_bytes
             for tp, state in self.states.items():
-                if state.fetch_position is None or state.paused or state.buffered or state.error:
+                if state.fetch_position is None or state.paused or state.error:
                     continue
                 leader = self.cluster.leader(*tp)
-                if leader < 0:
+                if full or len(state.buffered) > 1:
+                    held_back.add(leader)
+                elif leader < 0:
                     needs_metadata = True
                 elif leader not in self._in_flight:
                     by_node.setdefault(leader, []).append(tp)
             for node, partitions in by_node.items():
+                if node in held_back and all(self._caught_up(self.states[tp]) for tp in partitions) \
+                        and self._hold(node):
+                    # A Fetch of caught-up partitions alone would wait fetch_max_wait_ms at the broker,
+                    # and the held-back ones could not be fetched meanwhile: they go together once the
+                    # application drains those, or after fetch_max_wait_ms at the latest.
+                    continue
+                self._held_since.pop(node, None)
                 self._in_flight.add(node)
                 asyncio.get_running_loop().create_task(self._fetch(node, partitions))
             if needs_metadata:
                 await self._refresh([tp.topic for tp in self.states])
             await self._wake.wait()
+
+    def _hold(self, node: int) -> bool:
+        """Hold a broker's caught-up fetch back, for at most fetch_max_wait_ms."""
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        since = self._held_since.get(node)
+        if since is None:
+            self._held_since[node] = now
+            loop.call_later(self.max_wait_ms / 1000, self._wake.set)
+            return True
+        return now - since < self.max_wait_ms / 1000
+
+    def _caught_up(self, state: PartitionState) -> bool:
+        """Was the partition at the end of what it may read (the LSO under read_committed) at its last answer?"""
+        end = state.last_stable_offset if self.isolation_level == READ_COMMITTED and state.last_stable_offset >= 0 \
+            else state.high_watermark
+        return 0 <= end <= state.fetch_position
 
     async def _refresh(self, topics) -> None:
         try:
@@ -192,8 +238,8 @@ class Fetcher:
 
     def _accept(self, tp: TopicPartition, fetched_from: int, answer) -> None:
         state = self.states.get(tp)
-        if state is None or state.fetch_position != fetched_from or state.buffered:
-            return  # seeked, reassigned or paused meanwhile: this answer is stale
+        if state is None or state.fetch_position != fetched_from:
+            return  # seeked or reassigned meanwhile: this answer is stale
         code = answer.error_code
         if code == Errors.OFFSET_OUT_OF_RANGE:
             if self.auto_offset_reset in ("earliest", "latest"):
@@ -214,13 +260,16 @@ class Fetcher:
         state.log_start_offset = answer.log_start_offset
         if not answer.records:
             return
-        records, next_position = visible_records(tp.topic, tp.partition, answer.records, fetched_from,
-                                                 answer.aborted_transactions,
-                                                 self.isolation_level == READ_COMMITTED)
+        # Only the batch headers are read now (to move the position); records are decoded on drain.
+        next_position = next_fetch_position(answer.records, fetched_from)
+        if next_position == fetched_from:
+            return
         state.fetch_position = next_position
-        if records:
-            state.buffered = records
-            self.records_ready.set()
+        completed = CompletedFetch(tp, answer.records, fetched_from, next_position, answer.aborted_transactions,
+                                   self.isolation_level == READ_COMMITTED)
+        state.buffered.append(completed)
+        self.buffered_bytes += completed.size
+        self.records_ready.set()
 
     async def _reset_after_out_of_range(self, tp: TopicPartition) -> None:
         try:
@@ -239,20 +288,31 @@ class Fetcher:
         raises a partition's fetch error first."""
         out: dict[TopicPartition, list[ConsumerRecord]] = {}
         taken = 0
+        freed = False
         for tp, state in self.states.items():
             if only is not None and tp not in only:
                 continue
             if state.error is not None:
                 error, state.error = state.error, None
                 raise error
-            if not state.buffered or state.paused or taken >= max_records:
+            if state.paused:
                 continue
-            chunk = state.buffered[:max_records - taken]
-            state.buffered = state.buffered[len(chunk):]
-            out[tp] = chunk
-            taken += len(chunk)
+            buffered = state.buffered
+            while buffered and taken < max_records:
+                completed = buffered[0]
+                chunk = completed.take(max_records - taken)  # may raise a decode error (CRC, ...)
+                if chunk:
+                    if tp in out:
+                        out[tp].extend(chunk)
+                    else:
+                        out[tp] = chunk
+                    taken += len(chunk)
+                if completed.exhausted:
+                    buffered.popleft()
+                    self.buffered_bytes -= completed.size
+                    freed = True
         if not any(state.buffered for state in self.states.values()):
             self.records_ready.clear()
-        if out:
+        if out or freed:
             self._wake.set()
         return out

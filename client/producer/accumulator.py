@@ -14,7 +14,7 @@ from collections import deque
 from protocol.compression import Compression
 
 from ..types import TopicPartition
-from .batch import ProducerBatch
+from .batch import ProducerBatch, record_size_bound  # noqa: F401 (record_size_bound: producer.py imports it here)
 
 
 class Accumulator:
@@ -41,22 +41,26 @@ class Accumulator:
         queue = self.queues.get(tp)
         if queue is None:
             queue = self.queues[tp] = deque()
-        batch = queue[-1] if queue and not queue[-1].closed else None
-        if batch is not None and batch.size + record_size_bound(key, value, headers) > self.batch_size and batch.record_count:
-            batch.closed = True
-            self.data_ready.set()
-            batch = None
-        if batch is None:
+        batch = queue[-1] if queue else None
+        added = -1
+        if batch is not None and not batch.closed:
+            added = batch.try_append(timestamp, key, value, headers, future, self.batch_size)
+            if added < 0:  # does not fit: this batch is done
+                self._close(batch)
+        if added < 0:
             batch = ProducerBatch(tp, self.compression, time.monotonic())
             queue.append(batch)
             self.bytes_held += batch.size  # its header; released with the batch's whole size
             self.data_ready.set()  # the sender times this batch's linger
-        added = batch.append(timestamp, key, value, headers, future)
+            added = batch.try_append(timestamp, key, value, headers, future, None)
         self.bytes_held += added
-        if batch.size >= self.batch_size:
-            batch.closed = True
-            self.data_ready.set()
+        if batch.builder.size >= self.batch_size:
+            self._close(batch)
         return added
+
+    def _close(self, batch: ProducerBatch) -> None:
+        batch.closed = True
+        self.data_ready.set()
 
     def ready(self, now: float) -> tuple[list[TopicPartition], float | None]:
         """Partitions whose head batch may go now, and how long until the next one may."""
@@ -98,11 +102,3 @@ class Accumulator:
     def all_batches(self):
         for queue in self.queues.values():
             yield from queue
-
-
-def record_size_bound(key, value, headers) -> int:
-    """Upper bound of one record's encoded size, to decide whether it still fits a batch."""
-    size = 21 + (len(key) if key else 0) + (len(value) if value else 0)
-    for name, header_value in headers or ():
-        size += 10 + len(name) * 3 + (len(header_value) if header_value else 0)
-    return size

@@ -10,6 +10,14 @@ from protocol.record_builder import BatchBuilder
 from ..types import RecordMetadata, TopicPartition
 
 
+def record_size_bound(key, value, headers) -> int:
+    """Upper bound of one record's encoded size, to decide whether it still fits a batch."""
+    size = 21 + (len(key) if key else 0) + (len(value) if value else 0)
+    for name, header_value in headers or ():
+        size += 10 + len(name) * 3 + (len(header_value) if header_value else 0)
+    return size
+
+
 class ProducerBatch:
     __slots__ = ("tp", "builder", "futures", "timestamps", "created", "base_sequence", "producer_id",
                  "producer_epoch", "attempts", "retry_at", "closed", "_built")
@@ -36,8 +44,14 @@ class ProducerBatch:
     def record_count(self) -> int:
         return self.builder.count
 
-    def append(self, timestamp: int, key, value, headers, future: asyncio.Future) -> int:
-        added = self.builder.append(timestamp, key, value, headers)
+    def try_append(self, timestamp: int, key, value, headers, future: asyncio.Future, limit: int | None) -> int:
+        """Add one record unless the batch holds some and would pass ``limit`` bytes with it;
+        the bytes it took, or -1 when it did not fit."""
+        builder = self.builder
+        if limit is not None and builder.count and \
+                builder.size + record_size_bound(key, value, headers) > limit:
+            return -1
+        added = builder.append(timestamp, key, value, headers)
         self.futures.append(future)
         self.timestamps.append(timestamp)
         return added

@@ -103,3 +103,60 @@ async def test_getmany_for_some_partitions_keeps_the_others_buffered(any_broker,
             assert set(got) <= {first}
             only_first.extend(got.get(first, []))
         assert [r.offset for r in await read(consumer, 10)] == list(range(10))  # partition 1, nothing lost
+
+
+async def test_the_next_fetch_goes_out_while_the_application_holds_undelivered_records(any_broker, topic_name):
+    """Prefetch: fetching overlaps processing (one answer ahead), positions stay exact, a seek
+    drops what was prefetched."""
+    await asyncio.to_thread(create_topic, any_broker.bootstrap, topic_name, 1)
+    async with Producer(any_broker.bootstrap, batch_size=400, linger_ms=0) as producer:
+        await asyncio.gather(*[await producer.send(topic_name, bytes(100), partition=0) for _ in range(300)])
+    tp = TopicPartition(topic_name, 0)
+    async with Consumer(bootstrap_servers=any_broker.bootstrap, auto_offset_reset="earliest",
+                        max_partition_fetch_bytes=2000) as consumer:
+        consumer.assign([tp])
+        first = []
+        while not first:
+            first = (await consumer.getmany(timeout_ms=500, max_records=1)).get(tp, [])
+        assert first[0].offset == 0 and await consumer.position(tp) == 1
+        state = consumer.fetcher.states[tp]
+        first_answer_end = state.buffered[0].end  # the application still holds most of this answer
+        deadline = asyncio.get_running_loop().time() + 20
+        while state.fetch_position <= first_answer_end:  # a second Fetch went out and was answered
+            assert asyncio.get_running_loop().time() < deadline, "no fetch while records were undelivered"
+            await asyncio.sleep(0.01)
+        assert len(state.buffered) == 2 and await consumer.position(tp) == 1
+        rest = await read(consumer, first_answer_end - 1 + 5)
+        assert [r.offset for r in rest] == list(range(1, len(rest) + 1))
+        consumer.seek(tp, 7)
+        assert state.buffered == type(state.buffered)() and await consumer.position(tp) == 7
+        assert (await read(consumer, 1))[0].offset == 7
+
+
+async def test_a_caught_up_partition_is_still_fetched_while_another_waits_undrained(any_broker, topic_name):
+    """The fetch of caught-up partitions may wait for held-back ones, but not for ever: an
+    application reading only the caught-up partition gets its new records."""
+    await asyncio.to_thread(create_topic, any_broker.bootstrap, topic_name, 2)
+    quiet, busy = TopicPartition(topic_name, 0), TopicPartition(topic_name, 1)
+    async with Producer(any_broker.bootstrap, batch_size=400, linger_ms=0) as producer:
+        await producer.send_and_wait(topic_name, b"first", partition=0)
+        await asyncio.gather(*[await producer.send(topic_name, bytes(100), partition=1) for _ in range(300)])
+        async with Consumer(bootstrap_servers=any_broker.bootstrap, auto_offset_reset="earliest",
+                            max_partition_fetch_bytes=2000) as consumer:
+            consumer.assign([quiet, busy])
+            assert [r.value for r in await read_only(consumer, quiet, 1)] == [b"first"]
+            deadline = asyncio.get_running_loop().time() + 20
+            while len(consumer.fetcher.states[busy].buffered) < 2:  # held back by the prefetch bound
+                assert asyncio.get_running_loop().time() < deadline, "the busy partition was not prefetched"
+                await asyncio.sleep(0.01)
+            await producer.send_and_wait(topic_name, b"second", partition=0)
+            assert [r.value for r in await read_only(consumer, quiet, 1)] == [b"second"]
+
+
+async def read_only(consumer, tp, expected, timeout=20.0):
+    got = []
+    deadline = asyncio.get_running_loop().time() + timeout
+    while len(got) < expected:
+        assert asyncio.get_running_loop().time() < deadline, f"only {len(got)} of {expected} records"
+        got.extend((await consumer.getmany(tp, timeout_ms=500)).get(tp, []))
+    return got
