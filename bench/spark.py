@@ -30,7 +30,8 @@ from pathlib import Path
 
 from confluent_kafka import Producer
 
-from bench.throughput import REPO, create_topic, start_weir
+from bench.peers import weir_starter
+from bench.throughput import REPO, create_topic
 
 VALUE = b"v" * 100
 
@@ -99,7 +100,7 @@ def main(argv=None) -> int:
     sys.path.insert(0, str(REPO))
     from tests.pipeline.spark_session import start_spark
 
-    broker = None if args.bootstrap else start_weir()
+    broker = None if args.bootstrap else weir_starter()()
     bootstrap = args.bootstrap or broker.bootstrap
     workdir = Path(tempfile.mkdtemp(prefix="spark-bench-"))
     try:
