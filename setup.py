@@ -10,4 +10,7 @@ setup(ext_modules=[Extension("protocol._record_scan", ["protocol/_record_scan.c"
                              optional=True, extra_compile_args=["-O2"]),
                    # the consumer's record walk; protocol/record_decode.py has the Python one
                    Extension("protocol._record_decode", ["protocol/_record_decode.c"],
+                             optional=True, extra_compile_args=["-O2"]),
+                   # the exactly-once sink's keyed partitioner; client/partitioner.py has the Python one
+                   Extension("pipeline._murmur2", ["pipeline/_murmur2.c"],
                              optional=True, extra_compile_args=["-O2"])])

@@ -21,13 +21,14 @@ from collections import deque
 
 from client.cluster import TRANSACTION, Cluster
 from client.errors import BrokerResponseError, KafkaConnectionError, KafkaTimeoutError, error_for, raise_for
-from client.partitioner import partition_for_key
 from client.types import TopicPartition
 from protocol.api_keys import ApiKey
 from protocol.errors import Errors
 from protocol.messages import add_partitions_to_txn, end_txn, produce
 from protocol.messages import init_producer_id as init_producer_id_message
 from protocol.record_builder import BatchBuilder
+
+from .partitioning import partition_for_key
 
 # Answers that mean "ask again" (after finding the coordinator again for the first two).
 _REDISCOVER = frozenset({Errors.NOT_COORDINATOR, Errors.COORDINATOR_NOT_AVAILABLE})
