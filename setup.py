@@ -1,17 +1,22 @@
-"""Builds the optional C record walks (protocol/_record_scan.c, protocol/_record_decode.c) and the
-record encoder (protocol/_record_encode.c); metadata lives in pyproject.toml.
+"""Builds the optional C extensions; metadata lives in pyproject.toml.
 
-``optional=True``: without a C compiler the install still succeeds and
-protocol/record_scan.py serves with its pure-Python walk.
+- protocol/_record_scan.c: the broker's record walk (validation);
+- protocol/_record_decode.c: the consumer's record walk;
+- protocol/_record_encode.c: the producer's record encoder;
+- pipeline/_murmur2.c: the exactly-once sink's keyed partitioner.
+
+``optional=True``: without a C compiler the install still succeeds and each has a pure-Python
+counterpart (protocol/record_scan.py, record_decode.py, record_builder.py, client/partitioner.py).
 """
 
 from setuptools import Extension, setup
 
-setup(ext_modules=[Extension("protocol._record_scan", ["protocol/_record_scan.c"],
-                             optional=True, extra_compile_args=["-O2"]),
-                   # the consumer's record walk; protocol/record_decode.py has the Python one
-                   Extension("protocol._record_decode", ["protocol/_record_decode.c"],
-                             optional=True, extra_compile_args=["-O2"]),
-                   # the producer's record encoder; protocol/record_builder.py has the Python one
-                   Extension("protocol._record_encode", ["protocol/_record_encode.c"],
-                             optional=True, extra_compile_args=["-O2"])])
+
+def _extension(name: str, source: str) -> Extension:
+    return Extension(name, [source], optional=True, extra_compile_args=["-O2"])
+
+
+setup(ext_modules=[_extension("protocol._record_scan", "protocol/_record_scan.c"),
+                   _extension("protocol._record_decode", "protocol/_record_decode.c"),
+                   _extension("protocol._record_encode", "protocol/_record_encode.c"),
+                   _extension("pipeline._murmur2", "pipeline/_murmur2.c")])

@@ -11,12 +11,19 @@ printed, so the machine's other load hits both alike.
 
     python -m bench.spark [--records 1000000] [--partitions 2] [--rounds 3] [--only source|sink]
 
-Measured on the shared 2-core machine (load 7-20 from other work, so 200,000 records rather than
-1M, 3 rounds): weir source 12,003 records/s vs the JVM source 35,975 (0.33x, target 0.5x); weir
-exactly-once sink 16,353 vs the built-in at-least-once sink 37,937 (0.43x, target 0.8x). Profiles:
-the source task spends ~90% in the client's pure-Python record decoding (protocol/records.py,
-varints), the sink ~35% in BatchBuilder.append, ~15% in the Python murmur2 and ~25% in the
-per-record ``await partition_for``.
+Measured on the shared 2-core machine (load 1-8 from other work; 300,000 records, sinks and
+source warmed up, rounds interleaved; single rounds still swing +-30%, so read the medians):
+- before (main at d02c92c, C record decoder already in): source 93,542 vs JVM 100,443 (0.93x);
+  exactly-once sink 53,405 vs at-least-once 77,878 (0.69x).
+- after (h-pipeperf): source 101,823 vs 151,486 (0.67x; another run 70,752 vs 59,956, 1.18x: the
+  source ratio is within noise of before); sink 58,299 vs 75,775 (0.77x; an unwarmed run 0.87x).
+The sink task's own writer path (rows -> TransactionalWriter -> Weir, in a plain process) went from
+~41,000 to 126,000-160,000 records/s: partitioning is synchronous on a cached partition count, keyed
+partitioning is C (pipeline/_murmur2.c), rows are appended in one call. What is left there is
+BatchBuilder.append (~50%, protocol/record_builder.py); in Spark the rest of the time is Spark's
+(its Kafka source, Arrow hand-over to the Python worker) and the commit protocol. The source task
+decodes with the C decoder (protocol/_record_decode.c); its remaining Python cost is the consumer's
+fetch loop and building the Arrow columns.
 """
 
 from __future__ import annotations
@@ -30,7 +37,8 @@ from pathlib import Path
 
 from confluent_kafka import Producer
 
-from bench.throughput import REPO, create_topic, start_weir
+from bench.peers import weir_starter
+from bench.throughput import REPO, create_topic
 
 VALUE = b"v" * 100
 
@@ -99,7 +107,7 @@ def main(argv=None) -> int:
     sys.path.insert(0, str(REPO))
     from tests.pipeline.spark_session import start_spark
 
-    broker = None if args.bootstrap else start_weir()
+    broker = None if args.bootstrap else weir_starter()()
     bootstrap = args.bootstrap or broker.bootstrap
     workdir = Path(tempfile.mkdtemp(prefix="spark-bench-"))
     try:
@@ -118,6 +126,10 @@ def main(argv=None) -> int:
             report("batch read of the topic", reads, "weir source (Python)", "kafka source (JVM)", 0.5)
         if args.only != "source":
             writes = {"weir exactly-once sink": [], "kafka at-least-once sink": []}
+            # warm-up, as for the source: the first streaming query of each sink pays Python worker and
+            # JIT start-up (it measured 4-6x slower than the next rounds)
+            copy_once(spark, "weir", bootstrap, topic, f"{topic}-eos-warm", args.records, workdir)
+            copy_once(spark, "kafka", bootstrap, topic, f"{topic}-alo-warm", args.records, workdir)
             for n in range(args.rounds):
                 writes["weir exactly-once sink"].append(
                     copy_once(spark, "weir", bootstrap, topic, f"{topic}-eos-{n}", args.records, workdir))

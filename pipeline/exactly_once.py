@@ -169,8 +169,7 @@ class ExactlyOnceStreamWriter(DataSourceStreamArrowWriter):
                                          batch_size=self.batch_size, buffer_memory=self.buffer_memory)
             started_ms = int(time.time() * 1000)
             await writer.begin()
-            for topic, partition, key, value, headers, timestamp in records(batches, self.settings.topic):
-                await writer.append(topic, partition, key, value, headers, timestamp)
+            await writer.append_all(records(batches, self.settings.topic))
             await writer.flush()
             return TxnCommitMessage(writer.transactional_id, writer.producer_id, writer.producer_epoch,
                                     len(writer.partitions), writer.records, started_ms)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from itertools import repeat
 from typing import Iterator
 
 import pyarrow as pa
@@ -27,20 +28,32 @@ def _as_bytes(value) -> bytes | None:
     return str(value).encode("utf-8")
 
 
+def _byte_column(column: pa.Array) -> list:
+    """A key or value column as bytes (or None): binary as is, anything else as its UTF-8 text."""
+    rows = column.to_pylist()
+    if pa.types.is_binary(column.type) or pa.types.is_large_binary(column.type) or pa.types.is_null(column.type):
+        return rows
+    return [_as_bytes(v) for v in rows]
+
+
 def records(batches: Iterator[pa.RecordBatch], topic_option: str | None):
     """(topic, partition or None, key, value, headers, timestamp ms) per row; the ``topic`` option
     overrides the column, as in Spark's Kafka sink."""
     for batch in batches:
-        columns = {name.lower(): batch.column(i).to_pylist() for i, name in enumerate(batch.schema.names)}
+        columns = {name.lower(): batch.column(i) for i, name in enumerate(batch.schema.names)}
         count = batch.num_rows
-        values = columns["value"]
-        keys = columns.get("key", [None] * count)
-        topics = [topic_option] * count if topic_option is not None else columns["topic"]
-        partitions = columns.get("partition", [None] * count)
-        headers = columns.get("headers", [None] * count)
-        now = int(time.time() * 1000)
-        for i in range(count):
-            if topics[i] is None:
+        values = _byte_column(columns["value"])
+        keys = _byte_column(columns["key"]) if "key" in columns else repeat(None, count)
+        if topic_option is not None:
+            topics = repeat(topic_option, count)
+        else:
+            topics = columns["topic"].to_pylist()
+            if None in topics:
                 raise OptionError("null topic present in the data. Use the topic option for setting a topic.")
-            row_headers = [(h["key"], _as_bytes(h["value"])) for h in headers[i]] if headers[i] else None
-            yield topics[i], partitions[i], _as_bytes(keys[i]), _as_bytes(values[i]), row_headers, now
+        partitions = columns["partition"].to_pylist() if "partition" in columns else repeat(None, count)
+        if "headers" in columns:
+            headers = [[(h["key"], _as_bytes(h["value"])) for h in row] if row else None
+                       for row in columns["headers"].to_pylist()]
+        else:
+            headers = repeat(None, count)
+        yield from zip(topics, partitions, keys, values, headers, repeat(int(time.time() * 1000), count))

@@ -21,13 +21,14 @@ from collections import deque
 
 from client.cluster import TRANSACTION, Cluster
 from client.errors import BrokerResponseError, KafkaConnectionError, KafkaTimeoutError, error_for, raise_for
-from client.partitioner import partition_for_key
 from client.types import TopicPartition
 from protocol.api_keys import ApiKey
 from protocol.errors import Errors
 from protocol.messages import add_partitions_to_txn, end_txn, produce
 from protocol.messages import init_producer_id as init_producer_id_message
 from protocol.record_builder import BatchBuilder
+
+from .partitioning import partition_for_key
 
 # Answers that mean "ask again" (after finding the coordinator again for the first two).
 _REDISCOVER = frozenset({Errors.NOT_COORDINATOR, Errors.COORDINATOR_NOT_AVAILABLE})
@@ -108,6 +109,7 @@ class TransactionalWriter:
         self._open: dict[TopicPartition, BatchBuilder] = {}
         self._tails: dict[TopicPartition, asyncio.Task] = {}
         self._round_robin: dict[str, int] = {}
+        self._counts: dict[str, int] = {}
         self.buffer_memory = buffer_memory  # bytes of closed batches not yet acknowledged (buffer.memory)
         self._unacked: deque[tuple[asyncio.Task, int]] = deque()
         self._unacked_bytes = 0
@@ -121,8 +123,15 @@ class TransactionalWriter:
         self.producer_id, self.producer_epoch = await init_producer_id(
             self.cluster, self.transactional_id, self.transaction_timeout_ms)
 
-    async def partition_for(self, topic: str, key: bytes | None) -> int:
-        count = await self.cluster.partitions_for(topic)
+    async def partition_count(self, topic: str) -> int:
+        """The topic's partition count, asked once per writer: a task's transaction is short, and
+        Kafka's producer also partitions on the metadata it has (refreshed on its metadata.max.age.ms)."""
+        count = self._counts.get(topic)
+        if count is None:
+            count = self._counts[topic] = await self.cluster.partitions_for(topic)
+        return count
+
+    def _partition(self, topic: str, key: bytes | None, count: int) -> int:
         if key is not None:
             return partition_for_key(key, count)
         # Null keys: round-robin over the partitions (the Java producer's sticky partitioner spreads
@@ -131,24 +140,46 @@ class TransactionalWriter:
         self._round_robin[topic] = turn
         return turn % count
 
+    async def partition_for(self, topic: str, key: bytes | None) -> int:
+        return self._partition(topic, key, await self.partition_count(topic))
+
     async def append(self, topic: str, partition: int | None, key: bytes | None, value: bytes | None,
                      headers, timestamp_ms: int) -> None:
-        if partition is None:
-            partition = await self.partition_for(topic, key)
-        tp = TopicPartition(topic, partition)
-        if tp not in self._added:
-            await self._add_partition(tp)
-        builder = self._open.get(tp)
-        if builder is None:
-            builder = self._open[tp] = BatchBuilder()
-        builder.append(timestamp_ms, key, value, headers)
-        self.records += 1
-        if builder.size >= self.batch_size:
-            self._ship(tp)
-            while self._unacked_bytes > self.buffer_memory:  # the caller waits, as a full buffer.memory does
-                task, size = self._unacked.popleft()
-                await task
-                self._unacked_bytes -= size
+        await self.append_all(((topic, partition, key, value, headers, timestamp_ms),))
+
+    async def append_all(self, rows) -> None:
+        """Append (topic, partition or None, key, value, headers, timestamp ms) rows.
+
+        Hot path: per row only synchronous work (partition, encode); it awaits only to add a
+        partition to the transaction, to learn a topic's partition count, or when buffer.memory is full."""
+        counts = self._counts
+        opened = self._open
+        batch_size = self.batch_size
+        partition_of = self._partition
+        appended = 0
+        try:
+            for topic, partition, key, value, headers, timestamp_ms in rows:
+                if partition is None:
+                    count = counts.get(topic)
+                    if count is None:
+                        count = await self.partition_count(topic)
+                    partition = partition_of(topic, key, count)
+                builder = opened.get((topic, partition))  # a TopicPartition equals its plain tuple
+                if builder is None:
+                    tp = TopicPartition(topic, partition)
+                    if tp not in self._added:
+                        await self._add_partition(tp)
+                    builder = opened[tp] = BatchBuilder()
+                builder.append(timestamp_ms, key, value, headers)
+                appended += 1
+                if builder.size >= batch_size:
+                    self._ship(TopicPartition(topic, partition))
+                    while self._unacked_bytes > self.buffer_memory:  # the caller waits, as a full buffer.memory does
+                        task, size = self._unacked.popleft()
+                        await task
+                        self._unacked_bytes -= size
+        finally:
+            self.records += appended
 
     async def _add_partition(self, tp: TopicPartition) -> None:
         await self.cluster.partitions_for(tp.topic)
