@@ -12,7 +12,6 @@ confirmations are in order, and the group's committed offsets are the end of the
 from __future__ import annotations
 
 import asyncio
-import subprocess
 import sys
 import threading
 import time
@@ -22,35 +21,11 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 from tests.broker_process import REPO
 from tests.compat.groups import wait_until
 from tests.integration.test_eos_pipeline import GROUP, PARTITIONS, OutputWatermarks, read_committed
+from tests.integration.test_eos_pipeline import ProcessorProcess
 
 EXAMPLE = REPO / "examples" / "exactly_once_orders_weir.py"
 sys.path.insert(0, str(EXAMPLE.parent))
 import exactly_once_orders_weir as example  # noqa: E402
-
-
-class ProcessorProcess:
-    def __init__(self, bootstrap: str):
-        self.process = subprocess.Popen(
-            [sys.executable, str(EXAMPLE), "--bootstrap", bootstrap, "--partitions", str(PARTITIONS), "process",
-             "--session-timeout-ms", "10000"],
-            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        self.lines: list[str] = []
-        self.committed = 0
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self) -> None:
-        for line in self.process.stdout:
-            self.lines.append(line)
-            if line.startswith("committed "):
-                self.committed += int(line.split()[1])
-
-    def kill(self) -> None:
-        self.process.kill()
-        self.process.wait(10)
-
-    def stop(self) -> None:
-        self.process.terminate()
-        assert self.process.wait(60) == 0, "".join(self.lines[-30:])
 
 
 class Feeder(threading.Thread):
@@ -87,14 +62,14 @@ def test_exactly_once_through_processor_and_broker_kills(any_broker_to_kill):
         feeder.start()
         watermarks = OutputWatermarks(broker.bootstrap)
         for kill_after in (300, 900, 1500):
-            processor = ProcessorProcess(broker.bootstrap)
+            processor = ProcessorProcess(broker.bootstrap, script=EXAMPLE)
             processors.append(processor)
             earlier = sum(p.committed for p in processors[:-1])
             wait_until(lambda: processor.committed >= kill_after - earlier, 90,
                        f"the processor to commit {kill_after} orders: {''.join(processor.lines[-5:])}")
             wait_until(watermarks.transaction_open, 10, "a transaction with output written")
             processor.kill()
-        processor = ProcessorProcess(broker.bootstrap)
+        processor = ProcessorProcess(broker.bootstrap, script=EXAMPLE)
         processors.append(processor)
         wait_until(lambda: processor.committed > 100, 90, "the processor to get going again")
         broker.kill()  # with the processor running, most likely inside a transaction

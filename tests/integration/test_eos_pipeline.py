@@ -30,9 +30,11 @@ import exactly_once_orders as example  # noqa: E402
 
 
 class ProcessorProcess:
-    def __init__(self, bootstrap: str):
+    """One run of an orders processor (``script``: this example, or its twin on our client)."""
+
+    def __init__(self, bootstrap: str, script=EXAMPLE):
         self.process = subprocess.Popen(
-            [sys.executable, str(EXAMPLE), "--bootstrap", bootstrap, "--partitions", str(PARTITIONS), "process",
+            [sys.executable, str(script), "--bootstrap", bootstrap, "--partitions", str(PARTITIONS), "process",
              "--session-timeout-ms", "10000"],
             cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         self.lines: list[str] = []
