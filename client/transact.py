@@ -163,10 +163,9 @@ class GroupTransactSession:
             return
         committed = await self.consumer.group.fetch_committed(owned)
         for tp in owned:
-            state = self.consumer.fetcher.states.get(tp)
-            if state is None:
+            if tp not in self.consumer.fetcher.states:
                 continue
             if tp in committed:
                 self.consumer.seek(tp, committed[tp].offset)
             else:  # nothing committed yet: auto_offset_reset decides again on the next getmany
-                state.fetch_position, state.buffered, state.error = None, [], None
+                self.consumer.fetcher.forget_position(tp)

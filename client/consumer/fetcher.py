@@ -97,6 +97,14 @@ class Fetcher:
         state.error = None
         self._wake.set()
 
+    def forget_position(self, tp: TopicPartition) -> None:
+        """Drop what was fetched and the position: auto_offset_reset decides again on the next fetch."""
+        state = self._state(tp)
+        state.fetch_position = None
+        self._discard_buffer(state)
+        state.error = None
+        self._wake.set()
+
     def _discard_buffer(self, state: PartitionState) -> None:
         for completed in state.buffered:
             self.buffered_bytes -= completed.size
