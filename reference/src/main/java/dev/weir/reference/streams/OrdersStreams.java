@@ -9,6 +9,7 @@ import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.StreamsBuilder;
 import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler;
 import org.apache.kafka.streams.kstream.Consumed;
 import org.apache.kafka.streams.kstream.Grouped;
 import org.apache.kafka.streams.kstream.KStream;
@@ -23,7 +24,8 @@ import org.apache.kafka.streams.kstream.Produced;
  * changelog topic).
  *
  * Arguments: bootstrapServers applicationId stateDir ordersTopic confirmationsTopic totalsTopic.
- * Prints "STATE <new state>" on every state change, so the test can wait for RUNNING.
+ * Prints "STATE <new state>" on every state change, so the test can wait for RUNNING, and
+ * "THREAD FAILED <exception>" when a stream thread dies and is replaced.
  */
 public final class OrdersStreams {
     public static void main(String[] args) throws InterruptedException {
@@ -62,6 +64,13 @@ public final class OrdersStreams {
             System.out.println("STATE " + now);
             System.out.flush();
             if (now == KafkaStreams.State.NOT_RUNNING || now == KafkaStreams.State.ERROR) stopped.countDown();
+        });
+        // A stream thread that dies (e.g. of a timeout while the broker restarts) is replaced, as
+        // production EOS applications configure it; the exception is printed for the test's log.
+        streams.setUncaughtExceptionHandler(exception -> {
+            System.out.println("THREAD FAILED " + exception);
+            System.out.flush();
+            return StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse.REPLACE_THREAD;
         });
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             streams.close(Duration.ofSeconds(30));
