@@ -27,7 +27,8 @@ import statistics
 import sys
 import time
 
-from bench.throughput import create_topic, start_weir
+from bench.peers import weir_starter
+from bench.throughput import create_topic
 
 _topics = itertools.count()
 
@@ -47,21 +48,27 @@ async def warm_up(producer, topic, transactional):
 
 # ---------------------------------------------------------------------- ours
 
+async def timed_sends(producer, topic, records, payload, per_txn):
+    """Seconds to send ``records`` through ``producer`` (ours or aiokafka's: the same calls),
+    ``per_txn`` to a transaction when given, and have every one acknowledged."""
+    began = time.perf_counter()
+    if per_txn:
+        for start in range(0, records, per_txn):
+            async with producer.transaction():
+                for _ in range(min(per_txn, records - start)):
+                    await producer.send(topic, payload)
+    else:
+        deliveries = [await producer.send(topic, payload) for _ in range(records)]
+        await asyncio.gather(*deliveries)
+    return time.perf_counter() - began
+
+
 async def ours_produce(bootstrap, topic, records, payload, per_txn=None):
     from client import Producer
     options = {"transactional_id": f"bench-ours-{topic}"} if per_txn else {}
     async with Producer(bootstrap, acks="all", enable_idempotence=True, linger_ms=5, **options) as producer:
         await warm_up(producer, topic, per_txn)
-        began = time.perf_counter()
-        if per_txn:
-            for start in range(0, records, per_txn):
-                async with producer.transaction():
-                    for _ in range(min(per_txn, records - start)):
-                        await producer.send(topic, payload)
-        else:
-            deliveries = [await producer.send(topic, payload) for _ in range(records)]
-            await asyncio.gather(*deliveries)
-        return time.perf_counter() - began
+        return await timed_sends(producer, topic, records, payload, per_txn)
 
 
 async def ours_consume(bootstrap, topic, partitions, records):
@@ -87,16 +94,7 @@ async def aiokafka_produce(bootstrap, topic, records, payload, per_txn=None):
     await producer.start()
     try:
         await warm_up(producer, topic, per_txn)
-        began = time.perf_counter()
-        if per_txn:
-            for start in range(0, records, per_txn):
-                async with producer.transaction():
-                    for _ in range(min(per_txn, records - start)):
-                        await producer.send(topic, payload)
-        else:
-            deliveries = [await producer.send(topic, payload) for _ in range(records)]
-            await asyncio.gather(*deliveries)
-        return time.perf_counter() - began
+        return await timed_sends(producer, topic, records, payload, per_txn)
     finally:
         await producer.stop()
 
@@ -220,7 +218,7 @@ def main(argv=None) -> int:
     parser.add_argument("--bootstrap", help="an already running broker instead of a fresh Weir")
     args = parser.parse_args(argv)
     names = args.clients.split(",")
-    broker = None if args.bootstrap else start_weir()
+    broker = None if args.bootstrap else weir_starter()()
     bootstrap = args.bootstrap or broker.bootstrap
     try:
         rounds: dict[str, list[dict]] = {name: [] for name in names}
