@@ -90,6 +90,7 @@ class KafkaConnection(asyncio.Protocol):
         self._idle_timer = None
         self._last_active_ms = 0
         self._unsent_at_idle_check = 0
+        self._region_sent_at_idle_check = 0
         self._peer = "?"
         self._client_host = ""
         self.ip = ""
@@ -276,9 +277,11 @@ class KafkaConnection(asyncio.Protocol):
         if self._transport.is_closing():
             return
         unsent = self._transport.get_write_buffer_size()
-        if unsent < self._unsent_at_idle_check:
+        region_sent = self._region_sender.sent_total if self._region_sender is not None else 0
+        if unsent < self._unsent_at_idle_check or region_sent != self._region_sent_at_idle_check:
             self._last_active_ms = self._clock.now_ms()  # the client took bytes since the last check
         self._unsent_at_idle_check = unsent
+        self._region_sent_at_idle_check = region_sent
         idle_for = self._clock.now_ms() - self._last_active_ms
         if idle_for >= self._max_idle_ms:
             self._counters.idle_closed += 1

@@ -28,6 +28,9 @@ class RegionSender:
         sock = transport.get_extra_info("socket")
         self.usable = sock is not None and transport.get_extra_info("sslcontext") is None
         self._sock_fd = sock.fileno() if self.usable else -1
+        # Bytes the kernel has taken through sendfile, ever: the connection's idle check reads it,
+        # since a client reading a long region never touches the transport.
+        self.sent_total = 0
 
     async def send(self, fd: int, position: int, length: int) -> int:
         """Send ``length`` bytes of ``fd`` from ``position``; bytes sent (fewer: the file is shorter).
@@ -57,6 +60,7 @@ class RegionSender:
                 if n == 0:  # end of file before the region's end
                     break
                 sent += n
+                self.sent_total += n
         finally:
             if waiter is not None:
                 os.close(waiter)

@@ -94,3 +94,44 @@ async def test_region_responses_arrive_whole_and_in_order(serve, tmp_path, monke
         assert all(region.pins == 0 for region in dispatcher.regions), "every pin released"
     finally:
         os.close(fd)
+
+
+class OneLongRegion:
+    """Answers every request with one region of ``size`` bytes of the file."""
+
+    def __init__(self, fd, size):
+        self.fd, self.size = fd, size
+
+    async def dispatch(self, request, client_host=""):
+        out = ResponsePieces(4)
+        out += request.header.correlation_id.to_bytes(4, "big")
+        out.add_region(FileSlice(self.fd, 0, self.size))
+        out[0:4] = (out.frame_size - 4).to_bytes(4, "big")
+        return out
+
+
+async def test_a_client_reading_a_long_region_is_active_for_the_idle_check(serve, tmp_path):  # noqa: F811
+    """A region goes out through sendfile, past the transport: a client that keeps reading it for
+    longer than connections.max.idle.ms is not idle (Kafka counts every completed send as activity)."""
+    idle_ms, size, step = 5000, 96 << 20, 24 << 20
+    path = tmp_path / "segment"
+    with open(path, "wb") as f:
+        f.truncate(size)  # a sparse file: sendfile reads its zeros like any page
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        server = await serve(OneLongRegion(fd, size), connections_max_idle_ms=idle_ms)
+        clock = server.context.clock
+        client = await Client.open(server.port)
+        client.send_api_versions(1)
+        async with asyncio.timeout(60):
+            frame_size = int.from_bytes(await client.reader.readexactly(4), "big")
+            assert frame_size == 4 + size
+            received = 4
+            for _ in range(3):  # each step reads more than the socket buffers hold, so sendfile ran
+                await client.reader.readexactly(step)
+                received += step
+                clock.advance(idle_ms - 1000)  # 12 s in all since the request: idle, were sendfile not counted
+            await client.reader.readexactly(frame_size - received)
+        assert server.counters.idle_closed == 0
+    finally:
+        os.close(fd)
