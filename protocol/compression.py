@@ -9,7 +9,9 @@ use this module too.
 from __future__ import annotations
 
 import enum
+import mmap
 import struct
+import threading
 
 import cramjam
 import lz4.frame
@@ -55,7 +57,15 @@ def compress(codec: Compression, data: bytes, level: int | None = None) -> bytes
     raise ValueError(f"unknown compression codec {codec}")
 
 
-def decompress(codec: Compression, data) -> bytes:
+class DecompressedTooLarge(ValueError):
+    """A payload that would decompress past the caller's ``max_size``."""
+
+
+def decompress(codec: Compression, data, max_size: int | None = None) -> bytes:
+    """The payload decompressed; with ``max_size``, DecompressedTooLarge instead of more bytes than that,
+    found without ever holding more (a few compressed megabytes can expand to gigabytes)."""
+    if max_size is not None and codec != Compression.NONE:
+        return _decompress_bounded(codec, data, max_size)
     if codec == Compression.NONE:
         return bytes(data)
     if codec == Compression.GZIP:
@@ -65,15 +75,79 @@ def decompress(codec: Compression, data) -> bytes:
         if not data.startswith(_XERIAL_MAGIC):
             return bytes(cramjam.snappy.decompress_raw(data))
         out = bytearray()
-        pos = len(_XERIAL_HEADER)
-        while pos < len(data):
-            (size,) = _BLOCK_LEN.unpack_from(data, pos)
-            pos += 4
-            out += cramjam.snappy.decompress_raw(data[pos:pos + size])
-            pos += size
+        for block in _xerial_blocks(data):
+            out += cramjam.snappy.decompress_raw(block)
         return bytes(out)
     if codec == Compression.LZ4:
         return bytes(cramjam.lz4.decompress(data))
     if codec == Compression.ZSTD:
         return bytes(cramjam.zstd.decompress(data))
     raise ValueError(f"unknown compression codec {codec}")
+
+
+def _xerial_blocks(data: bytes):
+    pos = len(_XERIAL_HEADER)
+    while pos < len(data):
+        (size,) = _BLOCK_LEN.unpack_from(data, pos)
+        pos += 4
+        yield data[pos:pos + size]
+        pos += size
+
+
+# Bounded decompression writes into a buffer one byte larger than the bound: the codec fails when
+# the output does not fit, and filling that last byte means the bound is passed. Most payloads fit a
+# per-thread scratch buffer that stays mapped; a larger bound gets a fresh anonymous mapping for the
+# call, whose pages the kernel provides only as the output reaches them.
+_SCRATCH_BYTES = 8 << 20
+_DOES_NOT_FIT = "failed to write whole buffer"  # cramjam's error when the output buffer is full
+_INTO = {Compression.GZIP: cramjam.gzip.decompress_into, Compression.LZ4: cramjam.lz4.decompress_into,
+         Compression.ZSTD: cramjam.zstd.decompress_into}
+
+
+class _Scratch(threading.local):
+    buffer: mmap.mmap | None = None
+
+
+_scratch = _Scratch()
+
+
+def _decompress_bounded(codec: Compression, data, max_size: int) -> bytes:
+    if codec == Compression.SNAPPY:  # every snappy block states its length first: no need to try
+        data = bytes(data)
+        blocks = list(_xerial_blocks(data)) if data.startswith(_XERIAL_MAGIC) else [data]
+        if sum(_snappy_length(block) for block in blocks) > max_size:
+            raise DecompressedTooLarge(f"snappy payload decompresses past {max_size} bytes")
+        return b"".join(bytes(cramjam.snappy.decompress_raw(block)) for block in blocks)
+    into = _INTO.get(codec)
+    if into is None:
+        raise ValueError(f"unknown compression codec {codec}")
+    if max_size < _SCRATCH_BYTES:
+        if _scratch.buffer is None:
+            _scratch.buffer = mmap.mmap(-1, _SCRATCH_BYTES)
+        return _decompress_into(into, data, memoryview(_scratch.buffer)[:max_size + 1], codec, max_size)
+    with mmap.mmap(-1, max_size + 1) as target:
+        return _decompress_into(into, data, target, codec, max_size)
+
+
+def _decompress_into(into, data, target, codec: Compression, max_size: int) -> bytes:
+    try:
+        size = into(data, target)
+    except cramjam.DecompressionError as exc:
+        if _DOES_NOT_FIT in str(exc):
+            raise DecompressedTooLarge(f"{codec.name} payload decompresses past {max_size} bytes") from None
+        raise
+    if size > max_size:
+        raise DecompressedTooLarge(f"{codec.name} payload decompresses past {max_size} bytes")
+    return target[:size] if isinstance(target, mmap.mmap) else bytes(target[:size])
+
+
+def _snappy_length(block: bytes) -> int:
+    """The uncompressed length a raw snappy block starts with (a little-endian base-128 varint)."""
+    length = shift = 0
+    for i in range(min(len(block), 5)):
+        byte = block[i]
+        length |= (byte & 0x7F) << shift
+        if not byte & 0x80:
+            return length
+        shift += 7
+    raise ValueError("snappy block with no valid length")
