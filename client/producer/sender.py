@@ -23,6 +23,7 @@ errors (the Java client's, which aiokafka's issue 1017 lacks):
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import time
 from collections import deque
@@ -83,7 +84,7 @@ class Sender:
         self._init_producer_id = init_producer_id  # async (identity) -> None, bumps or allocates
         self._sequences: dict[TopicPartition, PartitionSequence] = {}
         self._in_flight_per_node: dict[int, int] = {}
-        self._requests: set[asyncio.Task] = set()
+        self._pending: set[asyncio.Future] = set()  # Produce requests awaiting their answers
         self.in_flight: set[ProducerBatch] = set()  # sent, not yet settled
         self.retries = 0  # batches sent again (the Java client's record-retry-total, per batch)
         self.requests = 0  # Produce requests written (request-total)
@@ -93,11 +94,13 @@ class Sender:
         self.fatal_error: BaseException | None = None
         self._task: asyncio.Task | None = None
         self.txn = None
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     # ------------------------------------------------------------------ lifecycle
 
     def start(self) -> None:
-        self._task = asyncio.get_running_loop().create_task(self._run())
+        self._loop = asyncio.get_running_loop()
+        self._task = self._loop.create_task(self._run())
 
     async def close(self) -> None:
         """Send what is queued, then stop."""
@@ -111,7 +114,7 @@ class Sender:
 
     @property
     def requests_in_flight(self) -> int:
-        return len(self._requests)
+        return len(self._pending)
 
     # ------------------------------------------------------------------ the loop
 
@@ -123,13 +126,13 @@ class Sender:
                 self._expire(now)
                 if self._metadata_wanted:
                     await self._refresh_metadata()
-                if self._bump_required and not self._requests:
+                if self._bump_required and not self._pending:
                     await self._bump_epoch()
                 wait = await self._send_ready(now)
             except Exception:  # the sender must outlive any one bad pass, or deliveries hang
                 log.exception("producer sender pass failed; retrying")
                 wait = self.retry_backoff
-            if self._closing and not self._requests and not any(True for _ in self.accumulator.all_batches()):
+            if self._closing and not self._pending and not any(True for _ in self.accumulator.all_batches()):
                 return
             ready_event.clear()
             try:
@@ -146,29 +149,61 @@ class Sender:
         wait = wait if wait is not None else 1.0
         if self.txn is not None and (ready or self.txn.state in _NOTHING_MORE):
             ready = await self._join_transaction(ready)
+        for node, partitions in self._by_leader(ready).items():
+            if self._in_flight_per_node.get(node, 0) >= self.max_in_flight:
+                continue
+            try:  # the connection first: nothing is taken off a queue across an await
+                connection = await self.cluster.connection(node)
+                if self.acks == 0:
+                    await self._send_unacknowledged(connection, self._take_batches(partitions))
+                elif not self._dispatch(node, connection, partitions):
+                    wait = min(wait, self.retry_backoff)
+                    continue
+                await connection.drain()
+            except KafkaException as exc:
+                log.debug("produce to broker %d could not be sent: %s", node, exc)
+                self._metadata_wanted = True
+        if self._metadata_wanted:
+            wait = min(wait, self.retry_backoff)
+        return max(wait, 0.0)
+
+    def send_now(self) -> None:
+        """Put what is ready on the wire at once, without waiting for the sender task's turn.
+
+        Called when a response has settled (before the callers it frees get the loop, so the
+        next request leaves first and max_in_flight stays full) and when ``send()`` fills a
+        batch. Only what needs no await goes here: connections already open, partitions
+        already in the transaction, nothing while a bump or a metadata refresh is pending; the
+        sender task does the rest on its next pass."""
+        if self._task is None or self._bump_required or self._metadata_wanted or self.acks == 0:
+            return
+        ready, _ = self.accumulator.ready(time.monotonic())
+        if not ready:
+            return
+        txn = self.txn
+        if txn is not None:
+            if txn.state in _NOTHING_MORE:
+                return
+            ready = [tp for tp in ready if tp in txn.partitions]
+        for node, partitions in self._by_leader(ready).items():
+            if self._in_flight_per_node.get(node, 0) >= self.max_in_flight:
+                continue
+            connection = self.cluster.open_connection(node)
+            if connection is not None:
+                try:
+                    self._dispatch(node, connection, partitions)
+                except KafkaException as exc:  # written nothing: the task's next pass sees to it
+                    log.debug("produce to broker %d could not be sent: %s", node, exc)
+
+    def _by_leader(self, ready: list[TopicPartition]) -> dict[int, list[TopicPartition]]:
         by_node: dict[int, list[TopicPartition]] = {}
         for tp in ready:
             leader = self.cluster.leader(*tp)
             if leader < 0:
                 self._metadata_wanted = True
-                wait = min(wait, self.retry_backoff)
                 continue
             by_node.setdefault(leader, []).append(tp)
-        for node, partitions in by_node.items():
-            if self._in_flight_per_node.get(node, 0) >= self.max_in_flight:
-                continue
-            batches = self._take_batches(partitions, now)
-            if not batches:
-                wait = min(wait, self.retry_backoff)
-                continue
-            try:
-                await self._send(node, batches)
-            except KafkaException as exc:
-                log.debug("produce to broker %d could not be sent: %s", node, exc)
-                self._metadata_wanted = True
-                for batch in batches:
-                    self._retry(batch, exc, sent=False)
-        return max(wait, 0.0)
+        return by_node
 
     async def _join_transaction(self, ready: list[TopicPartition]) -> list[TopicPartition]:
         """The ready partitions that may be sent in the transaction, after one AddPartitionsToTxn
@@ -197,10 +232,13 @@ class Sender:
         for batch in self.accumulator.all_batches():
             batch.base_sequence = -1
 
-    def _take_batches(self, partitions: list[TopicPartition], now: float) -> list[ProducerBatch]:
+    def _take_batches(self, partitions: list[TopicPartition]) -> list[ProducerBatch]:
         batches, size = [], 0
         for tp in partitions:
-            head = self.accumulator.head(tp)
+            queue = self.accumulator.queues.get(tp)
+            if not queue:  # drained since it was found ready (send_now ran meanwhile)
+                continue
+            head = queue[0]
             if self.idempotent:
                 state = self._sequences.setdefault(tp, PartitionSequence())
                 if state.recovering and state.in_flight:
@@ -226,44 +264,71 @@ class Sender:
         batch.base_sequence = state.next_sequence
         state.next_sequence = (state.next_sequence + batch.record_count) % _SEQUENCE_MODULUS
 
-    async def _send(self, node: int, batches: list[ProducerBatch]) -> None:
-        connection = await self.cluster.connection(node)
-        version = connection.version_for(ApiKey.PRODUCE, 10)
+    def _produce_request(self, batches: list[ProducerBatch]):
         transactional = self.transactional_id is not None
         topics: dict[str, list] = {}
         for batch in batches:
             topics.setdefault(batch.tp.topic, []).append(
                 produce.PartitionData(index=batch.tp.partition, records=batch.encode(transactional)))
-        request = produce.REQUEST(
+        return produce.REQUEST(
             transactional_id=self.transactional_id, acks=self.acks, timeout_ms=self.timeout_ms,
             topic_data=[produce.TopicData(name=name, partition_data=parts) for name, parts in topics.items()])
-        if self.acks == 0:
-            await connection.send(ApiKey.PRODUCE, version, request)
+
+    def _dispatch(self, node: int, connection, partitions: list[TopicPartition]) -> bool:
+        """Take one batch of each partition (those that may go) and write them as one request,
+        with no await between taking and writing (so batches leave in queue order); whether
+        a request went."""
+        batches = self._take_batches(partitions)
+        if not batches:
+            return False
+        request = self._produce_request(batches)
+        try:
+            future = connection.submit(ApiKey.PRODUCE, connection.version_for(ApiKey.PRODUCE, 10), request)
+        except KafkaException as exc:
+            self._metadata_wanted = True
             for batch in batches:
-                self._settle_success(batch, -1, -1)
-            return
-        future = connection.submit(ApiKey.PRODUCE, version, request)
+                self._retry(batch, exc, sent=False)
+            raise
         self.requests += 1
         self._in_flight_per_node[node] = self._in_flight_per_node.get(node, 0) + 1
-        task = asyncio.get_running_loop().create_task(self._await_response(node, connection, future, batches))
-        self._requests.add(task)
-        await connection.drain()
+        self._pending.add(future)
+        timer = self._loop.call_later(self.timeout_ms / 1000 + 5, self._timed_out, node, connection, future)
+        future.add_done_callback(functools.partial(self._on_response, node, batches, timer))
+        return True
 
-    async def _await_response(self, node, connection, future, batches) -> None:
+    async def _send_unacknowledged(self, connection, batches: list[ProducerBatch]) -> None:
+        """acks=0: the broker answers nothing, so a batch is done once written."""
+        if not batches:
+            return
+        await connection.send(ApiKey.PRODUCE, connection.version_for(ApiKey.PRODUCE, 10),
+                              self._produce_request(batches))
+        for batch in batches:
+            self._settle_success(batch, -1, -1)
+
+    def _timed_out(self, node: int, connection, future: asyncio.Future) -> None:
+        if future.done():
+            return
+        future.set_exception(KafkaTimeoutError(f"Produce to broker {node} timed out"))
+        # Answers after this one would be matched to the wrong requests: the connection goes.
+        self._loop.create_task(connection.close())
+
+    def _on_response(self, node: int, batches: list[ProducerBatch], timer, future: asyncio.Future) -> None:
+        """A Produce request is answered (or failed): settle its batches, then send what that
+        made possible before the callers waiting for room or results get the loop."""
+        timer.cancel()
+        self._in_flight_per_node[node] -= 1
+        self._pending.discard(future)
         try:
-            async with asyncio.timeout(self.timeout_ms / 1000 + 5):
-                response = await future
-        except TimeoutError:
-            await connection.close()  # answers after this would be matched to the wrong requests
-            self._fail_request(batches, KafkaTimeoutError(f"Produce to broker {node} timed out"))
-        except KafkaConnectionError as exc:
-            self._fail_request(batches, exc)
-        else:
-            self._settle(response, batches)
-        finally:
-            self._in_flight_per_node[node] -= 1
-            self._requests.discard(asyncio.current_task())
-            self.wake()
+            error = KafkaConnectionError("request cancelled") if future.cancelled() else future.exception()
+            if error is None:
+                self._settle(future.result(), batches)
+            else:
+                self._fail_request(batches, error if isinstance(error, KafkaException)
+                                   else KafkaConnectionError(f"connection lost: {error!r}"))
+            self.send_now()
+        except Exception:  # a callback's exception would only be logged by the loop: say where
+            log.exception("settling a Produce response failed")
+        self.wake()
 
     # ------------------------------------------------------------------ outcomes
 
