@@ -163,6 +163,7 @@ class Sender:
             except KafkaException as exc:
                 log.debug("produce to broker %d could not be sent: %s", node, exc)
                 self._metadata_wanted = True
+        self.send_now()  # more requests while slots are free
         if self._metadata_wanted:
             wait = min(wait, self.retry_backoff)
         return max(wait, 0.0)
@@ -177,23 +178,29 @@ class Sender:
         sender task does the rest on its next pass."""
         if self._task is None or self._bump_required or self._metadata_wanted or self.acks == 0:
             return
-        ready, _ = self.accumulator.ready(time.monotonic())
-        if not ready:
-            return
+        now = time.monotonic()
+        while self._send_round(now):  # one batch per partition per request: go on while slots are free
+            pass
+
+    def _send_round(self, now: float) -> bool:
+        """One request to each broker with a free slot and ready partitions; whether any went."""
+        ready, _ = self.accumulator.ready(now)
         txn = self.txn
         if txn is not None:
             if txn.state in _NOTHING_MORE:
-                return
+                return False
             ready = [tp for tp in ready if tp in txn.partitions]
+        sent = False
         for node, partitions in self._by_leader(ready).items():
             if self._in_flight_per_node.get(node, 0) >= self.max_in_flight:
                 continue
             connection = self.cluster.open_connection(node)
             if connection is not None:
                 try:
-                    self._dispatch(node, connection, partitions)
+                    sent = self._dispatch(node, connection, partitions) or sent
                 except KafkaException as exc:  # written nothing: the task's next pass sees to it
                     log.debug("produce to broker %d could not be sent: %s", node, exc)
+        return sent
 
     def _by_leader(self, ready: list[TopicPartition]) -> dict[int, list[TopicPartition]]:
         by_node: dict[int, list[TopicPartition]] = {}
