@@ -1,9 +1,12 @@
 """Drains ready batches into Produce requests and settles their outcome.
 
-One task per producer. Each pass groups ready partitions by leader and sends
-one request per broker with at most one batch per partition, keeping up to
-``max_in_flight`` requests outstanding per broker; requests are written in
-order on one connection, so a partition's batches reach the broker in order.
+Each pass groups ready partitions by leader and sends requests with at most one
+batch per partition each, keeping up to ``max_in_flight`` requests outstanding
+per broker; requests are written in order on one connection, so a partition's
+batches reach the broker in order. Passes run in the sender's task, and also
+synchronously (``send_now``) when an answer frees a slot and when ``send()``
+fills a batch: the caller's sends and the sender share one thread, so without
+that the next request would wait for the caller to yield.
 
 With idempotence every batch carries (producer id, epoch, base sequence),
 fixed when it is first sent. The rules that keep that exactly-once through
@@ -26,37 +29,25 @@ import asyncio
 import functools
 import logging
 import time
-from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from protocol.api_keys import ApiKey
-from protocol.errors import Errors
 from protocol.messages import produce
 
-from ..errors import BrokerResponseError, KafkaConnectionError, KafkaException, KafkaTimeoutError, error_for
+from ..errors import BrokerResponseError, KafkaConnectionError, KafkaException, KafkaTimeoutError
 from ..types import TopicPartition
 from .accumulator import Accumulator
 from .batch import ProducerBatch
+from .outcomes import BatchOutcomes, PartitionSequence
 from .transaction_manager import TransactionAbortedError, TxnState
 
 log = logging.getLogger(__name__)
 
 _SEQUENCE_MODULUS = 1 << 31
 _MAX_EPOCH = 32767
-# Leadership moved or metadata is stale: refresh before retrying.
-_REFRESH_ON = frozenset({Errors.NOT_LEADER_OR_FOLLOWER, Errors.LEADER_NOT_AVAILABLE,
-                         Errors.UNKNOWN_TOPIC_OR_PARTITION, Errors.FENCED_LEADER_EPOCH,
-                         Errors.UNKNOWN_LEADER_EPOCH, Errors.UNKNOWN_TOPIC_ID})
 
 # A transaction in these states sends nothing more: its queued batches fail.
 _NOTHING_MORE = frozenset({TxnState.ABORTABLE_ERROR, TxnState.ABORTING_TRANSACTION, TxnState.FATAL_ERROR})
-
-
-@dataclass
-class PartitionSequence:
-    next_sequence: int = 0
-    in_flight: deque = field(default_factory=deque)
-    recovering: bool = False
 
 
 @dataclass
@@ -65,7 +56,7 @@ class ProducerIdentity:
     producer_epoch: int = -1
 
 
-class Sender:
+class Sender(BatchOutcomes):
     def __init__(self, cluster, accumulator: Accumulator, *, acks: int, idempotent: bool, request_timeout_ms: int,
                  max_in_flight: int, delivery_timeout_ms: int, retry_backoff_ms: int, max_request_size: int,
                  init_producer_id, transactional_id: str | None = None):
@@ -336,106 +327,6 @@ class Sender:
         except Exception:  # a callback's exception would only be logged by the loop: say where
             log.exception("settling a Produce response failed")
         self.wake()
-
-    # ------------------------------------------------------------------ outcomes
-
-    def _fail_request(self, batches: list[ProducerBatch], error: KafkaException) -> None:
-        self._metadata_wanted = True
-        for batch in batches:
-            self._retry(batch, error, sent=True)
-
-    def _settle(self, response, batches: list[ProducerBatch]) -> None:
-        by_tp = {batch.tp: batch for batch in batches}
-        for topic in response.responses:
-            for answer in topic.partition_responses:
-                batch = by_tp.pop(TopicPartition(topic.name, answer.index), None)
-                if batch is not None:
-                    self._settle_partition(batch, answer)
-        for batch in by_tp.values():  # a broker that left a partition out of its answer
-            self._retry(batch, KafkaConnectionError("partition missing from the Produce response"), sent=True)
-
-    def _settle_partition(self, batch: ProducerBatch, answer) -> None:
-        code = answer.error_code
-        if code in (Errors.NONE, Errors.DUPLICATE_SEQUENCE_NUMBER):
-            self._settle_success(batch, answer.base_offset, answer.log_append_time_ms)
-            return
-        error = error_for(code)(answer.error_message)
-        if code in _REFRESH_ON:
-            self._metadata_wanted = True
-        if code == Errors.OUT_OF_ORDER_SEQUENCE_NUMBER and self.idempotent and self._predecessor_pending(batch):
-            self._retry(batch, error, sent=True)  # an earlier batch is being retried: this one follows it
-        elif code in (Errors.OUT_OF_ORDER_SEQUENCE_NUMBER, Errors.UNKNOWN_PRODUCER_ID) and self.idempotent \
-                and self.transactional_id is None:
-            # The broker lost this producer's sequence (or never had it): not written, so after
-            # an epoch bump (new sequences) the batch can go again (KIP-360).
-            self._require_bump(f"{error.name} on {batch.tp}")
-            self._retry(batch, error, sent=True)
-        elif error.retriable:
-            self._retry(batch, error, sent=True)
-        else:
-            self._settle_failure(batch, error)
-
-    def _predecessor_pending(self, batch: ProducerBatch) -> bool:
-        """Is an earlier batch of this partition and epoch still unsettled (in flight or queued)?
-
-        Simplification: sequences are compared without wrap-around (2^31 records a partition
-        and epoch apart); a wrapped comparison only errs towards an epoch bump.
-        """
-        state = self._sequences.get(batch.tp)
-        earlier = [*(state.in_flight if state else ()), *self.accumulator.queues.get(batch.tp, ())]
-        return any(other is not batch and other.producer_epoch == batch.producer_epoch
-                   and 0 <= other.base_sequence < batch.base_sequence for other in earlier)
-
-    def _settle_success(self, batch: ProducerBatch, base_offset: int, log_append_time: int) -> None:
-        self.in_flight.discard(batch)
-        if self.idempotent:
-            state = self._sequences.get(batch.tp)
-            if state is not None:
-                self._leave_flight(state, batch)
-        batch.complete(base_offset, log_append_time)
-        self.accumulator.release(batch)
-
-    def _settle_failure(self, batch: ProducerBatch, error: BaseException) -> None:
-        self.in_flight.discard(batch)
-        if self.idempotent:
-            state = self._sequences.get(batch.tp)
-            if state is not None:
-                self._leave_flight(state, batch)
-            if batch.base_sequence >= 0 and self.transactional_id is None:
-                self._require_bump(f"batch of {batch.tp} failed with {error!r}")  # its sequence leaves a gap
-        if self.txn is not None and not isinstance(error, TransactionAbortedError):
-            self.txn.batch_failed(error)  # the transaction can only abort now
-        batch.fail(error)
-        self.accumulator.release(batch)
-
-    def _retry(self, batch: ProducerBatch, error: BaseException, *, sent: bool) -> None:
-        self.in_flight.discard(batch)
-        if time.monotonic() - batch.created >= self.delivery_timeout:
-            self._settle_failure(batch, KafkaTimeoutError(f"delivery.timeout.ms passed: {error}"))
-            return
-        if self.idempotent:
-            state = self._sequences.setdefault(batch.tp, PartitionSequence())
-            self._leave_flight(state, batch)
-            state.recovering = True
-        self.retries += sent
-        log.debug("retrying a batch of %s after %r", batch.tp, error)
-        batch.retry_at = time.monotonic() + self.retry_backoff  # retry.backoff.ms
-        self.accumulator.requeue(batch)
-
-    @staticmethod
-    def _leave_flight(state: PartitionSequence, batch: ProducerBatch) -> None:
-        try:
-            state.in_flight.remove(batch)
-        except ValueError:
-            pass
-
-    def _expire(self, now: float) -> None:
-        """Batches still queued past delivery.timeout.ms fail (as in the Java client)."""
-        for queue in self.accumulator.queues.values():
-            while queue and now - queue[0].created >= self.delivery_timeout:
-                batch = queue.popleft()
-                self._settle_failure(batch, KafkaTimeoutError(
-                    f"{batch.record_count} record(s) for {batch.tp} expired before delivery (delivery.timeout.ms)"))
 
     # ------------------------------------------------------------------ recovery
 
