@@ -28,6 +28,7 @@ class PartitionSequence:
     next_sequence: int = 0
     in_flight: deque = field(default_factory=deque)
     recovering: bool = False
+    acknowledged: bool = False  # a batch of this epoch has been written
 
 
 class BatchOutcomes:
@@ -84,6 +85,8 @@ class BatchOutcomes:
             state = self._sequences.get(batch.tp)
             if state is not None:
                 self._leave_flight(state, batch)
+                if batch.producer_epoch == self.identity.producer_epoch:
+                    state.acknowledged = True
         batch.complete(base_offset, log_append_time)
         self.accumulator.release(batch)
 

@@ -239,8 +239,13 @@ class Sender(BatchOutcomes):
             head = queue[0]
             if self.idempotent:
                 state = self._sequences.setdefault(tp, PartitionSequence())
-                if state.recovering and state.in_flight:
-                    continue  # retries go out only once every earlier batch has answered
+                if state.in_flight and (state.recovering or not state.acknowledged):
+                    # Retries go out only once every earlier batch has answered. And a partition's
+                    # first batch of an epoch goes alone (stricter than the Java client): Kafka takes
+                    # any first sequence from a producer it has no state for, so when that batch
+                    # failed (NOT_LEADER_OR_FOLLOWER from a leader still starting) the next one
+                    # would be written ahead of it, out of send order.
+                    continue
                 state.recovering = False
             if batches and size + head.size > self.max_request_size:
                 break
