@@ -8,7 +8,11 @@ Figures, each client doing the same thing in the same event loop (uvloop):
 - txn produce: the same records in transactions of ``--per-txn`` records (begin, sends,
   commit), measured the same way; skipped for our client while it has no transactions;
 - consume: the produce topic read back from offset 0 with isolation.level=read_committed,
-  MB/s until the last record is in the application's hands.
+  MB/s until the last record is in the application's hands;
+- pipeline: the exactly-once pipeline (bench/client_pipeline.py): the txn produce topic
+  consumed in a group, read_committed, each record transformed into an output topic by a
+  transactional producer that commits the input offsets in its transactions of
+  ``--per-txn`` records; records/s.
 
     python -m bench.client [--records 50000] [--size 1024] [--partitions 3] [--rounds 3]
 
@@ -27,6 +31,7 @@ import statistics
 import sys
 import time
 
+from bench.client_pipeline import PIPELINES
 from bench.peers import weir_starter
 from bench.throughput import create_topic
 
@@ -196,6 +201,10 @@ def one_round(bootstrap: str, name: str, args) -> dict[str, float]:
         create_topic(bootstrap, txn_topic, args.partitions)
         seconds = run(produce(bootstrap, txn_topic, records, payload, per_txn=args.per_txn))
         figures["txn produce MB/s"] = megabytes / seconds
+        output = _topic(name + "-eos")
+        create_topic(bootstrap, output, args.partitions)
+        seconds = run(PIPELINES[name](bootstrap, txn_topic, output, records + 1, args.per_txn))  # + the warm-up
+        figures["pipeline records/s"] = (records + 1) / seconds
     return figures
 
 

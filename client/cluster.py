@@ -69,6 +69,11 @@ class Cluster:
 
     # ------------------------------------------------------------------ connections
 
+    def open_connection(self, node_id: int) -> Connection | None:
+        """The broker's connection if it is open now (no await), else None."""
+        existing = self._connections.get(node_id)
+        return existing if existing is not None and not existing.closed else None
+
     async def connection(self, node_id: int) -> Connection:
         """The open connection to a broker, opened (and versions negotiated) on first use."""
         existing = self._connections.get(node_id)

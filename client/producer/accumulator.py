@@ -17,6 +17,15 @@ from ..types import TopicPartition
 from .batch import ProducerBatch, record_size_bound  # noqa: F401 (record_size_bound: producer.py imports it here)
 
 
+class _PartitionQueue(deque):
+    """One partition's batches, oldest first; knows its partition."""
+    __slots__ = ("tp",)
+
+    def __init__(self, tp: TopicPartition):
+        super().__init__()
+        self.tp = tp
+
+
 class Accumulator:
     def __init__(self, *, batch_size: int, linger_ms: int, compression: Compression, buffer_memory: int):
         self.batch_size = batch_size
@@ -24,7 +33,11 @@ class Accumulator:
         self.compression = compression
         self.buffer_memory = buffer_memory
         self.queues: dict[TopicPartition, deque[ProducerBatch]] = {}
+        # The same deques by topic then partition: append() finds its queue without building a
+        # TopicPartition per record.
+        self._by_topic: dict[str, dict[int, deque[ProducerBatch]]] = {}
         self.bytes_held = 0
+        self.sealed = False  # a batch became full since the producer last looked: it may go now
         self.flushes = 0  # flush() calls in progress: everything is ready meanwhile
         self.data_ready = asyncio.Event()  # wakes the sender
         self._room = asyncio.Event()
@@ -35,31 +48,41 @@ class Accumulator:
             self._room.clear()
             await self._room.wait()
 
-    def append(self, tp: TopicPartition, timestamp: int, key, value, headers,
-               future: asyncio.Future) -> int:
-        """Add one record to the partition's open batch (opening one if needed); the bytes it took."""
-        queue = self.queues.get(tp)
+    def append(self, topic: str, partition: int, timestamp: int, key, value, headers,
+               future: asyncio.Future, bound: int) -> int:
+        """Add one record (``bound``: its record_size_bound) to the partition's open batch, opening
+        one if needed; the bytes it took."""
+        partitions = self._by_topic.get(topic)
+        queue = partitions.get(partition) if partitions is not None else None
         if queue is None:
-            queue = self.queues[tp] = deque()
+            queue = self._queue(TopicPartition(topic, partition))
         batch = queue[-1] if queue else None
         added = -1
         if batch is not None and not batch.closed:
-            added = batch.try_append(timestamp, key, value, headers, future, self.batch_size)
+            added = batch.try_append(timestamp, key, value, headers, future, bound, self.batch_size)
             if added < 0:  # does not fit: this batch is done
                 self._close(batch)
         if added < 0:
-            batch = ProducerBatch(tp, self.compression, time.monotonic())
+            batch = ProducerBatch(queue.tp, self.compression, time.monotonic(), future.get_loop())
             queue.append(batch)
             self.bytes_held += batch.size  # its header; released with the batch's whole size
             self.data_ready.set()  # the sender times this batch's linger
-            added = batch.try_append(timestamp, key, value, headers, future, None)
+            added = batch.try_append(timestamp, key, value, headers, future, bound, None)
         self.bytes_held += added
         if batch.builder.size >= self.batch_size:
             self._close(batch)
         return added
 
+    def _queue(self, tp: TopicPartition) -> "_PartitionQueue":
+        queue = self.queues.get(tp)
+        if queue is None:
+            queue = self.queues[tp] = _PartitionQueue(tp)
+            self._by_topic.setdefault(tp.topic, {})[tp.partition] = queue
+        return queue
+
     def _close(self, batch: ProducerBatch) -> None:
         batch.closed = True
+        self.sealed = True
         self.data_ready.set()
 
     def ready(self, now: float) -> tuple[list[TopicPartition], float | None]:
@@ -86,7 +109,7 @@ class Accumulator:
 
     def requeue(self, batch: ProducerBatch) -> None:
         """Put a batch back for a retry, ahead of every batch with a later sequence."""
-        queue = self.queues.setdefault(batch.tp, deque())
+        queue = self._queue(batch.tp)
         index = 0
         while index < len(queue) and 0 <= queue[index].base_sequence < batch.base_sequence:
             index += 1

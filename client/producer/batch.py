@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 
 from protocol.compression import Compression
 from protocol.record_builder import BatchBuilder
@@ -20,12 +21,14 @@ def record_size_bound(key, value, headers) -> int:
 
 class ProducerBatch:
     __slots__ = ("tp", "builder", "futures", "timestamps", "created", "base_sequence", "producer_id",
-                 "producer_epoch", "attempts", "retry_at", "closed", "_built")
+                 "producer_epoch", "attempts", "retry_at", "closed", "settled", "_built")
 
-    def __init__(self, tp: TopicPartition, compression: Compression, created: float):
+    def __init__(self, tp: TopicPartition, compression: Compression, created: float, loop):
         self.tp = tp
         self.builder = BatchBuilder(compression)
         self.futures: list[asyncio.Future] = []
+        # Done once every record's future is: flush() waits on these, one per batch, not per record.
+        self.settled: asyncio.Future = loop.create_future()
         self.timestamps: list[int] = []
         self.created = created
         self.base_sequence = -1  # fixed on first send; a retry re-sends the same sequence
@@ -44,12 +47,12 @@ class ProducerBatch:
     def record_count(self) -> int:
         return self.builder.count
 
-    def try_append(self, timestamp: int, key, value, headers, future: asyncio.Future, limit: int | None) -> int:
-        """Add one record unless the batch holds some and would pass ``limit`` bytes with it;
-        the bytes it took, or -1 when it did not fit."""
+    def try_append(self, timestamp: int, key, value, headers, future: asyncio.Future, bound: int,
+                   limit: int | None) -> int:
+        """Add one record (``bound``: its record_size_bound) unless the batch holds some and would
+        pass ``limit`` bytes with it; the bytes it took, or -1 when it did not fit."""
         builder = self.builder
-        if limit is not None and builder.count and \
-                builder.size + record_size_bound(key, value, headers) > limit:
+        if limit is not None and builder.count and builder.size + bound > limit:
             return -1
         added = builder.append(timestamp, key, value, headers)
         self.futures.append(future)
@@ -66,12 +69,16 @@ class ProducerBatch:
 
     def complete(self, base_offset: int, log_append_time: int) -> None:
         topic, partition = self.tp
-        for i, future in enumerate(self.futures):
+        timestamps = self.timestamps if log_append_time < 0 else itertools.repeat(log_append_time)
+        for offset, future, timestamp in zip(itertools.count(base_offset), self.futures, timestamps):
             if not future.done():
-                timestamp = log_append_time if log_append_time >= 0 else self.timestamps[i]
-                future.set_result(RecordMetadata(topic, partition, base_offset + i, timestamp))
+                future.set_result(RecordMetadata(topic, partition, offset, timestamp))
+        if not self.settled.done():
+            self.settled.set_result(None)
 
     def fail(self, error: BaseException) -> None:
         for future in self.futures:
             if not future.done():
                 future.set_exception(error)
+        if not self.settled.done():
+            self.settled.set_result(None)

@@ -101,6 +101,7 @@ class Producer:
             await self.init_transactions()
         elif self.idempotent:
             await self._init_producer_id(self.sender.identity)
+        self._loop = asyncio.get_running_loop()
         self.sender.start()
         self._started = True
 
@@ -163,16 +164,27 @@ class Producer:
             partition = partition_for_key(key, count) if key is not None else self.partitioner.partition(topic, count)
         elif not 0 <= partition < count:
             raise KafkaException(f"partition {partition} of {topic} does not exist ({count} partitions)")
-        size = record_size_bound(key, value, headers) + HEADER_SIZE
-        if size > self.max_request_size or size > self.accumulator.buffer_memory:
-            raise MessageTooLargeError(f"a record of about {size} bytes exceeds max_request_size or buffer_memory")
-        if self.accumulator.bytes_held >= self.accumulator.buffer_memory:
-            await self.accumulator.wait_for_room()
-        future = asyncio.get_running_loop().create_future()
+        bound = record_size_bound(key, value, headers)
+        accumulator = self.accumulator
+        if bound + HEADER_SIZE > self.max_request_size or bound + HEADER_SIZE > accumulator.buffer_memory:
+            raise MessageTooLargeError(f"a record of about {bound + HEADER_SIZE} bytes exceeds max_request_size "
+                                       "or buffer_memory")
+        if accumulator.bytes_held >= accumulator.buffer_memory:
+            await accumulator.wait_for_room()
+        future = self._loop.create_future()  # the loop cached at start(): get_running_loop() costs a getpid()
         timestamp = timestamp_ms if timestamp_ms is not None else int(time.time() * 1000)
-        added = self.accumulator.append(TopicPartition(topic, partition), timestamp, key, value, headers, future)
+        added = accumulator.append(topic, partition, timestamp, key, value, headers, future, bound)
         if key is None:
             self.partitioner.record_appended(topic, partition, added, count)
+        if accumulator.sealed:
+            # A batch is full. In the Java client the sender thread would send it now; here the
+            # sender shares this thread, so it is put on the wire here (when a request slot is
+            # free), and the loop gets one turn so answers that came meanwhile are settled and
+            # the next requests follow them. Without this a caller sending in a tight loop would
+            # fill the whole buffer before the first request left.
+            accumulator.sealed = False
+            self.sender.send_now()
+            await asyncio.sleep(0)
         return future
 
     async def send_and_wait(self, topic: str, value: bytes | None = None, key: bytes | None = None,
@@ -182,13 +194,13 @@ class Producer:
     async def flush(self) -> None:
         """Send every queued record now (no linger) and wait until each one is settled."""
         batches = [*self.accumulator.all_batches(), *self.sender.in_flight]
-        futures = [f for batch in batches for f in batch.futures]
-        if not futures:
+        if not batches:
             return
         self.accumulator.flushes += 1
+        self.sender.send_now()
         self.sender.wake()
         try:
-            await asyncio.wait(futures)
+            await asyncio.wait([batch.settled for batch in batches])
         finally:
             self.accumulator.flushes -= 1
 

@@ -1,9 +1,12 @@
 """Drains ready batches into Produce requests and settles their outcome.
 
-One task per producer. Each pass groups ready partitions by leader and sends
-one request per broker with at most one batch per partition, keeping up to
-``max_in_flight`` requests outstanding per broker; requests are written in
-order on one connection, so a partition's batches reach the broker in order.
+Each pass groups ready partitions by leader and sends requests with at most one
+batch per partition each, keeping up to ``max_in_flight`` requests outstanding
+per broker; requests are written in order on one connection, so a partition's
+batches reach the broker in order. Passes run in the sender's task, and also
+synchronously (``send_now``) when an answer frees a slot and when ``send()``
+fills a batch: the caller's sends and the sender share one thread, so without
+that the next request would wait for the caller to yield.
 
 With idempotence every batch carries (producer id, epoch, base sequence),
 fixed when it is first sent. The rules that keep that exactly-once through
@@ -23,39 +26,28 @@ errors (the Java client's, which aiokafka's issue 1017 lacks):
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import time
-from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from protocol.api_keys import ApiKey
-from protocol.errors import Errors
 from protocol.messages import produce
 
-from ..errors import BrokerResponseError, KafkaConnectionError, KafkaException, KafkaTimeoutError, error_for
+from ..errors import BrokerResponseError, KafkaConnectionError, KafkaException, KafkaTimeoutError
 from ..types import TopicPartition
 from .accumulator import Accumulator
 from .batch import ProducerBatch
+from .outcomes import BatchOutcomes, PartitionSequence
 from .transaction_manager import TransactionAbortedError, TxnState
 
 log = logging.getLogger(__name__)
 
 _SEQUENCE_MODULUS = 1 << 31
 _MAX_EPOCH = 32767
-# Leadership moved or metadata is stale: refresh before retrying.
-_REFRESH_ON = frozenset({Errors.NOT_LEADER_OR_FOLLOWER, Errors.LEADER_NOT_AVAILABLE,
-                         Errors.UNKNOWN_TOPIC_OR_PARTITION, Errors.FENCED_LEADER_EPOCH,
-                         Errors.UNKNOWN_LEADER_EPOCH, Errors.UNKNOWN_TOPIC_ID})
 
 # A transaction in these states sends nothing more: its queued batches fail.
 _NOTHING_MORE = frozenset({TxnState.ABORTABLE_ERROR, TxnState.ABORTING_TRANSACTION, TxnState.FATAL_ERROR})
-
-
-@dataclass
-class PartitionSequence:
-    next_sequence: int = 0
-    in_flight: deque = field(default_factory=deque)
-    recovering: bool = False
 
 
 @dataclass
@@ -64,7 +56,7 @@ class ProducerIdentity:
     producer_epoch: int = -1
 
 
-class Sender:
+class Sender(BatchOutcomes):
     def __init__(self, cluster, accumulator: Accumulator, *, acks: int, idempotent: bool, request_timeout_ms: int,
                  max_in_flight: int, delivery_timeout_ms: int, retry_backoff_ms: int, max_request_size: int,
                  init_producer_id, transactional_id: str | None = None):
@@ -83,7 +75,7 @@ class Sender:
         self._init_producer_id = init_producer_id  # async (identity) -> None, bumps or allocates
         self._sequences: dict[TopicPartition, PartitionSequence] = {}
         self._in_flight_per_node: dict[int, int] = {}
-        self._requests: set[asyncio.Task] = set()
+        self._pending: set[asyncio.Future] = set()  # Produce requests awaiting their answers
         self.in_flight: set[ProducerBatch] = set()  # sent, not yet settled
         self.retries = 0  # batches sent again (the Java client's record-retry-total, per batch)
         self.requests = 0  # Produce requests written (request-total)
@@ -93,11 +85,13 @@ class Sender:
         self.fatal_error: BaseException | None = None
         self._task: asyncio.Task | None = None
         self.txn = None
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     # ------------------------------------------------------------------ lifecycle
 
     def start(self) -> None:
-        self._task = asyncio.get_running_loop().create_task(self._run())
+        self._loop = asyncio.get_running_loop()
+        self._task = self._loop.create_task(self._run())
 
     async def close(self) -> None:
         """Send what is queued, then stop."""
@@ -111,7 +105,7 @@ class Sender:
 
     @property
     def requests_in_flight(self) -> int:
-        return len(self._requests)
+        return len(self._pending)
 
     # ------------------------------------------------------------------ the loop
 
@@ -123,13 +117,13 @@ class Sender:
                 self._expire(now)
                 if self._metadata_wanted:
                     await self._refresh_metadata()
-                if self._bump_required and not self._requests:
+                if self._bump_required and not self._pending:
                     await self._bump_epoch()
                 wait = await self._send_ready(now)
             except Exception:  # the sender must outlive any one bad pass, or deliveries hang
                 log.exception("producer sender pass failed; retrying")
                 wait = self.retry_backoff
-            if self._closing and not self._requests and not any(True for _ in self.accumulator.all_batches()):
+            if self._closing and not self._pending and not any(True for _ in self.accumulator.all_batches()):
                 return
             ready_event.clear()
             try:
@@ -146,29 +140,68 @@ class Sender:
         wait = wait if wait is not None else 1.0
         if self.txn is not None and (ready or self.txn.state in _NOTHING_MORE):
             ready = await self._join_transaction(ready)
+        for node, partitions in self._by_leader(ready).items():
+            if self._in_flight_per_node.get(node, 0) >= self.max_in_flight:
+                continue
+            try:  # the connection first: nothing is taken off a queue across an await
+                connection = await self.cluster.connection(node)
+                if self.acks == 0:
+                    await self._send_unacknowledged(connection, self._take_batches(partitions))
+                elif not self._dispatch(node, connection, partitions):
+                    wait = min(wait, self.retry_backoff)
+                    continue
+                await connection.drain()
+            except KafkaException as exc:
+                log.debug("produce to broker %d could not be sent: %s", node, exc)
+                self._metadata_wanted = True
+        self.send_now()  # more requests while slots are free
+        if self._metadata_wanted:
+            wait = min(wait, self.retry_backoff)
+        return max(wait, 0.0)
+
+    def send_now(self) -> None:
+        """Put what is ready on the wire at once, without waiting for the sender task's turn.
+
+        Called when a response has settled (before the callers it frees get the loop, so the
+        next request leaves first and max_in_flight stays full) and when ``send()`` fills a
+        batch. Only what needs no await goes here: connections already open, partitions
+        already in the transaction, nothing while a bump or a metadata refresh is pending; the
+        sender task does the rest on its next pass."""
+        if self._task is None or self._bump_required or self._metadata_wanted or self.acks == 0:
+            return
+        now = time.monotonic()
+        while self._send_round(now):  # one batch per partition per request: go on while slots are free
+            pass
+
+    def _send_round(self, now: float) -> bool:
+        """One request to each broker with a free slot and ready partitions; whether any went."""
+        ready, _ = self.accumulator.ready(now)
+        txn = self.txn
+        if txn is not None:
+            if txn.state in _NOTHING_MORE:
+                return False
+            ready = [tp for tp in ready if tp in txn.partitions]
+        sent = False
+        for node, partitions in self._by_leader(ready).items():
+            if self._in_flight_per_node.get(node, 0) >= self.max_in_flight:
+                continue
+            connection = self.cluster.open_connection(node)
+            if connection is not None:
+                try:
+                    sent = self._dispatch(node, connection, partitions) or sent
+                except KafkaException as exc:  # written nothing: the task's next pass sees to it
+                    log.debug("produce to broker %d could not be sent: %s", node, exc)
+        return sent
+
+    def _by_leader(self, ready: list[TopicPartition]) -> dict[int, list[TopicPartition]]:
         by_node: dict[int, list[TopicPartition]] = {}
         for tp in ready:
             leader = self.cluster.leader(*tp)
             if leader < 0:
                 self._metadata_wanted = True
-                wait = min(wait, self.retry_backoff)
                 continue
             by_node.setdefault(leader, []).append(tp)
-        for node, partitions in by_node.items():
-            if self._in_flight_per_node.get(node, 0) >= self.max_in_flight:
-                continue
-            batches = self._take_batches(partitions, now)
-            if not batches:
-                wait = min(wait, self.retry_backoff)
-                continue
-            try:
-                await self._send(node, batches)
-            except KafkaException as exc:
-                log.debug("produce to broker %d could not be sent: %s", node, exc)
-                self._metadata_wanted = True
-                for batch in batches:
-                    self._retry(batch, exc, sent=False)
-        return max(wait, 0.0)
+        return by_node
 
     async def _join_transaction(self, ready: list[TopicPartition]) -> list[TopicPartition]:
         """The ready partitions that may be sent in the transaction, after one AddPartitionsToTxn
@@ -197,14 +230,22 @@ class Sender:
         for batch in self.accumulator.all_batches():
             batch.base_sequence = -1
 
-    def _take_batches(self, partitions: list[TopicPartition], now: float) -> list[ProducerBatch]:
+    def _take_batches(self, partitions: list[TopicPartition]) -> list[ProducerBatch]:
         batches, size = [], 0
         for tp in partitions:
-            head = self.accumulator.head(tp)
+            queue = self.accumulator.queues.get(tp)
+            if not queue:  # drained since it was found ready (send_now ran meanwhile)
+                continue
+            head = queue[0]
             if self.idempotent:
                 state = self._sequences.setdefault(tp, PartitionSequence())
-                if state.recovering and state.in_flight:
-                    continue  # retries go out only once every earlier batch has answered
+                if state.in_flight and (state.recovering or not state.acknowledged):
+                    # Retries go out only once every earlier batch has answered. And a partition's
+                    # first batch of an epoch goes alone (stricter than the Java client): Kafka takes
+                    # any first sequence from a producer it has no state for, so when that batch
+                    # failed (NOT_LEADER_OR_FOLLOWER from a leader still starting) the next one
+                    # would be written ahead of it, out of send order.
+                    continue
                 state.recovering = False
             if batches and size + head.size > self.max_request_size:
                 break
@@ -226,144 +267,71 @@ class Sender:
         batch.base_sequence = state.next_sequence
         state.next_sequence = (state.next_sequence + batch.record_count) % _SEQUENCE_MODULUS
 
-    async def _send(self, node: int, batches: list[ProducerBatch]) -> None:
-        connection = await self.cluster.connection(node)
-        version = connection.version_for(ApiKey.PRODUCE, 10)
+    def _produce_request(self, batches: list[ProducerBatch]):
         transactional = self.transactional_id is not None
         topics: dict[str, list] = {}
         for batch in batches:
             topics.setdefault(batch.tp.topic, []).append(
                 produce.PartitionData(index=batch.tp.partition, records=batch.encode(transactional)))
-        request = produce.REQUEST(
+        return produce.REQUEST(
             transactional_id=self.transactional_id, acks=self.acks, timeout_ms=self.timeout_ms,
             topic_data=[produce.TopicData(name=name, partition_data=parts) for name, parts in topics.items()])
-        if self.acks == 0:
-            await connection.send(ApiKey.PRODUCE, version, request)
+
+    def _dispatch(self, node: int, connection, partitions: list[TopicPartition]) -> bool:
+        """Take one batch of each partition (those that may go) and write them as one request,
+        with no await between taking and writing (so batches leave in queue order); whether
+        a request went."""
+        batches = self._take_batches(partitions)
+        if not batches:
+            return False
+        request = self._produce_request(batches)
+        try:
+            future = connection.submit(ApiKey.PRODUCE, connection.version_for(ApiKey.PRODUCE, 10), request)
+        except KafkaException as exc:
+            self._metadata_wanted = True
             for batch in batches:
-                self._settle_success(batch, -1, -1)
-            return
-        future = connection.submit(ApiKey.PRODUCE, version, request)
+                self._retry(batch, exc, sent=False)
+            raise
         self.requests += 1
         self._in_flight_per_node[node] = self._in_flight_per_node.get(node, 0) + 1
-        task = asyncio.get_running_loop().create_task(self._await_response(node, connection, future, batches))
-        self._requests.add(task)
-        await connection.drain()
+        self._pending.add(future)
+        timer = self._loop.call_later(self.timeout_ms / 1000 + 5, self._timed_out, node, connection, future)
+        future.add_done_callback(functools.partial(self._on_response, node, batches, timer))
+        return True
 
-    async def _await_response(self, node, connection, future, batches) -> None:
-        try:
-            async with asyncio.timeout(self.timeout_ms / 1000 + 5):
-                response = await future
-        except TimeoutError:
-            await connection.close()  # answers after this would be matched to the wrong requests
-            self._fail_request(batches, KafkaTimeoutError(f"Produce to broker {node} timed out"))
-        except KafkaConnectionError as exc:
-            self._fail_request(batches, exc)
-        else:
-            self._settle(response, batches)
-        finally:
-            self._in_flight_per_node[node] -= 1
-            self._requests.discard(asyncio.current_task())
-            self.wake()
-
-    # ------------------------------------------------------------------ outcomes
-
-    def _fail_request(self, batches: list[ProducerBatch], error: KafkaException) -> None:
-        self._metadata_wanted = True
+    async def _send_unacknowledged(self, connection, batches: list[ProducerBatch]) -> None:
+        """acks=0: the broker answers nothing, so a batch is done once written."""
+        if not batches:
+            return
+        await connection.send(ApiKey.PRODUCE, connection.version_for(ApiKey.PRODUCE, 10),
+                              self._produce_request(batches))
         for batch in batches:
-            self._retry(batch, error, sent=True)
+            self._settle_success(batch, -1, -1)
 
-    def _settle(self, response, batches: list[ProducerBatch]) -> None:
-        by_tp = {batch.tp: batch for batch in batches}
-        for topic in response.responses:
-            for answer in topic.partition_responses:
-                batch = by_tp.pop(TopicPartition(topic.name, answer.index), None)
-                if batch is not None:
-                    self._settle_partition(batch, answer)
-        for batch in by_tp.values():  # a broker that left a partition out of its answer
-            self._retry(batch, KafkaConnectionError("partition missing from the Produce response"), sent=True)
-
-    def _settle_partition(self, batch: ProducerBatch, answer) -> None:
-        code = answer.error_code
-        if code in (Errors.NONE, Errors.DUPLICATE_SEQUENCE_NUMBER):
-            self._settle_success(batch, answer.base_offset, answer.log_append_time_ms)
+    def _timed_out(self, node: int, connection, future: asyncio.Future) -> None:
+        if future.done():
             return
-        error = error_for(code)(answer.error_message)
-        if code in _REFRESH_ON:
-            self._metadata_wanted = True
-        if code == Errors.OUT_OF_ORDER_SEQUENCE_NUMBER and self.idempotent and self._predecessor_pending(batch):
-            self._retry(batch, error, sent=True)  # an earlier batch is being retried: this one follows it
-        elif code in (Errors.OUT_OF_ORDER_SEQUENCE_NUMBER, Errors.UNKNOWN_PRODUCER_ID) and self.idempotent \
-                and self.transactional_id is None:
-            # The broker lost this producer's sequence (or never had it): not written, so after
-            # an epoch bump (new sequences) the batch can go again (KIP-360).
-            self._require_bump(f"{error.name} on {batch.tp}")
-            self._retry(batch, error, sent=True)
-        elif error.retriable:
-            self._retry(batch, error, sent=True)
-        else:
-            self._settle_failure(batch, error)
+        future.set_exception(KafkaTimeoutError(f"Produce to broker {node} timed out"))
+        # Answers after this one would be matched to the wrong requests: the connection goes.
+        self._loop.create_task(connection.close())
 
-    def _predecessor_pending(self, batch: ProducerBatch) -> bool:
-        """Is an earlier batch of this partition and epoch still unsettled (in flight or queued)?
-
-        Simplification: sequences are compared without wrap-around (2^31 records a partition
-        and epoch apart); a wrapped comparison only errs towards an epoch bump.
-        """
-        state = self._sequences.get(batch.tp)
-        earlier = [*(state.in_flight if state else ()), *self.accumulator.queues.get(batch.tp, ())]
-        return any(other is not batch and other.producer_epoch == batch.producer_epoch
-                   and 0 <= other.base_sequence < batch.base_sequence for other in earlier)
-
-    def _settle_success(self, batch: ProducerBatch, base_offset: int, log_append_time: int) -> None:
-        self.in_flight.discard(batch)
-        if self.idempotent:
-            state = self._sequences.get(batch.tp)
-            if state is not None:
-                self._leave_flight(state, batch)
-        batch.complete(base_offset, log_append_time)
-        self.accumulator.release(batch)
-
-    def _settle_failure(self, batch: ProducerBatch, error: BaseException) -> None:
-        self.in_flight.discard(batch)
-        if self.idempotent:
-            state = self._sequences.get(batch.tp)
-            if state is not None:
-                self._leave_flight(state, batch)
-            if batch.base_sequence >= 0 and self.transactional_id is None:
-                self._require_bump(f"batch of {batch.tp} failed with {error!r}")  # its sequence leaves a gap
-        if self.txn is not None and not isinstance(error, TransactionAbortedError):
-            self.txn.batch_failed(error)  # the transaction can only abort now
-        batch.fail(error)
-        self.accumulator.release(batch)
-
-    def _retry(self, batch: ProducerBatch, error: BaseException, *, sent: bool) -> None:
-        self.in_flight.discard(batch)
-        if time.monotonic() - batch.created >= self.delivery_timeout:
-            self._settle_failure(batch, KafkaTimeoutError(f"delivery.timeout.ms passed: {error}"))
-            return
-        if self.idempotent:
-            state = self._sequences.setdefault(batch.tp, PartitionSequence())
-            self._leave_flight(state, batch)
-            state.recovering = True
-        self.retries += sent
-        log.debug("retrying a batch of %s after %r", batch.tp, error)
-        batch.retry_at = time.monotonic() + self.retry_backoff  # retry.backoff.ms
-        self.accumulator.requeue(batch)
-
-    @staticmethod
-    def _leave_flight(state: PartitionSequence, batch: ProducerBatch) -> None:
+    def _on_response(self, node: int, batches: list[ProducerBatch], timer, future: asyncio.Future) -> None:
+        """A Produce request is answered (or failed): settle its batches, then send what that
+        made possible before the callers waiting for room or results get the loop."""
+        timer.cancel()
+        self._in_flight_per_node[node] -= 1
+        self._pending.discard(future)
         try:
-            state.in_flight.remove(batch)
-        except ValueError:
-            pass
-
-    def _expire(self, now: float) -> None:
-        """Batches still queued past delivery.timeout.ms fail (as in the Java client)."""
-        for queue in self.accumulator.queues.values():
-            while queue and now - queue[0].created >= self.delivery_timeout:
-                batch = queue.popleft()
-                self._settle_failure(batch, KafkaTimeoutError(
-                    f"{batch.record_count} record(s) for {batch.tp} expired before delivery (delivery.timeout.ms)"))
+            error = KafkaConnectionError("request cancelled") if future.cancelled() else future.exception()
+            if error is None:
+                self._settle(future.result(), batches)
+            else:
+                self._fail_request(batches, error if isinstance(error, KafkaException)
+                                   else KafkaConnectionError(f"connection lost: {error!r}"))
+            self.send_now()
+        except Exception:  # a callback's exception would only be logged by the loop: say where
+            log.exception("settling a Produce response failed")
+        self.wake()
 
     # ------------------------------------------------------------------ recovery
 

@@ -31,9 +31,12 @@ async def test_idempotent_producer_survives_broker_kill_without_duplicates(any_b
     await asyncio.to_thread(create_topic, broker.bootstrap, topic_name, 2)
     async with Producer(broker.bootstrap, linger_ms=1, batch_size=2048, request_timeout_ms=3000,
                         retry_backoff_ms=50) as producer:
-        deliveries = []
+        # A first record acknowledged on each partition: until then a partition has one batch in
+        # flight (its first goes alone), and the kill below waits for more.
+        deliveries = [await producer.send(topic_name, str(i).encode(), partition=i) for i in range(2)]
+        await asyncio.wait_for(asyncio.gather(*deliveries), 30)
         frozen_at, killed = None, False
-        for i in range(RECORDS):
+        for i in range(2, RECORDS):
             deliveries.append(await producer.send(topic_name, str(i).encode(), partition=i % 2))
             if i % 100 == 0:
                 await asyncio.sleep(0)  # let the sender run between bursts
