@@ -87,30 +87,36 @@ def _write_uuid(out, value):
 
 
 def _length_prefixed_reader(kind: str, flexible: bool, nullable: bool):
-    if flexible:
-        def read_len(buf, pos):
-            raw, pos = p.read_uvarint(buf, pos)
-            return raw - 1, pos
-    elif kind == "string":
-        read_len = p.read_fixed(p.INT16)
-    else:
-        read_len = p.read_fixed(p.INT32)
     as_text = kind == "string"
     as_view = kind == "records"
+    read_uvarint = p.read_uvarint
+    fixed_len = (p.INT16 if kind == "string" else p.INT32)
+    unpack_len, len_size = fixed_len.unpack_from, fixed_len.size
+    DecodeError = p.DecodeError
 
     def read(buf, pos):
-        length, pos = read_len(buf, pos)
+        if flexible:
+            length, pos = read_uvarint(buf, pos)
+            length -= 1
+        else:
+            if pos + len_size > len(buf):
+                raise DecodeError(f"truncated: need {len_size} bytes at {pos}")
+            length = unpack_len(buf, pos)[0]
+            pos += len_size
         if length < 0:
             if not nullable:
-                raise p.DecodeError(f"null {kind} in a non-nullable field")
+                raise DecodeError(f"null {kind} in a non-nullable field")
             return None, pos
-        raw, pos = p.take(buf, pos, length)
+        end = pos + length
+        if end > len(buf):
+            raise DecodeError(f"truncated: need {length} bytes at {pos}")
+        raw = buf[pos:end]
         if as_text:
             try:
-                return str(raw, "utf-8"), pos
+                return str(raw, "utf-8"), end
             except UnicodeDecodeError as exc:
-                raise p.DecodeError(f"invalid utf-8: {exc}") from None
-        return (raw if as_view else bytes(raw)), pos
+                raise DecodeError(f"invalid utf-8: {exc}") from None
+        return (raw if as_view else bytes(raw)), end
 
     return read
 
@@ -195,8 +201,9 @@ class Struct:
         self.name = name
         self.fields = fields
         self.cls = _make_class(name, fields)
-        self._readers: dict[tuple[int, bool], Callable] = {}
-        self._writers: dict[tuple[int, bool], Callable] = {}
+        # keyed by (version, flexible), and by version alone for a Message (decode, encode_into)
+        self._readers: dict[Any, Callable] = {}
+        self._writers: dict[Any, Callable] = {}
 
     def __call__(self, **values):
         return self.cls(**values)
@@ -244,9 +251,12 @@ class Struct:
         for field in self.fields:  # absent in this version, or tagged: the default
             if field.name not in set_in_body:
                 lines.append(f"    obj.{field.name} = {_default_expression(field, namespace)}")
-        if flexible:
+        if flexible:  # almost always no tagged fields: one zero byte, read inline
             namespace["read_tags"] = _tagged_reader(tagged)
-            lines.append("    pos = read_tags(buf, pos, obj)")
+            lines += ["    if pos < len(buf) and not buf[pos]:",
+                      "        pos += 1",
+                      "    else:",
+                      "        pos = read_tags(buf, pos, obj)"]
         lines.append("    return obj, pos")
         return _compile("\n".join(lines), namespace, "read")
 
@@ -270,7 +280,14 @@ class Struct:
                 lines.append(f"    {name}(out, obj.{run.name})")
         if flexible and tagged:
             namespace["write_tags"] = _tagged_writer(tagged)
-            lines.append("    write_tags(out, obj)")
+            at_default = []
+            for _tag, name, default, _write in tagged:
+                namespace[f"tag_default_{name}"] = default
+                at_default.append(f"(obj.{name} is None or obj.{name} == tag_default_{name})")
+            lines += [f"    if {' and '.join(at_default)}:",
+                      "        out.append(0)  # no tagged field to write",
+                      "    else:",
+                      "        write_tags(out, obj)"]
         elif flexible:
             lines.append("    out.append(0)  # no tagged fields")
         if len(lines) == 1:
@@ -480,13 +497,19 @@ class Message(Struct):
         admin Metadata v12 "all topics" request does carry three, so the broker
         decodes requests with ``exact=False``.
         """
-        obj, end = self.reader(version, self.is_flexible(version))(buf, pos)
+        read = self._readers.get(version)  # also cached by version alone: the flexible flag follows from it
+        if read is None:
+            read = self._readers[version] = self.reader(version, self.is_flexible(version))
+        obj, end = read(buf, pos)
         if exact and end != len(buf):
             raise p.DecodeError(f"{self.name} v{version}: {len(buf) - end} trailing bytes")
         return obj
 
     def encode_into(self, out: bytearray, version: int, obj) -> None:
-        self.writer(version, self.is_flexible(version))(out, obj)
+        write = self._writers.get(version)
+        if write is None:
+            write = self._writers[version] = self.writer(version, self.is_flexible(version))
+        write(out, obj)
 
     def encode(self, version: int, obj) -> bytes:
         out = bytearray()

@@ -79,6 +79,7 @@ class Partition:
         self.unflushed_messages = 0
         self.last_flush_ms = 0
         self.being_cleaned = False  # set by the log cleaner; retention waits for it (Kafka serialises them too)
+        self._policy: TopicPolicy | None = None  # what validation reads of ``config``; see config_changed
 
     # ------------------------------------------------------------------ offsets
 
@@ -210,8 +211,15 @@ class Partition:
         if header.producer_id >= 0 and header.base_sequence < 0:
             raise KafkaError(Errors.INVALID_RECORD, f"Invalid sequence number {header.base_sequence} in record "
                              f"batch with producerId {header.producer_id}")
-        return validate_records(batch, header, now_ms, TopicPolicy.of(self.config), f"{self.topic}-{self.index}",
+        policy = self._policy
+        if policy is None:
+            policy = self._policy = TopicPolicy.of(self.config)
+        return validate_records(batch, header, now_ms, policy, f"{self.topic}-{self.index}",
                                 self.config["max.message.bytes"])
+
+    def config_changed(self) -> None:
+        """``config`` was changed in place (AlterConfigs, a broker default): validation rereads it."""
+        self._policy = None
 
     async def append_client_batch(self, batch: memoryview | bytes, header: rec.BatchHeader, now_ms: int,
                                   verify_txn: Callable[[rec.BatchHeader], None] | None = None,
