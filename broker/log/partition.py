@@ -79,6 +79,7 @@ class Partition:
         self.unflushed_messages = 0
         self.last_flush_ms = 0
         self.being_cleaned = False  # set by the log cleaner; retention waits for it (Kafka serialises them too)
+        self._name = f"{topic}-{index}"  # as validation errors name the partition
         self._policy: TopicPolicy | None = None  # what validation reads of ``config``; see config_changed
 
     # ------------------------------------------------------------------ offsets
@@ -192,9 +193,10 @@ class Partition:
             raise KafkaError(Errors.INVALID_RECORD, f"magic {header.magic} is not supported; use v2 batches")
         if header.size != len(batch):
             raise KafkaError(Errors.INVALID_RECORD, "exactly one record batch per partition is allowed")
-        if (header.attributes & rec.COMPRESSION_MASK) > Compression.ZSTD:
+        codec = header.attributes & rec.COMPRESSION_MASK  # an int: no Enum made per batch
+        if codec > Compression.ZSTD:
             raise KafkaError(Errors.UNSUPPORTED_COMPRESSION_TYPE, "unknown compression codec")
-        if header.compression == Compression.ZSTD and produce_version < 7:
+        if codec == Compression.ZSTD and produce_version < 7:
             raise KafkaError(Errors.UNSUPPORTED_COMPRESSION_TYPE, "zstd needs Produce v7 or later")
         if header.base_offset != 0:
             raise KafkaError(Errors.INVALID_RECORD, f"The baseOffset of the record batch in the append to "
@@ -214,7 +216,7 @@ class Partition:
         policy = self._policy
         if policy is None:
             policy = self._policy = TopicPolicy.of(self.config)
-        return validate_records(batch, header, now_ms, policy, f"{self.topic}-{self.index}",
+        return validate_records(batch, header, now_ms, policy, self._name,
                                 self.config["max.message.bytes"])
 
     def config_changed(self) -> None:
