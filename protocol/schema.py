@@ -14,11 +14,11 @@ Decoded structs are instances of a class generated per struct with
 
 from __future__ import annotations
 
-import keyword
 import struct
 from typing import Any, Callable
 
 from . import primitives as p
+from . import schema_codegen
 from .response_pieces import write_records
 
 MAX_VERSION = 0x7FFF
@@ -200,7 +200,7 @@ class Struct:
     def __init__(self, name: str, *fields: Field):
         self.name = name
         self.fields = fields
-        self.cls = _make_class(name, fields)
+        self.cls = schema_codegen.make_class(name, fields)
         # keyed by (version, flexible), and by version alone for a Message (decode, encode_into)
         self._readers: dict[Any, Callable] = {}
         self._writers: dict[Any, Callable] = {}
@@ -228,136 +228,10 @@ class Struct:
         return compiled
 
     def _compile_reader(self, version: int, flexible: bool) -> Callable:
-        present = [f for f in self.fields if f.present(version)]
-        plain = [f for f in present if not f.is_tagged(version)]
-        tagged = {f.tag: (f.name, _field_reader(f, version, flexible)) for f in present if f.is_tagged(version)}
-        set_in_body = {f.name for f in plain}
-        namespace: dict[str, Any] = {"new": object.__new__, "cls": self.cls, "DecodeError": p.DecodeError}
-        lines = ["def read(buf, pos):", "    obj = new(cls)"]
-        for run in _runs(plain, version):
-            if isinstance(run, list):  # consecutive fixed-width fields: one unpack
-                codec = struct.Struct(">" + "".join(f.type.codec.format[1:] for f in run))
-                namespace[f"unpack{len(namespace)}"] = codec.unpack_from
-                targets = "".join(f"obj.{f.name}, " for f in run)
-                lines += [f"    end = pos + {codec.size}",
-                          "    if end > len(buf):",
-                          f"        raise DecodeError(f'truncated: need {codec.size} bytes at {{pos}}')",
-                          f"    {targets}= unpack{len(namespace) - 1}(buf, pos)",
-                          "    pos = end"]
-            else:
-                name = f"read{len(namespace)}"
-                namespace[name] = _field_reader(run, version, flexible)
-                lines.append(f"    obj.{run.name}, pos = {name}(buf, pos)")
-        for field in self.fields:  # absent in this version, or tagged: the default
-            if field.name not in set_in_body:
-                lines.append(f"    obj.{field.name} = {_default_expression(field, namespace)}")
-        if flexible:  # almost always no tagged fields: one zero byte, read inline
-            namespace["read_tags"] = _tagged_reader(tagged)
-            lines += ["    if pos < len(buf) and not buf[pos]:",
-                      "        pos += 1",
-                      "    else:",
-                      "        pos = read_tags(buf, pos, obj)"]
-        lines.append("    return obj, pos")
-        return _compile("\n".join(lines), namespace, "read")
+        return schema_codegen.compile_reader(self, version, flexible, _field_reader)
 
     def _compile_writer(self, version: int, flexible: bool) -> Callable:
-        present = [f for f in self.fields if f.present(version)]
-        plain = [f for f in present if not f.is_tagged(version)]
-        tagged = sorted(((f.tag, f.name, f.default, _field_writer(f, version, flexible))
-                         for f in present if f.is_tagged(version)), key=lambda item: item[0])
-        namespace: dict[str, Any] = {}
-        lines = ["def write(out, obj):"]
-        for run in _runs(plain, version):
-            if isinstance(run, list):
-                codec = struct.Struct(">" + "".join(f.type.codec.format[1:] for f in run))
-                name = f"pack{len(namespace)}"
-                namespace[name] = codec.pack
-                values = ", ".join(f"1 if obj.{f.name} else 0" if f.type is BOOL else f"obj.{f.name}" for f in run)
-                lines.append(f"    out += {name}({values})")
-            else:
-                name = f"write{len(namespace)}"
-                namespace[name] = _field_writer(run, version, flexible)
-                lines.append(f"    {name}(out, obj.{run.name})")
-        if flexible and tagged:
-            namespace["write_tags"] = _tagged_writer(tagged)
-            at_default = []
-            for _tag, name, default, _write in tagged:
-                namespace[f"tag_default_{name}"] = default
-                at_default.append(f"(obj.{name} is None or obj.{name} == tag_default_{name})")
-            lines += [f"    if {' and '.join(at_default)}:",
-                      "        out.append(0)  # no tagged field to write",
-                      "    else:",
-                      "        write_tags(out, obj)"]
-        elif flexible:
-            lines.append("    out.append(0)  # no tagged fields")
-        if len(lines) == 1:
-            lines.append("    pass")
-        return _compile("\n".join(lines), namespace, "write")
-
-
-# Readers and writers are generated as Python source, one function per (struct, version), with
-# every run of consecutive fixed-width fields read or written by one precompiled struct: about
-# half the time of a loop of per-field closures, on every request the broker decodes and every
-# response either side encodes or decodes.
-
-def _compile(source: str, namespace: dict, name: str) -> Callable:
-    exec(compile(source, f"<schema {name}>", "exec"), namespace)
-    return namespace[name]
-
-
-def _runs(fields: list[Field], version: int) -> list:
-    """Fields in order, consecutive fixed-width ones grouped into lists."""
-    runs: list = []
-    for field in fields:
-        if isinstance(field.type, Primitive) and field.type.codec is not None:
-            if runs and isinstance(runs[-1], list):
-                runs[-1].append(field)
-            else:
-                runs.append([field])
-        else:
-            runs.append(field)
-    return runs
-
-
-def _default_expression(field: Field, namespace: dict) -> str:
-    if isinstance(field.type, Array) and field.default is None:
-        return "[]"  # a fresh list per instance
-    name = f"default{len(namespace)}"
-    namespace[name] = field.default
-    return name
-
-
-def _tagged_reader(tagged: dict[int, tuple[str, Callable]]) -> Callable:
-    def read_tags(buf, pos, obj):
-        count, pos = p.read_uvarint(buf, pos)
-        for _ in range(count):
-            tag, pos = p.read_uvarint(buf, pos)
-            size, pos = p.read_uvarint(buf, pos)
-            known = tagged.get(tag)
-            if known is not None:
-                value, end = known[1](buf, pos)
-                if end != pos + size:
-                    raise p.DecodeError(f"tagged field {tag} size mismatch")
-                setattr(obj, known[0], value)
-            pos += size  # unknown tags are skipped, as Kafka requires
-        if pos > len(buf):
-            raise p.DecodeError("truncated tagged fields")
-        return pos
-    return read_tags
-
-
-def _tagged_writer(tagged: list) -> Callable:
-    def write_tags(out, obj):
-        present = [(tag, name, wr) for tag, name, default, wr in tagged
-                   if getattr(obj, name) not in (None, default)]
-        p.write_uvarint(out, len(present))
-        for tag, name, write_field in present:
-            body = bytearray()
-            write_field(body, getattr(obj, name))
-            p.write_uvarint(out, tag)
-            p.write_uvarint(out, len(body))
-            out += body
-    return write_tags
+        return schema_codegen.compile_writer(self, version, flexible, _field_writer)
 
 
 def _field_reader(field: Field, version: int, flexible: bool) -> Callable:
@@ -446,36 +320,6 @@ def _nullable_struct_writer(write_struct: Callable) -> Callable:
             out += p.INT8.pack(1)
             write_struct(out, value)
     return write
-
-
-def _make_class(name: str, fields: tuple[Field, ...]):
-    names = tuple(f.name for f in fields)
-    namespace: dict[str, Any] = {"MISSING": _UNSET}
-    params, body = [], []
-    for field in fields:
-        if not field.name.isidentifier() or keyword.iskeyword(field.name):
-            raise ValueError(f"{name}: field name {field.name!r} is not a Python identifier")
-        if isinstance(field.type, Array) and field.default is None:
-            params.append(f"{field.name}=MISSING")  # a fresh list per instance when not given
-            body.append(f"    self.{field.name} = [] if {field.name} is MISSING else {field.name}")
-        else:
-            namespace[f"default_{field.name}"] = field.default
-            params.append(f"{field.name}=default_{field.name}")
-            body.append(f"    self.{field.name} = {field.name}")
-    source = "\n".join([f"def __init__(self, *, {', '.join(params)}):" if params else "def __init__(self):",
-                         *(body or ["    pass"])])
-    __init__ = _compile(source, namespace, "__init__")
-
-    def __repr__(self):
-        inner = ", ".join(f"{n}={getattr(self, n)!r}" for n in names)
-        return f"{name}({inner})"
-
-    def __eq__(self, other):
-        return type(other) is type(self) and all(
-            getattr(self, n) == getattr(other, n) for n in names)
-
-    return type(name, (), {"__slots__": names, "__init__": __init__, "__repr__": __repr__,
-                           "__eq__": __eq__, "__hash__": None, "FIELDS": names})
 
 
 class Message(Struct):
