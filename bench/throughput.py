@@ -28,7 +28,9 @@ Where Weir's produce time goes (issue 13, measured on the shared 2-core machine)
   ~250 us), split (cProfile) as: pwritev 22%, validation 24% (header, CRC32C, the C record
   walk), append bookkeeping 18% (offsets, index, producer state, the append lock), request
   decode 8%, response encode 9%, the handler itself the rest. Over sockets the loopback TCP
-  send/receive of each request and response costs as much again (kernel time).
+  send/receive of each request and response costs as much again (kernel time). End to end
+  (librdkafka, batch.size 16384, 3 partitions) the broker spends ~10 us of CPU per 1 KiB record
+  (was ~14 us); Tansu ~23 us and Kafka ~50 us in the same run (one run, load 5-6).
 """
 
 from __future__ import annotations
