@@ -25,6 +25,10 @@ class DecodeError(ValueError):
 
 
 def read_uvarint(buf, pos: int) -> tuple[int, int]:
+    if pos < len(buf):  # most are one byte (compact lengths, counts, tag counts): no loop
+        byte = buf[pos]
+        if byte < 0x80:
+            return byte, pos + 1
     result = 0
     shift = 0
     end = len(buf)

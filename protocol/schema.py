@@ -18,6 +18,7 @@ import struct
 from typing import Any, Callable
 
 from . import primitives as p
+from . import schema_codegen
 from .response_pieces import write_records
 
 MAX_VERSION = 0x7FFF
@@ -86,30 +87,36 @@ def _write_uuid(out, value):
 
 
 def _length_prefixed_reader(kind: str, flexible: bool, nullable: bool):
-    if flexible:
-        def read_len(buf, pos):
-            raw, pos = p.read_uvarint(buf, pos)
-            return raw - 1, pos
-    elif kind == "string":
-        read_len = p.read_fixed(p.INT16)
-    else:
-        read_len = p.read_fixed(p.INT32)
     as_text = kind == "string"
     as_view = kind == "records"
+    read_uvarint = p.read_uvarint
+    fixed_len = (p.INT16 if kind == "string" else p.INT32)
+    unpack_len, len_size = fixed_len.unpack_from, fixed_len.size
+    DecodeError = p.DecodeError
 
     def read(buf, pos):
-        length, pos = read_len(buf, pos)
+        if flexible:
+            length, pos = read_uvarint(buf, pos)
+            length -= 1
+        else:
+            if pos + len_size > len(buf):
+                raise DecodeError(f"truncated: need {len_size} bytes at {pos}")
+            length = unpack_len(buf, pos)[0]
+            pos += len_size
         if length < 0:
             if not nullable:
-                raise p.DecodeError(f"null {kind} in a non-nullable field")
+                raise DecodeError(f"null {kind} in a non-nullable field")
             return None, pos
-        raw, pos = p.take(buf, pos, length)
+        end = pos + length
+        if end > len(buf):
+            raise DecodeError(f"truncated: need {length} bytes at {pos}")
+        raw = buf[pos:end]
         if as_text:
             try:
-                return str(raw, "utf-8"), pos
+                return str(raw, "utf-8"), end
             except UnicodeDecodeError as exc:
-                raise p.DecodeError(f"invalid utf-8: {exc}") from None
-        return (raw if as_view else bytes(raw)), pos
+                raise DecodeError(f"invalid utf-8: {exc}") from None
+        return (raw if as_view else bytes(raw)), end
 
     return read
 
@@ -193,9 +200,10 @@ class Struct:
     def __init__(self, name: str, *fields: Field):
         self.name = name
         self.fields = fields
-        self.cls = _make_class(name, fields)
-        self._readers: dict[tuple[int, bool], Callable] = {}
-        self._writers: dict[tuple[int, bool], Callable] = {}
+        self.cls = schema_codegen.make_class(name, fields)
+        # keyed by (version, flexible), and by version alone for a Message (decode, encode_into)
+        self._readers: dict[Any, Callable] = {}
+        self._writers: dict[Any, Callable] = {}
 
     def __call__(self, **values):
         return self.cls(**values)
@@ -220,57 +228,10 @@ class Struct:
         return compiled
 
     def _compile_reader(self, version: int, flexible: bool) -> Callable:
-        cls = self.cls
-        plain = [(f.name, _field_reader(f, version, flexible))
-                 for f in self.fields if f.present(version) and not f.is_tagged(version)]
-        tagged = {f.tag: (f.name, _field_reader(f, version, flexible))
-                  for f in self.fields if f.present(version) and f.is_tagged(version)}
-
-        def read(buf, pos):
-            obj = cls()
-            for name, read_field in plain:
-                value, pos = read_field(buf, pos)
-                setattr(obj, name, value)
-            if flexible:
-                count, pos = p.read_uvarint(buf, pos)
-                for _ in range(count):
-                    tag, pos = p.read_uvarint(buf, pos)
-                    size, pos = p.read_uvarint(buf, pos)
-                    known = tagged.get(tag)
-                    if known is not None:
-                        value, end = known[1](buf, pos)
-                        if end != pos + size:
-                            raise p.DecodeError(f"tagged field {tag} size mismatch")
-                        setattr(obj, known[0], value)
-                    pos += size  # unknown tags are skipped, as Kafka requires
-                if pos > len(buf):
-                    raise p.DecodeError("truncated tagged fields")
-            return obj, pos
-
-        return read
+        return schema_codegen.compile_reader(self, version, flexible, _field_reader)
 
     def _compile_writer(self, version: int, flexible: bool) -> Callable:
-        plain = [(f.name, _field_writer(f, version, flexible))
-                 for f in self.fields if f.present(version) and not f.is_tagged(version)]
-        tagged = sorted(((f.tag, f.name, f.default, _field_writer(f, version, flexible))
-                         for f in self.fields if f.present(version) and f.is_tagged(version)),
-                        key=lambda item: item[0])
-
-        def write(out, obj):
-            for name, write_field in plain:
-                write_field(out, getattr(obj, name))
-            if flexible:
-                present = [(tag, name, wr) for tag, name, default, wr in tagged
-                           if getattr(obj, name) not in (None, default)]
-                p.write_uvarint(out, len(present))
-                for tag, name, write_field in present:
-                    body = bytearray()
-                    write_field(body, getattr(obj, name))
-                    p.write_uvarint(out, tag)
-                    p.write_uvarint(out, len(body))
-                    out += body
-
-        return write
+        return schema_codegen.compile_writer(self, version, flexible, _field_writer)
 
 
 def _field_reader(field: Field, version: int, flexible: bool) -> Callable:
@@ -361,34 +322,6 @@ def _nullable_struct_writer(write_struct: Callable) -> Callable:
     return write
 
 
-def _make_class(name: str, fields: tuple[Field, ...]):
-    names = tuple(f.name for f in fields)
-    defaults = tuple(f.default for f in fields)
-    arrays = frozenset(f.name for f in fields if isinstance(f.type, Array))
-
-    def __init__(self, **values):
-        for field_name, default in zip(names, defaults):
-            if field_name in values:
-                setattr(self, field_name, values.pop(field_name))
-            elif field_name in arrays and default is None:
-                setattr(self, field_name, [])
-            else:
-                setattr(self, field_name, default)
-        if values:
-            raise TypeError(f"{name} has no field(s) {sorted(values)}")
-
-    def __repr__(self):
-        inner = ", ".join(f"{n}={getattr(self, n)!r}" for n in names)
-        return f"{name}({inner})"
-
-    def __eq__(self, other):
-        return type(other) is type(self) and all(
-            getattr(self, n) == getattr(other, n) for n in names)
-
-    return type(name, (), {"__slots__": names, "__init__": __init__, "__repr__": __repr__,
-                           "__eq__": __eq__, "__hash__": None, "FIELDS": names})
-
-
 class Message(Struct):
     """A top-level request or response body of one API key."""
 
@@ -408,13 +341,19 @@ class Message(Struct):
         admin Metadata v12 "all topics" request does carry three, so the broker
         decodes requests with ``exact=False``.
         """
-        obj, end = self.reader(version, self.is_flexible(version))(buf, pos)
+        read = self._readers.get(version)  # also cached by version alone: the flexible flag follows from it
+        if read is None:
+            read = self._readers[version] = self.reader(version, self.is_flexible(version))
+        obj, end = read(buf, pos)
         if exact and end != len(buf):
             raise p.DecodeError(f"{self.name} v{version}: {len(buf) - end} trailing bytes")
         return obj
 
     def encode_into(self, out: bytearray, version: int, obj) -> None:
-        self.writer(version, self.is_flexible(version))(out, obj)
+        write = self._writers.get(version)
+        if write is None:
+            write = self._writers[version] = self.writer(version, self.is_flexible(version))
+        write(out, obj)
 
     def encode(self, version: int, obj) -> bytes:
         out = bytearray()

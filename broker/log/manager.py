@@ -218,6 +218,7 @@ class LogManager:
         for partition in topic.partitions:
             partition.config.clear()  # in place: the partition and its readers hold this dict
             partition.config.update(config)
+            partition.config_changed()
 
     def add_partitions(self, name: str, new_total: int) -> Topic:
         """Grow topic ``name`` to ``new_total`` partitions, all or nothing (for CreatePartitions)."""

@@ -105,11 +105,12 @@ class TopicPolicy(NamedTuple):
 def validate_records(batch: memoryview, header: rec.BatchHeader, now_ms: int, policy: TopicPolicy,
                      topic_partition: str, max_message_bytes: int) -> ValidatedBatch:
     """Walk ``batch``'s records (header and CRC already checked); the batch to store."""
-    source = header.compression
+    source = header.attributes & rec.COMPRESSION_MASK  # an int; the Compression enum only when compressed
     if source == Compression.NONE:
         data = batch  # walked in place: indexing a memoryview costs what indexing bytes does, a copy does not
         start = rec.HEADER_SIZE
     else:
+        source = Compression(source)
         try:
             data = decompress(source, batch[rec.HEADER_SIZE:])
         except Exception as exc:  # each codec library raises its own kinds

@@ -97,6 +97,22 @@ def test_topic_overrides_are_persisted_and_applied_to_live_partitions(tmp_path):
     assert manager(tmp_path).topics["t"].overrides == {}
 
 
+def test_validation_follows_overrides_changed_on_a_live_partition(tmp_path):
+    """A partition keeps what validation reads of its config between batches; a changed
+    cleanup.policy must still apply from the next batch on (and be undone with the override)."""
+    from tests.log.poison import NOW, batch, record
+    logs = manager(tmp_path)
+    partition = logs.create_topic("t", 1).partitions[0]
+    keyless = memoryview(batch(record(0, key=None), 1))
+    assert partition.validate_client_batch(keyless, 9, NOW).header.records_count == 1
+    logs.set_topic_overrides("t", {"cleanup.policy": "compact"})
+    with pytest.raises(KafkaError) as refused:
+        partition.validate_client_batch(keyless, 9, NOW)
+    assert refused.value.error == Errors.INVALID_RECORD
+    logs.set_topic_overrides("t", {})
+    assert partition.validate_client_batch(keyless, 9, NOW).header.records_count == 1
+
+
 def test_dynamic_broker_settings_rank_persist_and_feed_topic_defaults(tmp_path):
     config = BrokerConfig({"log.retention.bytes": "100"})
     dynamic = DynamicBrokerConfigs(tmp_path, config)

@@ -185,6 +185,7 @@ def test_control_batches_from_clients_and_zstd_below_v7_are_refused(tmp_path):
 async def test_large_batches_written_off_the_loop_stay_ordered(tmp_path):
     from broker.log.partition import OFFLOAD_WRITE_BYTES
     p = open_partition(tmp_path)
+    p.offload_writes_until = float("inf")  # as after a slow write: big batches go to a worker thread
     big = [rec.encode_batch([rec.Record(bytes([i]) * OFFLOAD_WRITE_BYTES)]) for i in range(4)]
     small = rec.encode_batch([rec.Record(b"small")])
     batches = [big[0], small, big[1], big[2], small, big[3]]
@@ -193,6 +194,44 @@ async def test_large_batches_written_off_the_loop_stay_ordered(tmp_path):
     values = read_values(p)
     assert [v[:1] for v in values] == [b"\x00", b"s", b"\x01", b"\x02", b"s", b"\x03"]
     assert p.high_watermark == 6
+
+
+async def test_batches_are_written_on_the_loop_until_a_write_is_slow(tmp_path, monkeypatch):
+    """A slow write (the kernel throttling dirty pages) sends big batches to a worker thread for a
+    while; small batches, and big ones before that, are written on the loop."""
+    import broker.log.partition as partition_module
+    p = open_partition(tmp_path)
+    in_worker = []
+    write_in_worker = p.active.write_in_worker
+
+    async def spied(chunks, size):
+        in_worker.append(size)
+        return await write_in_worker(chunks, size)
+    monkeypatch.setattr(p.active, "write_in_worker", spied)
+    big = rec.encode_batch([rec.Record(b"x" * partition_module.OFFLOAD_WRITE_BYTES)])
+    small = rec.encode_batch([rec.Record(b"small")])
+
+    async def append_batch(batch):
+        return await p.append_client_batch(memoryview(batch), rec.read_header(batch), 0)
+    await append_batch(big)
+    assert in_worker == [], "written on the loop"
+    now = [100.0]
+    monkeypatch.setattr(partition_module, "perf_counter", lambda: now[0])
+    real_write = p.active.write
+
+    def slow_write(chunks, size):
+        now[0] += partition_module.SLOW_WRITE_S * 2
+        return real_write(chunks, size)
+    monkeypatch.setattr(p.active, "write", slow_write)
+    await append_batch(small)  # slow: from now on big batches go to a worker
+    await append_batch(small)
+    await append_batch(big)
+    assert in_worker == [len(big)], "small batches stay on the loop"
+    now[0] += partition_module.OFFLOAD_FOR_S
+    await append_batch(big)
+    assert len(in_worker) == 1, "back on the loop once no write was slow for OFFLOAD_FOR_S"
+    size = partition_module.OFFLOAD_WRITE_BYTES
+    assert [len(v) for v in read_values(p)] == [size, 5, 5, size, size]
 
 
 async def test_message_count_flush_policy_fsyncs_after_n_messages(tmp_path):
@@ -259,6 +298,7 @@ async def test_deleting_a_topic_waits_for_a_write_in_flight(tmp_path):
     manager = LogManager(tmp_path, BrokerConfig(), ManualClock())
     manager.open()
     p = manager.create_topic("doomed", 1).partitions[0]
+    p.offload_writes_until = float("inf")  # the write goes to a worker thread
     big = rec.encode_batch([rec.Record(b"x" * OFFLOAD_WRITE_BYTES * 4)])
     result, _ = await asyncio.gather(p.append_client_batch(memoryview(big), rec.read_header(big), 0),
                                      manager.delete_topic("doomed"))
