@@ -51,7 +51,7 @@ from typing import NamedTuple
 
 from protocol import record_scan
 from protocol import records as rec
-from protocol.compression import Compression, compress, decompress
+from protocol.compression import Compression, DecompressedTooLarge, compress, decompress
 from protocol.errors import Errors, KafkaError
 
 LONG_MAX = 2**63 - 1
@@ -78,6 +78,14 @@ class ValidatedBatch(NamedTuple):
     batch: bytes | memoryview  # what to store
     header: rec.BatchHeader
     log_append_time_ms: int  # -1 unless the topic's timestamps are LogAppendTime
+
+
+# Weir's own bound, with no Kafka setting behind it: Kafka walks a compressed batch as a stream and
+# never holds it whole, while Weir decompresses a batch into memory to walk it in C. Without a bound
+# a few compressed kilobytes (zstd of zeros) could make the broker hold gigabytes. 128 MiB is 128
+# times message.max.bytes' default, past what real data compresses by; the answer is
+# MESSAGE_TOO_LARGE, on which the Java producer splits the batch and sends the halves.
+MAX_DECOMPRESSED_BATCH_BYTES = 128 * 1024 * 1024
 
 
 class TopicPolicy(NamedTuple):
@@ -112,7 +120,11 @@ def validate_records(batch: memoryview, header: rec.BatchHeader, now_ms: int, po
     else:
         source = Compression(source)
         try:
-            data = decompress(source, batch[rec.HEADER_SIZE:])
+            data = decompress(source, batch[rec.HEADER_SIZE:], MAX_DECOMPRESSED_BATCH_BYTES)
+        except DecompressedTooLarge:
+            raise BatchRefused(Errors.MESSAGE_TOO_LARGE,
+                               f"{source.name} batch in {topic_partition} decompresses past "
+                               f"{MAX_DECOMPRESSED_BATCH_BYTES} bytes") from None
         except Exception as exc:  # each codec library raises its own kinds
             raise BatchRefused(Errors.UNKNOWN_SERVER_ERROR,
                                f"{source.name} payload does not decompress in {topic_partition}: {exc}") from None

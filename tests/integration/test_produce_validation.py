@@ -8,7 +8,9 @@ from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from client import Connection
+from broker.log.validator import MAX_DECOMPRESSED_BATCH_BYTES
 from protocol.api_keys import ApiKey
+from protocol.compression import Compression
 from protocol.errors import Errors
 from protocol.messages import metadata, produce
 from tests.log.poison import POISON_CODES, batch, good, poison_batches, record
@@ -151,3 +153,32 @@ async def test_clients_cannot_append_to_internal_topics(broker, internal):
         assert answer.topics[0].error_code == Errors.UNKNOWN_TOPIC_OR_PARTITION
     finally:
         await conn.close()
+
+
+def _peak_rss_bytes(pid: int) -> int:
+    for line in open(f"/proc/{pid}/status"):
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) * 1024
+    raise AssertionError("no VmHWM")
+
+
+async def test_a_decompression_bomb_is_refused_within_the_bound(broker, topic_name):
+    """A 32 KB zstd batch that would expand to 1 GiB: MESSAGE_TOO_LARGE, and the broker never held
+    more than the bound for it (validator.MAX_DECOMPRESSED_BATCH_BYTES)."""
+    import cramjam
+    writer = cramjam.zstd.Compressor()
+    chunk = bytes(1 << 20)
+    for _ in range(1024):
+        writer.compress(chunk)
+    bomb = batch(bytes(writer.finish()), 1, codec=Compression.ZSTD, compress_payload=False)
+    assert len(bomb) < 1 << 20
+    peak_before = _peak_rss_bytes(broker.process.pid)
+    conn = await Connection.open("127.0.0.1", broker.port)
+    try:
+        answer = await send(conn, topic_name, bomb)
+        assert answer.error_code == Errors.MESSAGE_TOO_LARGE and answer.base_offset == -1
+        assert (await send(conn, topic_name, good(b"after"))).base_offset == 0
+    finally:
+        await conn.close()
+    grown = _peak_rss_bytes(broker.process.pid) - peak_before
+    assert grown < MAX_DECOMPRESSED_BATCH_BYTES + (64 << 20), f"peak RSS grew {grown >> 20} MiB"
