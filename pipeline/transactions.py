@@ -29,7 +29,7 @@ from protocol.messages import add_partitions_to_txn, end_txn
 from protocol.messages import init_producer_id as init_producer_id_message
 from protocol.record_builder import BatchBuilder
 
-from .partitioning import partition_for_key
+from .partitioning import partition_for_key, partition_rows
 from .produce_lane import MAX_IN_FLIGHT, PartitionLane, Shipped
 
 # Answers that mean "ask again" (after finding the coordinator again for the first two).
@@ -176,12 +176,39 @@ class TransactionalWriter:
                 appended += 1
                 if builder.size >= batch_size:
                     self._ship(TopicPartition(topic, partition))
-                    while self._unacked_bytes > self.buffer_memory:  # the caller waits, as a full buffer.memory does
-                        acked, size = self._unacked.popleft()
-                        await acked
-                        self._unacked_bytes -= size
+                    await self._wait_for_buffer()
         finally:
             self.records += appended
+
+    async def append_arrow(self, topic: str, keys, values, length: int, timestamp_ms: int) -> None:
+        """Append ``length`` rows of Arrow key/value columns (``protocol.record_builder.arrow_column`` specs)
+        to ``topic``, partitioned by key: grouped by partition in C, then encoded in one C call per batch."""
+        count = await self.partition_count(topic)
+        groups, self._round_robin[topic] = partition_rows(keys, length, count, self._round_robin.get(topic, -1))
+        batch_size = self.batch_size
+        for partition, rows in enumerate(groups):
+            position, end = 0, len(rows) // 4
+            if not end:
+                continue
+            tp = TopicPartition(topic, partition)
+            if tp not in self._added:
+                await self._add_partition(tp)
+            while position < end:
+                builder = self._open.get(tp)
+                if builder is None:
+                    builder = self._open[tp] = BatchBuilder()
+                appended = builder.append_arrow(timestamp_ms, keys, values, length, rows, position, batch_size)
+                self.records += appended - position
+                position = appended
+                if builder.size >= batch_size:
+                    self._ship(tp)
+                    await self._wait_for_buffer()
+
+    async def _wait_for_buffer(self) -> None:
+        while self._unacked_bytes > self.buffer_memory:  # the caller waits, as a full buffer.memory does
+            acked, size = self._unacked.popleft()
+            await acked
+            self._unacked_bytes -= size
 
     async def _add_partition(self, tp: TopicPartition) -> None:
         await self.cluster.partitions_for(tp.topic)
