@@ -17,13 +17,18 @@ source warmed up, rounds interleaved; single rounds still swing +-30%, so read t
   exactly-once sink 53,405 vs at-least-once 77,878 (0.69x).
 - after (h-pipeperf): source 101,823 vs 151,486 (0.67x; another run 70,752 vs 59,956, 1.18x: the
   source ratio is within noise of before); sink 58,299 vs 75,775 (0.77x; an unwarmed run 0.87x).
-The sink task's own writer path (rows -> TransactionalWriter -> Weir, in a plain process) went from
-~41,000 to 126,000-160,000 records/s: partitioning is synchronous on a cached partition count, keyed
-partitioning is C (pipeline/_murmur2.c), rows are appended in one call. What is left there is
-BatchBuilder.append (~50%, protocol/record_builder.py); in Spark the rest of the time is Spark's
-(its Kafka source, Arrow hand-over to the Python worker) and the commit protocol. The source task
-decodes with the C decoder (protocol/_record_decode.c); its remaining Python cost is the consumer's
-fetch loop and building the Arrow columns.
+1,000,000 records, 3 interleaved rounds, medians (h-pipesink):
+- before (6f7e281; load average 10 during the run): source 110,262 vs JVM 192,522 (0.57x); exactly-once
+  sink 59,623 vs at-least-once 91,307 (0.65x).
+- after (load 4.3-4.8): source 145,069 vs 273,868 (0.53x, source code unchanged); exactly-once sink
+  173,818 vs 145,266 (1.20x).
+What changed in the sink task: each partition keeps up to five Produce requests in flight
+(pipeline/produce_lane.py; it was one), and a Spark Arrow batch with key/value columns is grouped
+by partition and encoded in C straight from the Arrow buffers (pipeline/_murmur2.c partition_rows,
+protocol/_record_encode.c append_arrow: one call per record batch, no Python object per row); rows
+with headers or topic/partition columns keep the per-row path. The source task decodes with the C
+decoder (protocol/_record_decode.c); its remaining Python cost is the consumer's fetch loop and
+building the Arrow columns.
 """
 
 from __future__ import annotations

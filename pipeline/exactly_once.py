@@ -74,7 +74,7 @@ from protocol.errors import Errors
 
 from .decisions import COMMIT, DEFAULT_TOPIC, DONE, DecisionLog
 from .options import OptionError
-from .rows import records
+from .rows import byte_columns, records
 from .sink import WriteSettings
 from .transactions import TransactionalWriter, end_transaction, init_producer_id
 
@@ -169,7 +169,13 @@ class ExactlyOnceStreamWriter(DataSourceStreamArrowWriter):
                                          batch_size=self.batch_size, buffer_memory=self.buffer_memory)
             started_ms = int(time.time() * 1000)
             await writer.begin()
-            await writer.append_all(records(batches, self.settings.topic))
+            topic = self.settings.topic
+            for batch in batches:
+                columns = byte_columns(batch, topic)
+                if columns is None:
+                    await writer.append_all(records([batch], topic))
+                else:
+                    await writer.append_arrow(topic, *columns, batch.num_rows, int(time.time() * 1000))
             await writer.flush()
             return TxnCommitMessage(writer.transactional_id, writer.producer_id, writer.producer_epoch,
                                     len(writer.partitions), writer.records, started_ms)

@@ -8,6 +8,8 @@ from typing import Iterator
 
 import pyarrow as pa
 
+from protocol.record_builder import arrow_column
+
 from .options import OptionError
 
 SINK_COLUMNS = {"key", "value", "headers", "topic", "partition"}
@@ -34,6 +36,22 @@ def _byte_column(column: pa.Array) -> list:
     if pa.types.is_binary(column.type) or pa.types.is_large_binary(column.type) or pa.types.is_null(column.type):
         return rows
     return [_as_bytes(v) for v in rows]
+
+
+def byte_columns(batch: pa.RecordBatch, topic_option: str | None):
+    """(keys, values) of ``batch`` as ``arrow_column`` specs when its rows need nothing but a key and a
+    value written to the ``topic`` option (the sink's common case: encoded in C straight from the Arrow
+    buffers); None when a row needs the per-row path (headers, topic or partition columns, keys or
+    values that are not binary or text)."""
+    if topic_option is None:
+        return None
+    columns = {name.lower(): batch.column(i) for i, name in enumerate(batch.schema.names)}
+    if "headers" in columns or "partition" in columns:
+        return None
+    try:
+        return arrow_column(columns.get("key")), arrow_column(columns["value"])
+    except TypeError:
+        return None
 
 
 def records(batches: Iterator[pa.RecordBatch], topic_option: str | None):

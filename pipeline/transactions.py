@@ -9,8 +9,9 @@ producer id and epoch the task reported (Flink's Kafka sink resumes a
 transaction the same way). Only standard requests (InitProducerId v0-4,
 AddPartitionsToTxn v0-3, Produce, EndTxn v0-3), so Apache Kafka serves them too.
 
-Simplification: one Produce in flight per partition (the client's producer
-pipelines up to five); a task's partitions are still written concurrently.
+Each partition's batches go out through a ``PartitionLane`` (produce_lane.py):
+in sequence order, up to five Produce requests in flight, as Kafka's idempotent
+producer; a task's partitions are written concurrently.
 """
 
 from __future__ import annotations
@@ -20,21 +21,20 @@ import time
 from collections import deque
 
 from client.cluster import TRANSACTION, Cluster
-from client.errors import BrokerResponseError, KafkaConnectionError, KafkaTimeoutError, error_for, raise_for
+from client.errors import BrokerResponseError, KafkaConnectionError, KafkaTimeoutError, raise_for
 from client.types import TopicPartition
 from protocol.api_keys import ApiKey
 from protocol.errors import Errors
-from protocol.messages import add_partitions_to_txn, end_txn, produce
+from protocol.messages import add_partitions_to_txn, end_txn
 from protocol.messages import init_producer_id as init_producer_id_message
 from protocol.record_builder import BatchBuilder
 
-from .partitioning import partition_for_key
+from .partitioning import partition_for_key, partition_rows
+from .produce_lane import MAX_IN_FLIGHT, PartitionLane, Shipped
 
 # Answers that mean "ask again" (after finding the coordinator again for the first two).
 _REDISCOVER = frozenset({Errors.NOT_COORDINATOR, Errors.COORDINATOR_NOT_AVAILABLE})
 _RETRY = frozenset({Errors.CONCURRENT_TRANSACTIONS, Errors.COORDINATOR_LOAD_IN_PROGRESS}) | _REDISCOVER
-_PRODUCE_REFRESH = frozenset({Errors.NOT_LEADER_OR_FOLLOWER, Errors.LEADER_NOT_AVAILABLE,
-                              Errors.UNKNOWN_TOPIC_OR_PARTITION})
 _SEQUENCE_MODULUS = 1 << 31
 
 
@@ -95,7 +95,8 @@ class TransactionalWriter:
     """One task's open transaction: write, flush, and leave it for the driver to end."""
 
     def __init__(self, cluster: Cluster, transactional_id: str, *, transaction_timeout_ms: int = 60000,
-                 batch_size: int = 16384, produce_timeout_ms: int = 30000, buffer_memory: int = 32 * 1024 * 1024):
+                 batch_size: int = 16384, produce_timeout_ms: int = 30000, buffer_memory: int = 32 * 1024 * 1024,
+                 max_in_flight: int = MAX_IN_FLIGHT):
         self.cluster = cluster
         self.transactional_id = transactional_id
         self.transaction_timeout_ms = transaction_timeout_ms
@@ -107,11 +108,12 @@ class TransactionalWriter:
         self._added: set[TopicPartition] = set()
         self._sequences: dict[TopicPartition, int] = {}
         self._open: dict[TopicPartition, BatchBuilder] = {}
-        self._tails: dict[TopicPartition, asyncio.Task] = {}
+        self.max_in_flight = max_in_flight
+        self._lanes: dict[TopicPartition, PartitionLane] = {}
         self._round_robin: dict[str, int] = {}
         self._counts: dict[str, int] = {}
         self.buffer_memory = buffer_memory  # bytes of closed batches not yet acknowledged (buffer.memory)
-        self._unacked: deque[tuple[asyncio.Task, int]] = deque()
+        self._unacked: deque[tuple[asyncio.Future, int]] = deque()
         self._unacked_bytes = 0
 
     @property
@@ -174,12 +176,39 @@ class TransactionalWriter:
                 appended += 1
                 if builder.size >= batch_size:
                     self._ship(TopicPartition(topic, partition))
-                    while self._unacked_bytes > self.buffer_memory:  # the caller waits, as a full buffer.memory does
-                        task, size = self._unacked.popleft()
-                        await task
-                        self._unacked_bytes -= size
+                    await self._wait_for_buffer()
         finally:
             self.records += appended
+
+    async def append_arrow(self, topic: str, keys, values, length: int, timestamp_ms: int) -> None:
+        """Append ``length`` rows of Arrow key/value columns (``protocol.record_builder.arrow_column`` specs)
+        to ``topic``, partitioned by key: grouped by partition in C, then encoded in one C call per batch."""
+        count = await self.partition_count(topic)
+        groups, self._round_robin[topic] = partition_rows(keys, length, count, self._round_robin.get(topic, -1))
+        batch_size = self.batch_size
+        for partition, rows in enumerate(groups):
+            position, end = 0, len(rows) // 4
+            if not end:
+                continue
+            tp = TopicPartition(topic, partition)
+            if tp not in self._added:
+                await self._add_partition(tp)
+            while position < end:
+                builder = self._open.get(tp)
+                if builder is None:
+                    builder = self._open[tp] = BatchBuilder()
+                appended = builder.append_arrow(timestamp_ms, keys, values, length, rows, position, batch_size)
+                self.records += appended - position
+                position = appended
+                if builder.size >= batch_size:
+                    self._ship(tp)
+                    await self._wait_for_buffer()
+
+    async def _wait_for_buffer(self) -> None:
+        while self._unacked_bytes > self.buffer_memory:  # the caller waits, as a full buffer.memory does
+            acked, size = self._unacked.popleft()
+            await acked
+            self._unacked_bytes -= size
 
     async def _add_partition(self, tp: TopicPartition) -> None:
         await self.cluster.partitions_for(tp.topic)
@@ -199,50 +228,30 @@ class TransactionalWriter:
         self._added.add(tp)
 
     def _ship(self, tp: TopicPartition) -> None:
-        """Close the open batch of ``tp`` and send it after the partition's previous one."""
+        """Close the open batch of ``tp`` and hand it to the partition's lane, after its previous ones."""
         builder = self._open.pop(tp)
         sequence = self._sequences.get(tp, 0)
         self._sequences[tp] = (sequence + builder.count) % _SEQUENCE_MODULUS
         data = builder.build(producer_id=self.producer_id, producer_epoch=self.producer_epoch,
                              base_sequence=sequence, transactional=True)
-        previous = self._tails.get(tp)
-        self._tails[tp] = task = asyncio.get_running_loop().create_task(self._send_after(previous, tp, data))
-        self._unacked.append((task, len(data)))
+        lane = self._lanes.get(tp)
+        if lane is None:
+            lane = self._lanes[tp] = PartitionLane(self.cluster, tp, self.transactional_id,
+                                                   produce_timeout_ms=self.produce_timeout_ms,
+                                                   max_in_flight=self.max_in_flight)
+        acked = asyncio.get_running_loop().create_future()
+        lane.push(Shipped(data, builder.count, acked))
+        self._unacked.append((acked, len(data)))
         self._unacked_bytes += len(data)
-
-    async def _send_after(self, previous: asyncio.Task | None, tp: TopicPartition, data: bytes) -> None:
-        if previous is not None:
-            await previous
-        deadline = time.monotonic() + self.produce_timeout_ms / 1000
-        while True:
-            try:
-                code = await self._produce(tp, data)
-            except (KafkaConnectionError, KafkaTimeoutError):
-                code = Errors.NETWORK_EXCEPTION
-            # The same bytes with the same sequence: the broker drops a duplicate of a batch it has.
-            if code in (Errors.NONE, Errors.DUPLICATE_SEQUENCE_NUMBER):
-                return
-            if not error_for(code).retriable or time.monotonic() >= deadline:
-                raise_for(code, f"Produce {tp} in transaction {self.transactional_id}")
-            if code in _PRODUCE_REFRESH:
-                await self.cluster.refresh([tp.topic])
-            await asyncio.sleep(self.cluster.retry_backoff)
-
-    async def _produce(self, tp: TopicPartition, data: bytes) -> int:
-        await self.cluster.partitions_for(tp.topic)
-        response = await self.cluster.send(self.cluster.leader(*tp), ApiKey.PRODUCE, lambda _v: produce.REQUEST(
-            transactional_id=self.transactional_id, acks=-1, timeout_ms=self.produce_timeout_ms,
-            topic_data=[produce.TopicData(name=tp.topic, partition_data=[
-                produce.PartitionData(index=tp.partition, records=data)])]))
-        return response.responses[0].partition_responses[0].error_code
 
     async def flush(self) -> None:
         """Send what is buffered and wait for every acknowledgement; the transaction stays open."""
         for tp in list(self._open):
             self._ship(tp)
-        tails = list(self._tails.values())
-        self._tails.clear()
-        if tails:
-            await asyncio.gather(*tails)
+        waiting = [acked for acked, _size in self._unacked]
         self._unacked.clear()
         self._unacked_bytes = 0
+        results = await asyncio.gather(*waiting, return_exceptions=True)
+        failure = next((r for r in results if isinstance(r, BaseException)), None)
+        if failure is not None:
+            raise failure

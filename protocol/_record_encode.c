@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "_arrow_column.h"
+
 /* Bytes of the zigzag LEB128 encoding of v. */
 static Py_ssize_t varint_size(int64_t v)
 {
@@ -161,9 +163,110 @@ done:
     return result;
 }
 
+static Py_ssize_t column_blob_size(const uint8_t *ptr, Py_ssize_t len)
+{
+    return ptr == NULL ? 1 : varint_size(len) + len;
+}
+
+static uint8_t *put_column_blob(uint8_t *out, const uint8_t *ptr, Py_ssize_t len)
+{
+    if (ptr == NULL)
+        return put_varint(out, -1);
+    out = put_varint(out, len);
+    memcpy(out, ptr, (size_t)len);
+    return out + len;
+}
+
+/*
+ * append_arrow(body, timestamp_delta, offset_delta, keys, values, length, rows, start, size, limit)
+ *   -> (next position in rows, bytes added)
+ * Appends the records of rows[start:] (rows: int32 row numbers of the Arrow columns ``keys`` and
+ * ``values``, each ``length`` rows, see _arrow_column.h), with no headers and one timestamp delta,
+ * offset deltas counting up from ``offset_delta``; stops after the record that brings the batch's
+ * ``size`` to ``limit`` or more (as BatchBuilder.append and a size check after it would). One resize.
+ */
+static PyObject *append_arrow(PyObject *self, PyObject *args)
+{
+    PyObject *body, *keys_spec, *values_spec;
+    long long timestamp_delta, offset_delta;
+    Py_ssize_t length, start, size, limit;
+    Py_buffer rows_view;
+    if (!PyArg_ParseTuple(args, "O!LLOOny*nnn", &PyByteArray_Type, &body, &timestamp_delta, &offset_delta,
+                          &keys_spec, &values_spec, &length, &rows_view, &start, &size, &limit))
+        return NULL;
+    PyObject *result = NULL;
+    ArrowColumn keys, values;
+    int keys_open = 0, values_open = 0;
+    const int32_t *rows = (const int32_t *)rows_view.buf;
+    Py_ssize_t row_count = rows_view.len / (Py_ssize_t)sizeof(int32_t);
+    if (column_open(keys_spec, length, &keys) < 0)
+        goto done;
+    keys_open = 1;
+    if (column_open(values_spec, length, &values) < 0)
+        goto done;
+    values_open = 1;
+    if (start < 0 || start > row_count) {
+        PyErr_SetString(PyExc_ValueError, "start outside rows");
+        goto done;
+    }
+    Py_ssize_t timestamp_size = varint_size(timestamp_delta), total = 0, end = start;
+    int64_t delta = offset_delta;
+    while (end < row_count) {  /* first pass: how many records, how many bytes */
+        int32_t row = rows[end];
+        const uint8_t *key, *value;
+        Py_ssize_t key_len, value_len;
+        if (row < 0 || row >= length) {
+            PyErr_SetString(PyExc_ValueError, "row number outside the columns");
+            goto done;
+        }
+        if (column_get(&keys, row, &key, &key_len) < 0 || column_get(&values, row, &value, &value_len) < 0)
+            goto done;
+        Py_ssize_t record = 1 + timestamp_size + varint_size(delta) + column_blob_size(key, key_len)
+                            + column_blob_size(value, value_len) + 1;
+        Py_ssize_t framed = varint_size(record) + record;
+        total += framed;
+        size += framed;
+        delta++;
+        end++;
+        if (size >= limit)
+            break;
+    }
+    Py_ssize_t before = PyByteArray_GET_SIZE(body);
+    if (PyByteArray_Resize(body, before + total) < 0)
+        goto done;
+    uint8_t *out = (uint8_t *)PyByteArray_AS_STRING(body) + before;
+    delta = offset_delta;
+    for (Py_ssize_t i = start; i < end; i++) {  /* second pass: write them (offsets checked above) */
+        const uint8_t *key, *value;
+        Py_ssize_t key_len, value_len;
+        column_get(&keys, rows[i], &key, &key_len);
+        column_get(&values, rows[i], &value, &value_len);
+        Py_ssize_t record = 1 + timestamp_size + varint_size(delta) + column_blob_size(key, key_len)
+                            + column_blob_size(value, value_len) + 1;
+        out = put_varint(out, record);
+        *out++ = 0;  /* attributes */
+        out = put_varint(out, timestamp_delta);
+        out = put_varint(out, delta);
+        out = put_column_blob(out, key, key_len);
+        out = put_column_blob(out, value, value_len);
+        *out++ = 0;  /* no headers */
+        delta++;
+    }
+    result = Py_BuildValue("nn", end, total);
+done:
+    if (keys_open)
+        column_close(&keys);
+    if (values_open)
+        column_close(&values);
+    PyBuffer_Release(&rows_view);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"append_record", append_record, METH_VARARGS,
      "Append one v2 record to a batch body; see protocol/record_builder.py."},
+    {"append_arrow", append_arrow, METH_VARARGS,
+     "Append the records of Arrow key/value columns to a batch body; see protocol/record_builder.py."},
     {NULL, NULL, 0, NULL},
 };
 

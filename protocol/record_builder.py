@@ -9,6 +9,11 @@ re-sent after an epoch bump only gets a new header and CRC.
 Hot path for our client: ``append_record`` is C (``protocol/_record_encode.c``,
 built when a compiler is present); ``append_record_python`` below is the same
 encoding, the reference, and a property test checks both write identical bytes.
+
+``append_arrow`` is the exactly-once sink's path: the records of whole Arrow
+key/value columns (binary or string, as Spark hands them to a Python writer) in
+one C call per batch, read in place from the Arrow buffers (no Python object
+per row); ``append_arrow_python`` is its reference, tested the same way.
 """
 
 from __future__ import annotations
@@ -71,11 +76,70 @@ def append_record_python(body: bytearray, timestamp_delta: int, offset_delta: in
     return len(body) - before
 
 
+_OFFSETS = {False: struct.Struct("<i"), True: struct.Struct("<q")}
+
+
+def arrow_column(array):
+    """An Arrow column as ``append_arrow`` reads it: None if every row is null (or ``array`` is None),
+    else (validity buffer or None, offsets buffer, data buffer or None, array offset, 64-bit offsets?).
+    TypeError for a column that is not binary, string or their large variants."""
+    import pyarrow as pa
+    if array is None or pa.types.is_null(array.type):
+        return None
+    if pa.types.is_binary(array.type) or pa.types.is_string(array.type):
+        wide = False
+    elif pa.types.is_large_binary(array.type) or pa.types.is_large_string(array.type):
+        wide = True
+    else:
+        raise TypeError(f"an Arrow {array.type} column is not bytes")
+    validity, offsets, data = array.buffers()
+    return (validity if array.null_count else None, offsets, data, array.offset, wide)
+
+
+def _arrow_value(column, row: int) -> bytes | None:
+    if column is None:
+        return None
+    validity, offsets, data, offset, wide = column
+    index = offset + row
+    if validity is not None and not (memoryview(validity)[index >> 3] >> (index & 7)) & 1:
+        return None
+    unpack = _OFFSETS[wide].unpack_from
+    width = _OFFSETS[wide].size
+    start, end = unpack(offsets, index * width)[0], unpack(offsets, (index + 1) * width)[0]
+    if not 0 <= start <= end <= (0 if data is None else len(memoryview(data))):
+        raise ValueError("Arrow offsets outside the data buffer")
+    return b"" if data is None else bytes(memoryview(data)[start:end])
+
+
+def append_arrow_python(body: bytearray, timestamp_delta: int, offset_delta: int, keys, values, length: int,
+                        rows, start: int, size: int, limit: int) -> tuple[int, int]:
+    """Append the records of ``rows[start:]`` (int32 row numbers into the ``length``-row columns ``keys``
+    and ``values``, from ``arrow_column``), no headers, offset deltas from ``offset_delta``, stopping after
+    the record that brings the batch's ``size`` to ``limit``; returns (next position in rows, bytes added)."""
+    row_numbers = memoryview(rows).cast("B").cast("i")
+    if not 0 <= start <= len(row_numbers):
+        raise ValueError("start outside rows")
+    position, added = start, 0
+    while position < len(row_numbers):
+        row = row_numbers[position]
+        if not 0 <= row < length:
+            raise ValueError("row number outside the columns")
+        grew = append_record_python(body, timestamp_delta, offset_delta + position - start,
+                                    _arrow_value(keys, row), _arrow_value(values, row), None)
+        added += grew
+        size += grew
+        position += 1
+        if size >= limit:
+            break
+    return position, added
+
+
 try:
-    from ._record_encode import append_record
+    from ._record_encode import append_arrow, append_record
     ACCELERATED = True
 except ImportError:  # no C compiler at install time: the Python encoding serves
     append_record = append_record_python
+    append_arrow = append_arrow_python
     ACCELERATED = False
 
 
@@ -105,6 +169,22 @@ class BatchBuilder:
         self.size += added
         self._payload = None
         return added
+
+    def append_arrow(self, timestamp: int, keys, values, length: int, rows, start: int, limit: int) -> int:
+        """Encode the records of ``rows[start:]`` of Arrow columns (see ``append_arrow_python``) until the
+        batch reaches ``limit`` bytes; returns the position in ``rows`` to go on from."""
+        if start >= len(rows) // 4:
+            return start
+        if self.count == 0:
+            self.base_timestamp = timestamp
+        if timestamp > self.max_timestamp:
+            self.max_timestamp = timestamp
+        end, added = append_arrow(self._body, timestamp - self.base_timestamp, self.count, keys, values, length,
+                                  rows, start, self.size, limit)
+        self.count += end - start
+        self.size += added
+        self._payload = None
+        return end
 
     def build(self, *, producer_id: int = NO_PRODUCER_ID, producer_epoch: int = NO_PRODUCER_EPOCH,
               base_sequence: int = NO_SEQUENCE, transactional: bool = False) -> bytes:

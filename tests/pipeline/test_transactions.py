@@ -96,3 +96,32 @@ async def test_a_full_buffer_makes_the_task_wait_for_acknowledgements(shared_bro
                                  True) == Errors.NONE
     await cluster.close()
     assert (await visible(bootstrap, topic_name, 3))[0] == sorted(values)
+
+
+async def test_pipelined_batches_land_in_sequence_order_on_both_brokers(any_broker, topic_name):
+    """Many small batches per partition, several in flight: every record once, each partition in append order."""
+    bootstrap = any_broker.bootstrap
+    await asyncio.to_thread(create_topic, bootstrap, topic_name, 2)
+    cluster = Cluster(bootstrap)
+    writer = TransactionalWriter(cluster, f"{topic_name}-t0", batch_size=200)
+    await writer.begin()
+    count = await writer.partition_count(topic_name)
+    rows = [(topic_name, n % count, None, f"{n:06}".encode() * 4, None, 0) for n in range(3000)]
+    await writer.append_all(rows)
+    await writer.flush()
+    assert max(lane.most_in_flight for lane in writer._lanes.values()) > 1
+    assert await end_transaction(cluster, writer.transactional_id, writer.producer_id, writer.producer_epoch,
+                                 True) == Errors.NONE
+    await cluster.close()
+    # Kafka writes the commit markers after EndTxn answers: read until every record is there (deadline)
+    async with Consumer(bootstrap_servers=bootstrap, isolation_level="read_committed") as consumer:
+        tps = [TopicPartition(topic_name, p) for p in range(count)]
+        consumer.assign(tps)
+        await consumer.seek_to_beginning(*tps)
+        got = {tp.partition: [] for tp in tps}
+        deadline = asyncio.get_running_loop().time() + 60
+        while sum(map(len, got.values())) < len(rows) and asyncio.get_running_loop().time() < deadline:
+            for tp, batch in (await consumer.getmany(timeout_ms=500)).items():
+                got[tp.partition] += [r.value for r in batch]
+    for partition in range(count):
+        assert got[partition] == [row[3] for row in rows if row[1] == partition]

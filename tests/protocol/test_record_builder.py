@@ -66,3 +66,81 @@ def test_the_encoders_refuse_a_header_name_that_is_not_text():
     for append in (record_builder.append_record, record_builder.append_record_python):
         with pytest.raises((TypeError, AttributeError)):
             append(bytearray(), 0, 0, None, b"v", [(b"name", b"x")])
+
+
+arrow_types = st.sampled_from(["binary", "string", "large_binary", "large_string"])
+arrow_blobs = st.none() | st.binary(max_size=300)
+
+
+def arrow_array(blobs, type_name, drop):
+    import pyarrow as pa
+    if "string" in type_name:
+        blobs = [None if b is None else b.hex() for b in blobs]
+    return pa.array([None] * drop + blobs, type=getattr(pa, type_name)())[drop:]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(arrow_blobs, arrow_blobs), max_size=40), arrow_types, arrow_types, st.booleans(),
+       st.integers(0, 5), st.data())
+def test_the_c_and_python_arrow_encoders_write_identical_bytes_and_equal_appending_row_by_row(
+        pairs, key_type, value_type, null_keys, drop, data):
+    import array
+
+    keys = None if null_keys else arrow_array([k for k, _ in pairs], key_type, drop)
+    values = arrow_array([v for _, v in pairs], value_type, drop)
+    rows = array.array("i", data.draw(st.permutations(range(len(pairs))))).tobytes()
+    start = data.draw(st.integers(0, len(pairs)))
+    limit = data.draw(st.integers(0, 3000))
+    timestamp_delta, offset_delta, size = data.draw(st.integers(0, 2**40)), data.draw(st.integers(0, 10**6)), 61
+    written = []
+    for append in (record_builder.append_arrow, record_builder.append_arrow_python):
+        body = bytearray(b"prefix")
+        answer = append(body, timestamp_delta, offset_delta, record_builder.arrow_column(keys),
+                        record_builder.arrow_column(values), len(pairs), rows, start, size, limit)
+        written.append((answer, bytes(body)))
+    assert written[0] == written[1]
+    (end, added), body = written[0]
+    # the same records appended one at a time, with the size check after each
+    reference = bytearray(b"prefix")
+    key_list = [None] * len(pairs) if keys is None else keys.to_pylist()
+    value_list = values.to_pylist()
+    position, grown = start, size
+    row_numbers = memoryview(rows).cast("i")
+    while position < len(pairs):
+        row = row_numbers[position]
+        as_bytes = [None if x is None else x.encode() if isinstance(x, str) else x
+                    for x in (key_list[row], value_list[row])]
+        grown += record_builder.append_record_python(reference, timestamp_delta, offset_delta + position - start,
+                                                     *as_bytes, None)
+        position += 1
+        if grown >= limit:
+            break
+    assert (end, added, body) == (position, len(reference) - 6, bytes(reference))
+
+
+def test_a_batch_built_from_arrow_columns_decodes_to_its_rows():
+    import array
+
+    import pyarrow as pa
+    keys, values = pa.array([b"k0", None, b"k2"]), pa.array(["v0", "v1", None])
+    builder = BatchBuilder()
+    rows = array.array("i", [2, 0, 1]).tobytes()
+    assert builder.append_arrow(1000, record_builder.arrow_column(keys), record_builder.arrow_column(values), 3,
+                                rows, 0, 1 << 20) == 3
+    header, decoded = rec.decode_batch(builder.build(producer_id=3, producer_epoch=0, base_sequence=0))
+    assert [(r.key, r.value, r.offset, r.timestamp) for r in decoded] == \
+        [(b"k2", None, 0, 1000), (b"k0", b"v0", 1, 1000), (None, b"v1", 2, 1000)]
+    assert builder.size == len(builder.build())
+
+
+def test_the_arrow_encoders_refuse_offsets_outside_the_data():
+    import array
+
+    import pyarrow as pa
+    good = record_builder.arrow_column(pa.array([b"abc"]))
+    bad = (None, array.array("i", [0, 99]).tobytes(), good[2], 0, False)
+    for append in (record_builder.append_arrow, record_builder.append_arrow_python):
+        with pytest.raises(ValueError):
+            append(bytearray(), 0, 0, None, bad, 1, array.array("i", [0]).tobytes(), 0, 61, 100)
+        with pytest.raises(ValueError):  # a row number past the columns
+            append(bytearray(), 0, 0, None, good, 1, array.array("i", [1]).tobytes(), 0, 61, 100)
