@@ -9,7 +9,7 @@ DATA   ?= ./data
 .PHONY: run test bench install install-test system-deps reference clean
 
 # setup.py builds the C extensions (protocol/*.c, pipeline/*.c) into the source tree.
-$(VENV)/.installed: pyproject.toml setup.py $(wildcard protocol/*.c pipeline/*.c)
+$(VENV)/.installed: pyproject.toml setup.py $(wildcard protocol/*.[ch] pipeline/*.[ch])
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e .
