@@ -215,14 +215,15 @@ def compare(run, args, title: str) -> None:
               for name, runs in rounds.items()}
     base = names[0]
     print(f"\nmedians of {args.rounds} round(s) (spread = (max-min)/median): {title}")
-    print(f"{'metric':<20}" + "".join(f"{n:>13}" for n in names)
+    width = max(20, *(len(metric) + 1 for metric in results[base]))
+    print(f"{'metric':<{width}}" + "".join(f"{n:>13}" for n in names)
           + "".join(f"{base + '/' + n:>20}" for n in names[1:]) + "  better")
     for metric in results[base]:
         better = "higher" if "/s" in metric else "lower"
         cells = "".join(f"{results[n][metric]:>13.1f}" for n in names)
         ratios = "".join(f"{results[base][metric] / results[n][metric]:>19.2f}x" for n in names[1:])
-        print(f"{metric:<20}{cells}{ratios}  {better}")
-    print(f"{'spread':<20}" + "".join(f"{max(spread[n].values()):>12.0%} " for n in names) + "  (largest over metrics)")
+        print(f"{metric:<{width}}{cells}{ratios}  {better}")
+    print(f"{'spread':<{width}}" + "".join(f"{max(spread[n].values()):>12.0%} " for n in names) + "  (largest over metrics)")
 
 
 def main(argv=None) -> int:
