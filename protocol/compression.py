@@ -95,9 +95,9 @@ def _xerial_blocks(data: bytes):
 
 
 # Bounded decompression writes into a buffer one byte larger than the bound: the codec fails when
-# the output does not fit, and filling that last byte means the bound is passed. Most payloads fit a
-# per-thread scratch buffer that stays mapped; a larger bound gets a fresh anonymous mapping for the
-# call, whose pages the kernel provides only as the output reaches them.
+# the output does not fit, and filling that last byte means the bound is passed. Every payload is
+# first tried in a per-thread scratch buffer that stays mapped; one larger than that, under a larger
+# bound, gets a fresh anonymous mapping, whose pages the kernel provides only as the output reaches them.
 _SCRATCH_BYTES = 8 << 20
 _DOES_NOT_FIT = "failed to write whole buffer"  # cramjam's error when the output buffer is full
 _INTO = {Compression.GZIP: cramjam.gzip.decompress_into, Compression.LZ4: cramjam.lz4.decompress_into,
@@ -121,10 +121,15 @@ def _decompress_bounded(codec: Compression, data, max_size: int) -> bytes:
     into = _INTO.get(codec)
     if into is None:
         raise ValueError(f"unknown compression codec {codec}")
-    if max_size < _SCRATCH_BYTES:
-        if _scratch.buffer is None:
-            _scratch.buffer = mmap.mmap(-1, _SCRATCH_BYTES)
-        return _decompress_into(into, data, memoryview(_scratch.buffer)[:max_size + 1], codec, max_size)
+    if _scratch.buffer is None:
+        _scratch.buffer = mmap.mmap(-1, _SCRATCH_BYTES)
+    first_try = min(max_size, _SCRATCH_BYTES - 1)
+    try:  # the scratch's pages are resident: no page faults, no mapping per call
+        return _decompress_into(into, data, memoryview(_scratch.buffer)[:first_try + 1], codec, first_try)
+    except DecompressedTooLarge:
+        if first_try == max_size:
+            raise
+    # Past the scratch (rare: several MiB decompressed) the payload is decompressed a second time.
     with mmap.mmap(-1, max_size + 1) as target:
         return _decompress_into(into, data, target, codec, max_size)
 
