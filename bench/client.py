@@ -6,7 +6,7 @@ Figures, each client doing the same thing in the same event loop (uvloop):
   every ``send`` awaited in turn and every delivery awaited at the end; records/s and
   MB/s from the first send until the last acknowledgement;
 - txn produce: the same records in transactions of ``--per-txn`` records (begin, sends,
-  commit), measured the same way; skipped for our client while it has no transactions;
+  commit), measured the same way;
 - consume: the produce topic read back from offset 0 with isolation.level=read_committed,
   MB/s until the last record is in the application's hands;
 - pipeline: the exactly-once pipeline (bench/client_pipeline.py): the txn produce topic
@@ -178,11 +178,6 @@ CLIENTS = {
 }
 
 
-def ours_has_transactions() -> bool:
-    from client import Producer
-    return hasattr(Producer, "transaction")
-
-
 def one_round(bootstrap: str, name: str, args) -> dict[str, float]:
     produce, consume = CLIENTS[name]
     payload = os.urandom(args.size)
@@ -196,15 +191,14 @@ def one_round(bootstrap: str, name: str, args) -> dict[str, float]:
     figures["produce MB/s"] = megabytes / seconds
     seconds = run(consume(bootstrap, topic, args.partitions, records + 1))  # + the warm-up record
     figures["consume MB/s"] = megabytes / seconds
-    if name != "ours" or ours_has_transactions():
-        txn_topic = _topic(name + "-txn")
-        create_topic(bootstrap, txn_topic, args.partitions)
-        seconds = run(produce(bootstrap, txn_topic, records, payload, per_txn=args.per_txn))
-        figures["txn produce MB/s"] = megabytes / seconds
-        output = _topic(name + "-eos")
-        create_topic(bootstrap, output, args.partitions)
-        seconds = run(PIPELINES[name](bootstrap, txn_topic, output, records + 1, args.per_txn))  # + the warm-up
-        figures["pipeline records/s"] = (records + 1) / seconds
+    txn_topic = _topic(name + "-txn")
+    create_topic(bootstrap, txn_topic, args.partitions)
+    seconds = run(produce(bootstrap, txn_topic, records, payload, per_txn=args.per_txn))
+    figures["txn produce MB/s"] = megabytes / seconds
+    output = _topic(name + "-eos")
+    create_topic(bootstrap, output, args.partitions)
+    seconds = run(PIPELINES[name](bootstrap, txn_topic, output, records + 1, args.per_txn))  # + the warm-up
+    figures["pipeline records/s"] = (records + 1) / seconds
     return figures
 
 
@@ -256,8 +250,6 @@ def main(argv=None) -> int:
             ours, theirs = medians.get("ours", {}).get(metric), medians[name].get(metric)
             row += f"{ours / theirs:>19.2f}x" if ours and theirs else f"{'-':>20}"
         print(row)
-    if "ours" in names and not ours_has_transactions():
-        print("txn produce: our Producer has no transactions on this branch yet, so that figure is skipped")
     return 0
 
 
