@@ -8,7 +8,8 @@ DATA   ?= ./data
 
 .PHONY: run test bench install install-test system-deps reference clean
 
-# setup.py builds the C extensions (protocol/*.c, pipeline/*.c) into the source tree.
+# setup.py maps broker/, protocol/, client/, pipeline/ under the weir namespace and builds the
+# C extensions (protocol/*.c, pipeline/*.c) into the source tree.
 $(VENV)/.installed: pyproject.toml setup.py $(wildcard protocol/*.[ch] pipeline/*.[ch])
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
@@ -46,7 +47,7 @@ install: $(VENV)/.installed
 install-test: $(VENV)/.installed-test system-deps reference
 
 run: $(VENV)/.installed
-	$(PY) -m broker --host $(HOST) --port $(PORT) --data-dir $(DATA)
+	$(PY) -m weir.broker --host $(HOST) --port $(PORT) --data-dir $(DATA)
 
 test: $(VENV)/.installed-test system-deps reference
 	$(PY) -m pytest -q

@@ -69,7 +69,7 @@ async def timed_sends(producer, topic, records, payload, per_txn):
 
 
 async def ours_produce(bootstrap, topic, records, payload, per_txn=None):
-    from client import Producer
+    from weir.client import Producer
     options = {"transactional_id": f"bench-ours-{topic}"} if per_txn else {}
     async with Producer(bootstrap, acks="all", enable_idempotence=True, linger_ms=5, **options) as producer:
         await warm_up(producer, topic, per_txn)
@@ -77,7 +77,7 @@ async def ours_produce(bootstrap, topic, records, payload, per_txn=None):
 
 
 async def ours_consume(bootstrap, topic, partitions, records):
-    from client import Consumer, TopicPartition
+    from weir.client import Consumer, TopicPartition
     async with Consumer(bootstrap_servers=bootstrap, isolation_level="read_committed",
                         auto_offset_reset="earliest") as consumer:
         consumer.assign([TopicPartition(topic, p) for p in range(partitions)])

@@ -22,7 +22,7 @@ import time
 
 
 async def ours_pipeline(bootstrap, source, sink, records, per_txn):
-    from client.transact import GroupTransactSession
+    from weir.client.transact import GroupTransactSession
     async with GroupTransactSession(source, bootstrap_servers=bootstrap, group_id=f"bench-{sink}",
                                     transactional_id=f"bench-ours-{sink}",
                                     producer_options={"linger_ms": 5}) as session:

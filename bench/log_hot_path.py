@@ -17,9 +17,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from broker.config import BrokerConfig
-from broker.log.partition import Partition
-from protocol import records as rec
+from weir.broker.config import BrokerConfig
+from weir.broker.log.partition import Partition
+from weir.protocol import records as rec
 
 
 def _open_partition(directory: Path) -> Partition:

@@ -43,7 +43,7 @@ class _KafkaHandle:
 def weir_starter(tree: Path = REPO, name: str = "weir"):
     def start_weir() -> Broker:
         port, workdir = free_port(), Path(tempfile.mkdtemp(prefix=f"{name}-bench-"))
-        command = [sys.executable, "-m", "broker", "--port", str(port), "--data-dir", str(workdir / "data"),
+        command = [sys.executable, "-m", "weir.broker", "--port", str(port), "--data-dir", str(workdir / "data"),
                    "--log-level", "WARNING"]
         return start(name, command, port, workdir, tree)
     start_weir.peer = name

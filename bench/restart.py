@@ -28,12 +28,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from broker.clock import ManualClock, SystemClock
-from broker.config import BrokerConfig
-from broker.context import BrokerContext
-from broker.group.offsets import OffsetEntry
-from broker.log.cleaner import LogCleaner, is_compacted
-from protocol import records as rec
+from weir.broker.clock import ManualClock, SystemClock
+from weir.broker.config import BrokerConfig
+from weir.broker.context import BrokerContext
+from weir.broker.group.offsets import OffsetEntry
+from weir.broker.log.cleaner import LogCleaner, is_compacted
+from weir.protocol import records as rec
 
 DATA_PARTITIONS = 8
 DAY_MS = 86_400_000

@@ -13,9 +13,9 @@ import argparse
 import os
 import time
 
-from broker.log.validator import TopicPolicy, validate_records
-from protocol import records as rec
-from protocol.compression import Compression
+from weir.broker.log.validator import TopicPolicy, validate_records
+from weir.protocol import records as rec
+from weir.protocol.compression import Compression
 
 NOW = 1_700_000_000_000
 POLICY = TopicPolicy(compacted=False, log_append_time=False, before_max_ms=2**63 - 1, after_max_ms=3600000,

@@ -1,4 +1,4 @@
-"""Command line: ``python -m broker [--host H] [--port P] [--data-dir D]
+"""Command line: ``weir`` or ``python -m weir.broker`` ``[--host H] [--port P] [--data-dir D]
 [--config server.properties] [--override name=value ...]``.
 
 Settings use Kafka's broker config names; an unknown name or bad value stops
@@ -31,7 +31,7 @@ log = logging.getLogger("weir")
 
 
 def parse_args(argv=None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m broker", description="Weir Kafka-compatible broker")
+    parser = argparse.ArgumentParser(prog="weir", description="Weir Kafka-compatible broker")
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=9092, help="port to listen on (default 9092)")
     parser.add_argument("--data-dir", default="./data", help="where partitions are stored (default ./data)")

@@ -33,9 +33,9 @@ import logging
 from collections import deque
 from dataclasses import dataclass
 
-from protocol.connection import ServerConnection
-from protocol.response_pieces import ResponsePieces
-from protocol.primitives import DecodeError
+from weir.protocol.connection import ServerConnection
+from weir.protocol.response_pieces import ResponsePieces
+from weir.protocol.primitives import DecodeError
 
 from .connection_quotas import client_ip
 from .dispatcher import ClosingError

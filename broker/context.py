@@ -6,16 +6,16 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from broker.clock import Clock, SystemClock
-from broker.config import BrokerConfig
-from broker.dynamic_config import DynamicBrokerConfigs
-from broker.log.manager import LogManager
-from broker.metrics import recorder_for
-from broker.group.coordinator import GroupCoordinator
-from broker.group.expiry import OffsetExpiry
-from broker.group.offsets import OffsetStore
-from broker.txn.coordinator import TransactionCoordinator
-from broker.txn.producer_ids import ProducerIdAllocator
+from weir.broker.clock import Clock, SystemClock
+from weir.broker.config import BrokerConfig
+from weir.broker.dynamic_config import DynamicBrokerConfigs
+from weir.broker.log.manager import LogManager
+from weir.broker.metrics import recorder_for
+from weir.broker.group.coordinator import GroupCoordinator
+from weir.broker.group.expiry import OffsetExpiry
+from weir.broker.group.offsets import OffsetStore
+from weir.broker.txn.coordinator import TransactionCoordinator
+from weir.broker.txn.producer_ids import ProducerIdAllocator
 
 
 def _load_meta(data_dir: Path, node_id: int) -> str:

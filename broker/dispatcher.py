@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from time import perf_counter
 from typing import Any, Callable
 
-from protocol.api_keys import ApiKey
-from protocol.connection import RawRequest, ServerConnection
-from protocol.errors import Errors
-from protocol.messages import BY_KEY, api_versions
+from weir.protocol.api_keys import ApiKey
+from weir.protocol.connection import RawRequest, ServerConnection
+from weir.protocol.errors import Errors
+from weir.protocol.messages import BY_KEY, api_versions
 
 log = logging.getLogger(__name__)
 

@@ -16,7 +16,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from protocol.errors import Errors, KafkaError
+from weir.protocol.errors import Errors, KafkaError
 
 from .config import DYNAMIC_SETTINGS, SETTINGS, BrokerConfig, ConfigError
 

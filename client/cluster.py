@@ -13,8 +13,8 @@ import logging
 import time
 from dataclasses import dataclass, field
 
-from protocol.api_keys import ApiKey
-from protocol.messages import find_coordinator, metadata
+from weir.protocol.api_keys import ApiKey
+from weir.protocol.messages import find_coordinator, metadata
 
 from .connection import Connection
 from .errors import KafkaConnectionError, KafkaTimeoutError, error_for, raise_for

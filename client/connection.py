@@ -9,10 +9,10 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 
-from protocol.api_keys import ApiKey
-from protocol.connection import ClientConnection
-from protocol.errors import Errors
-from protocol.messages import BY_KEY, api_versions
+from weir.protocol.api_keys import ApiKey
+from weir.protocol.connection import ClientConnection
+from weir.protocol.errors import Errors
+from weir.protocol.messages import BY_KEY, api_versions
 
 from .errors import KafkaConnectionError, raise_for
 

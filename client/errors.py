@@ -13,7 +13,7 @@ for NOT_COORDINATOR, ...). Each class says how a caller may react:
 
 from __future__ import annotations
 
-from protocol.errors import Errors
+from weir.protocol.errors import Errors
 
 
 class KafkaException(Exception):

@@ -28,9 +28,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from a checkout without installing
 
-from client import GroupTransactSession, Producer  # noqa: E402
-from client.admin import Admin, NewTopic  # noqa: E402
-from client.errors import KafkaException, TopicAlreadyExistsError  # noqa: E402
+from weir.client import GroupTransactSession, Producer  # noqa: E402
+from weir.client.admin import Admin, NewTopic  # noqa: E402
+from weir.client.errors import KafkaException, TopicAlreadyExistsError  # noqa: E402
 
 ORDERS, CONFIRMATIONS, INVENTORY = "orders", "order-confirmations", "inventory-updates"
 

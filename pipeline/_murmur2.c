@@ -115,6 +115,6 @@ static PyMethodDef methods[] = {
      "partition_for_key(key, partitions): toPositive(murmur2(key)) % partitions"},
     {NULL, NULL, 0, NULL}};
 
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "pipeline._murmur2", NULL, -1, methods};
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_murmur2", NULL, -1, methods};
 
 PyMODINIT_FUNC PyInit__murmur2(void) { return PyModule_Create(&module); }

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import json
 
-from client import Consumer, Producer, TopicPartition
-from client.cluster import Cluster
-from client.errors import raise_for
-from client.partitioner import partition_for_key
-from protocol.api_keys import ApiKey
-from protocol.errors import Errors
-from protocol.messages import create_topics
+from weir.client import Consumer, Producer, TopicPartition
+from weir.client.cluster import Cluster
+from weir.client.errors import raise_for
+from weir.client.partitioner import partition_for_key
+from weir.protocol.api_keys import ApiKey
+from weir.protocol.errors import Errors
+from weir.protocol.messages import create_topics
 
 DEFAULT_TOPIC = "__weir_sink_decisions"
 COMMIT, DONE = "commit", "done"

@@ -69,8 +69,8 @@ import time
 from pyspark import TaskContext
 from pyspark.sql.datasource import DataSourceStreamArrowWriter, WriterCommitMessage
 
-from client.cluster import Cluster
-from protocol.errors import Errors
+from weir.client.cluster import Cluster
+from weir.protocol.errors import Errors
 
 from .decisions import COMMIT, DEFAULT_TOPIC, DONE, DecisionLog
 from .options import OptionError

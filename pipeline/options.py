@@ -14,7 +14,7 @@ import logging
 import re
 from dataclasses import dataclass
 
-from client import Consumer, TopicPartition
+from weir.client import Consumer, TopicPartition
 
 log = logging.getLogger(__name__)
 

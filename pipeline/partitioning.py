@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import array
 
-from protocol.record_builder import _arrow_value
+from weir.protocol.record_builder import _arrow_value
 
 
 def partition_rows_python(keys, length: int, partitions: int, turn: int) -> tuple[list[bytes], int]:
@@ -31,7 +31,7 @@ def partition_rows_python(keys, length: int, partitions: int, turn: int) -> tupl
 try:
     from ._murmur2 import partition_for_key, partition_rows
 except ImportError:  # built optionally (setup.py): no C compiler, the Python hash
-    from client.partitioner import partition_for_key
+    from weir.client.partitioner import partition_for_key
     partition_rows = partition_rows_python
 
 __all__ = ["partition_for_key", "partition_rows", "partition_rows_python"]

@@ -12,9 +12,9 @@ import math
 import re
 from dataclasses import dataclass
 
-from client import Consumer, TopicPartition
-from client.consumer.fetcher import EARLIEST as LIST_EARLIEST
-from client.consumer.fetcher import LATEST as LIST_LATEST
+from weir.client import Consumer, TopicPartition
+from weir.client.consumer.fetcher import EARLIEST as LIST_EARLIEST
+from weir.client.consumer.fetcher import LATEST as LIST_LATEST
 
 from .options import EARLIEST, LATEST, OptionError, Subscription
 

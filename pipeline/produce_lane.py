@@ -24,12 +24,12 @@ import asyncio
 import time
 from collections import deque
 
-from client.cluster import Cluster
-from client.errors import BrokerResponseError, KafkaConnectionError, KafkaTimeoutError, error_for, raise_for
-from client.types import TopicPartition
-from protocol.api_keys import ApiKey
-from protocol.errors import Errors
-from protocol.messages import produce
+from weir.client.cluster import Cluster
+from weir.client.errors import BrokerResponseError, KafkaConnectionError, KafkaTimeoutError, error_for, raise_for
+from weir.client.types import TopicPartition
+from weir.protocol.api_keys import ApiKey
+from weir.protocol.errors import Errors
+from weir.protocol.messages import produce
 
 MAX_IN_FLIGHT = 5  # max.in.flight.requests.per.connection: the most Kafka allows with idempotence
 _REFRESH = frozenset({Errors.NOT_LEADER_OR_FOLLOWER, Errors.LEADER_NOT_AVAILABLE, Errors.UNKNOWN_TOPIC_OR_PARTITION})

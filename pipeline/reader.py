@@ -16,7 +16,7 @@ from typing import Iterator
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from client import Consumer, TopicPartition
+from weir.client import Consumer, TopicPartition
 
 from .planner import DataLossError, OffsetRange
 

@@ -8,7 +8,7 @@ from typing import Iterator
 
 import pyarrow as pa
 
-from protocol.record_builder import arrow_column
+from weir.protocol.record_builder import arrow_column
 
 from .options import OptionError
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from pyspark.sql.datasource import DataSourceArrowWriter, DataSourceStreamArrowWriter, WriterCommitMessage
 
-from client import Producer
+from weir.client import Producer
 
 from . import options as opt
 from .rows import check_schema, records

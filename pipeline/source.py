@@ -1,6 +1,6 @@
 """The ``weir`` data source: Spark's Kafka source and sink options, read and written through Weir's client.
 
-    import pipeline
+    from weir import pipeline
     pipeline.register(spark)
     df = spark.read.format("weir").option("kafka.bootstrap.servers", "...").option("subscribe", "orders").load()
 
@@ -14,7 +14,7 @@ import asyncio
 
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
-from client import Consumer
+from weir.client import Consumer
 
 from . import options as opt
 from .planner import OffsetRange, ending_offsets, partitions_of, ranges, starting_offsets

@@ -20,14 +20,14 @@ import asyncio
 import time
 from collections import deque
 
-from client.cluster import TRANSACTION, Cluster
-from client.errors import BrokerResponseError, KafkaConnectionError, KafkaTimeoutError, raise_for
-from client.types import TopicPartition
-from protocol.api_keys import ApiKey
-from protocol.errors import Errors
-from protocol.messages import add_partitions_to_txn, end_txn
-from protocol.messages import init_producer_id as init_producer_id_message
-from protocol.record_builder import BatchBuilder
+from weir.client.cluster import TRANSACTION, Cluster
+from weir.client.errors import BrokerResponseError, KafkaConnectionError, KafkaTimeoutError, raise_for
+from weir.client.types import TopicPartition
+from weir.protocol.api_keys import ApiKey
+from weir.protocol.errors import Errors
+from weir.protocol.messages import add_partitions_to_txn, end_txn
+from weir.protocol.messages import init_producer_id as init_producer_id_message
+from weir.protocol.record_builder import BatchBuilder
 
 from .partitioning import partition_for_key, partition_rows
 from .produce_lane import MAX_IN_FLIGHT, PartitionLane, Shipped

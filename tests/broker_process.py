@@ -42,7 +42,7 @@ class BrokerProcess:
         return f"127.0.0.1:{self.port}"
 
     def command(self) -> list[str]:
-        cmd = [sys.executable, "-m", "broker", "--host", "127.0.0.1", "--port", str(self.port),
+        cmd = [sys.executable, "-m", "weir.broker", "--host", "127.0.0.1", "--port", str(self.port),
                "--data-dir", str(self.data_dir)]
         for name, value in self.overrides.items():
             cmd += ["--override", f"{name}={value}"]

@@ -14,9 +14,9 @@ import logging
 from dataclasses import dataclass
 from typing import Iterator
 
-from broker.log.manager import LogManager
-from broker.log.partition import Partition
-from protocol import records as rec
+from weir.broker.log.manager import LogManager
+from weir.broker.log.partition import Partition
+from weir.protocol import records as rec
 
 log = logging.getLogger(__name__)
 

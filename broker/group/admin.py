@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from protocol.errors import Errors, KafkaError
+from weir.protocol.errors import Errors, KafkaError
 
 from .classic import CONSUMER_PROTOCOL_TYPE, ClassicGroup, GroupState
 from .coordinator import GroupCoordinator

@@ -14,7 +14,7 @@ import enum
 from collections import Counter
 from dataclasses import dataclass, field
 
-from protocol.errors import Errors, KafkaError
+from weir.protocol.errors import Errors, KafkaError
 
 
 class GroupState(enum.Enum):

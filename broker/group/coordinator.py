@@ -25,7 +25,7 @@ import functools
 import logging
 import uuid
 
-from protocol.errors import Errors, KafkaError
+from weir.protocol.errors import Errors, KafkaError
 
 from ..coordinator import records
 from . import storage

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from protocol.errors import Errors, KafkaError
+from weir.protocol.errors import Errors, KafkaError
 
 from ..coordinator import records
 from ..coordinator.runtime import CoordinatorLog

@@ -20,7 +20,7 @@ from __future__ import annotations
 import functools
 import logging
 
-from protocol.errors import Errors
+from weir.protocol.errors import Errors
 
 from .classic import ClassicGroup, GroupState, JoinResult, Member, SyncResult
 

@@ -13,7 +13,7 @@ them. ``validate_only`` checks everything and changes nothing.
 
 from collections import Counter
 
-from protocol.errors import Errors, KafkaError
+from weir.protocol.errors import Errors, KafkaError
 
 from ..config import ConfigError, parse_topic_config
 from ..config_sources import text

@@ -1,6 +1,6 @@
 """What OffsetCommit and TxnOffsetCommit share: reading the asked offsets, storing them, answering per partition."""
 
-from protocol.errors import Errors, KafkaError
+from weir.protocol.errors import Errors, KafkaError
 
 from ..group.offsets import OffsetEntry
 

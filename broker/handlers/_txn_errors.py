@@ -1,6 +1,6 @@
 """Error codes the transaction APIs owe older request versions."""
 
-from protocol.errors import Errors
+from weir.protocol.errors import Errors
 
 
 def fenced_for_version(code: int, version: int, first_with_producer_fenced: int) -> int:

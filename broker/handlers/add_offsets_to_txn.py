@@ -1,9 +1,9 @@
 """AddOffsetsToTxn (25), v0-3: adds the group's ``__consumer_offsets`` partition
 to the transaction, so TxnOffsetCommit may write there."""
 
-from protocol.api_keys import ApiKey
-from protocol.errors import Errors, KafkaError
-from protocol.messages import add_offsets_to_txn as msg
+from weir.protocol.api_keys import ApiKey
+from weir.protocol.errors import Errors, KafkaError
+from weir.protocol.messages import add_offsets_to_txn as msg
 
 from ..dispatcher import handles
 from ..group.offsets import validate_group_id

@@ -6,9 +6,9 @@ and the rest OPERATION_NOT_ATTEMPTED, as Kafka does; otherwise the
 coordinator's one answer is repeated for every partition.
 """
 
-from protocol.api_keys import ApiKey
-from protocol.errors import Errors, KafkaError
-from protocol.messages import add_partitions_to_txn as msg
+from weir.protocol.api_keys import ApiKey
+from weir.protocol.errors import Errors, KafkaError
+from weir.protocol.messages import add_partitions_to_txn as msg
 
 from ..dispatcher import handles
 from ._txn_errors import fenced_for_version

@@ -8,8 +8,8 @@ each partition's metadata file; broker: the dynamic config file) and take
 effect on the live partitions at once.
 """
 
-from protocol.api_keys import ApiKey
-from protocol.messages import alter_configs as msg
+from weir.protocol.api_keys import ApiKey
+from weir.protocol.messages import alter_configs as msg
 
 from ..dispatcher import handles
 from ._alter_configs import alter, refuse_nulls

@@ -5,8 +5,8 @@ is not served. A version above 4 is answered by the dispatcher in v0 with
 UNSUPPORTED_VERSION, as Kafka does (KIP-511).
 """
 
-from protocol.api_keys import ApiKey
-from protocol.messages import api_versions as msg
+from weir.protocol.api_keys import ApiKey
+from weir.protocol.messages import api_versions as msg
 
 from ..dispatcher import advertised_versions, handles
 

@@ -13,9 +13,9 @@ refuses a request that would add more than 10,000 partitions in all
 
 from collections import Counter
 
-from protocol.api_keys import ApiKey
-from protocol.errors import Errors, KafkaError
-from protocol.messages import create_partitions as msg
+from weir.protocol.api_keys import ApiKey
+from weir.protocol.errors import Errors, KafkaError
+from weir.protocol.messages import create_partitions as msg
 
 from ..dispatcher import handles
 

@@ -22,10 +22,10 @@ e.g. out of file descriptors) leaves no partition of it behind.
 
 from collections import Counter
 
-from protocol.api_keys import ApiKey
-from protocol.errors import Errors, KafkaError
-from protocol.messages import create_topics as msg
-from protocol.primitives import ZERO_UUID
+from weir.protocol.api_keys import ApiKey
+from weir.protocol.errors import Errors, KafkaError
+from weir.protocol.messages import create_topics as msg
+from weir.protocol.primitives import ZERO_UUID
 
 from .. import config_sources
 from ..config import ConfigError, parse_topic_config

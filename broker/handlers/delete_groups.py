@@ -1,8 +1,8 @@
 """DeleteGroups (42), v0-2: an empty group and its committed offsets go; others are NON_EMPTY_GROUP."""
 
-from protocol.api_keys import ApiKey
-from protocol.errors import KafkaError
-from protocol.messages import delete_groups as msg
+from weir.protocol.api_keys import ApiKey
+from weir.protocol.errors import KafkaError
+from weir.protocol.messages import delete_groups as msg
 
 from ..dispatcher import handles
 from ..group import admin

@@ -11,9 +11,9 @@ Partition. Failed partitions answer low_watermark -1. There are no followers
 to wait for, so ``timeout_ms`` is never needed.
 """
 
-from protocol.api_keys import ApiKey
-from protocol.errors import Errors, KafkaError
-from protocol.messages import delete_records as msg
+from weir.protocol.api_keys import ApiKey
+from weir.protocol.errors import Errors, KafkaError
+from weir.protocol.messages import delete_records as msg
 
 from ..dispatcher import handles
 from ..log import log_start

@@ -5,9 +5,9 @@ TOPIC_DELETION_DISABLED when ``delete.topic.enable`` is false, and
 INVALID_REQUEST for the internal topics, which only the broker owns.
 """
 
-from protocol.api_keys import ApiKey
-from protocol.errors import Errors, KafkaError
-from protocol.messages import delete_topics as msg
+from weir.protocol.api_keys import ApiKey
+from weir.protocol.errors import Errors, KafkaError
+from weir.protocol.messages import delete_topics as msg
 
 from ..dispatcher import handles
 from ..log.manager import INTERNAL_TOPICS

@@ -9,9 +9,9 @@ UNSUPPORTED_ENDPOINT_TYPE. The single node is never fenced, so v2's
 ``include_fenced_brokers`` changes nothing.
 """
 
-from protocol.api_keys import ApiKey
-from protocol.errors import Errors
-from protocol.messages import describe_cluster as msg
+from weir.protocol.api_keys import ApiKey
+from weir.protocol.errors import Errors
+from weir.protocol.messages import describe_cluster as msg
 
 from .. import authorized_operations
 from ..dispatcher import handles

@@ -16,9 +16,9 @@ DEFAULT_CONFIG, same value (named in tests/java/test_admin.py). BROKER_LOGGER, G
 Weir has none of them.
 """
 
-from protocol.api_keys import ApiKey
-from protocol.errors import Errors, KafkaError
-from protocol.messages import describe_configs as msg
+from weir.protocol.api_keys import ApiKey
+from weir.protocol.errors import Errors, KafkaError
+from weir.protocol.messages import describe_configs as msg
 
 from .. import config_sources
 from ..dispatcher import handles

@@ -6,9 +6,9 @@ describeConsumerGroups fails with GroupIdNotFoundException for it, as against Ka
 v3+ ``include_authorized_operations`` gets every group operation: no authorizer allows all.
 """
 
-from protocol.api_keys import ApiKey
-from protocol.errors import Errors
-from protocol.messages import describe_groups as msg
+from weir.protocol.api_keys import ApiKey
+from weir.protocol.errors import Errors
+from weir.protocol.messages import describe_groups as msg
 
 from .. import authorized_operations
 from ..dispatcher import handles

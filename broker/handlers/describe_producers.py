@@ -7,9 +7,9 @@ Kafka's ``UnifiedLog.activeProducers`` reports them. An unknown partition is
 UNKNOWN_TOPIC_OR_PARTITION.
 """
 
-from protocol.api_keys import ApiKey
-from protocol.errors import KafkaError
-from protocol.messages import describe_producers as msg
+from weir.protocol.api_keys import ApiKey
+from weir.protocol.errors import KafkaError
+from weir.protocol.messages import describe_producers as msg
 
 from ..dispatcher import handles
 

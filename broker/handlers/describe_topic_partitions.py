@@ -11,10 +11,10 @@ response has it. One node leads every partition and no replica is ever ineligibl
 eligible-leader-replica lists are empty, as Kafka answers a partition with a full ISR.
 """
 
-from protocol.api_keys import ApiKey
-from protocol.errors import Errors, KafkaError
-from protocol.messages import describe_topic_partitions as msg
-from protocol.primitives import ZERO_UUID
+from weir.protocol.api_keys import ApiKey
+from weir.protocol.errors import Errors, KafkaError
+from weir.protocol.messages import describe_topic_partitions as msg
+from weir.protocol.primitives import ZERO_UUID
 
 from .. import authorized_operations
 from ..dispatcher import handles

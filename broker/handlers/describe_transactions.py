@@ -8,9 +8,9 @@ TRANSACTIONAL_ID_NOT_FOUND, as Kafka answers. This node coordinates every id,
 so NOT_COORDINATOR never arises.
 """
 
-from protocol.api_keys import ApiKey
-from protocol.errors import Errors
-from protocol.messages import describe_transactions as msg
+from weir.protocol.api_keys import ApiKey
+from weir.protocol.errors import Errors
+from weir.protocol.messages import describe_transactions as msg
 
 from ..dispatcher import handles
 from ..txn.state import TxnState

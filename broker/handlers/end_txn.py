@@ -5,9 +5,9 @@ markers and the Complete record follow (broker/txn/coordinator.py). A retry
 after completion succeeds; the opposite outcome is INVALID_TXN_STATE.
 """
 
-from protocol.api_keys import ApiKey
-from protocol.errors import Errors, KafkaError
-from protocol.messages import end_txn as msg
+from weir.protocol.api_keys import ApiKey
+from weir.protocol.errors import Errors, KafkaError
+from weir.protocol.messages import end_txn as msg
 
 from ..dispatcher import handles
 from ._txn_errors import fenced_for_version

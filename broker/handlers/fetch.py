@@ -17,9 +17,9 @@ partition is listed in every answer.
 
 import asyncio
 
-from protocol.api_keys import ApiKey
-from protocol.errors import Errors, KafkaError
-from protocol.messages import fetch as msg
+from weir.protocol.api_keys import ApiKey
+from weir.protocol.errors import Errors, KafkaError
+from weir.protocol.messages import fetch as msg
 
 from ..dispatcher import handles
 from ..log.partition import LEADER_EPOCH

@@ -4,9 +4,9 @@ Key type 0 is a group, 1 a transactional id (v1+); v4 batches keys. Other key
 types (share groups, v6) are INVALID_REQUEST.
 """
 
-from protocol.api_keys import ApiKey
-from protocol.errors import Errors
-from protocol.messages import find_coordinator as msg
+from weir.protocol.api_keys import ApiKey
+from weir.protocol.errors import Errors
+from weir.protocol.messages import find_coordinator as msg
 
 from ..dispatcher import handles
 

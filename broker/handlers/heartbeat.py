@@ -1,7 +1,7 @@
 """Heartbeat (12), v0-3: keeps a member's session; REBALANCE_IN_PROGRESS tells it to rejoin."""
 
-from protocol.api_keys import ApiKey
-from protocol.messages import heartbeat as msg
+from weir.protocol.api_keys import ApiKey
+from weir.protocol.messages import heartbeat as msg
 
 from ..dispatcher import handles
 

@@ -9,9 +9,9 @@ AlterConfigs (``_alter_configs``); changes are persisted and take effect on the
 live partitions at once.
 """
 
-from protocol.api_keys import ApiKey
-from protocol.errors import Errors, KafkaError
-from protocol.messages import incremental_alter_configs as msg
+from weir.protocol.api_keys import ApiKey
+from weir.protocol.errors import Errors, KafkaError
+from weir.protocol.messages import incremental_alter_configs as msg
 
 from ..dispatcher import handles
 from ._alter_configs import TOPIC, alter, refuse_nulls

@@ -8,9 +8,9 @@ transaction; v3+ may name the current id and epoch for KIP-360 recovery).
 v0-3 get INVALID_PRODUCER_EPOCH where v4 gets PRODUCER_FENCED.
 """
 
-from protocol.api_keys import ApiKey
-from protocol.errors import Errors, KafkaError
-from protocol.messages import init_producer_id as msg
+from weir.protocol.api_keys import ApiKey
+from weir.protocol.errors import Errors, KafkaError
+from weir.protocol.messages import init_producer_id as msg
 
 from ..dispatcher import handles
 from ._txn_errors import fenced_for_version

@@ -5,8 +5,8 @@ v4+ answers a join without a member id with MEMBER_ID_REQUIRED and the id to
 rejoin with (KIP-394); v5 carries group.instance.id (static membership).
 """
 
-from protocol.api_keys import ApiKey
-from protocol.messages import join_group as msg
+from weir.protocol.api_keys import ApiKey
+from weir.protocol.messages import join_group as msg
 
 from ..dispatcher import handles
 

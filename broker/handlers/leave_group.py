@@ -5,9 +5,9 @@ by member id and/or group.instance.id, with an error per member (as Kafka
 converts between the two).
 """
 
-from protocol.api_keys import ApiKey
-from protocol.errors import Errors, KafkaError
-from protocol.messages import leave_group as msg
+from weir.protocol.api_keys import ApiKey
+from weir.protocol.errors import Errors, KafkaError
+from weir.protocol.messages import leave_group as msg
 
 from ..dispatcher import handles
 

@@ -1,8 +1,8 @@
 """ListGroups (16), v0-5; v4 filters by state, v5 by type (every Weir group is "classic")."""
 
-from protocol.api_keys import ApiKey
-from protocol.errors import Errors
-from protocol.messages import list_groups as msg
+from weir.protocol.api_keys import ApiKey
+from weir.protocol.errors import Errors
+from weir.protocol.messages import list_groups as msg
 
 from ..dispatcher import handles
 from ..group import admin

@@ -7,9 +7,9 @@ the first record at or after it (-1/-1 when none, and leader epoch -1). Another
 negative timestamp is UNSUPPORTED_VERSION, as Kafka answers.
 """
 
-from protocol.api_keys import ApiKey
-from protocol.errors import Errors, KafkaError
-from protocol.messages import list_offsets as msg
+from weir.protocol.api_keys import ApiKey
+from weir.protocol.errors import Errors, KafkaError
+from weir.protocol.messages import list_offsets as msg
 
 from ..dispatcher import handles
 from ..log import time_lookup

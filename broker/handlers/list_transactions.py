@@ -13,9 +13,9 @@ INVALID_REGULAR_EXPRESSION.
 
 import re
 
-from protocol.api_keys import ApiKey
-from protocol.errors import Errors
-from protocol.messages import list_transactions as msg
+from weir.protocol.api_keys import ApiKey
+from weir.protocol.errors import Errors
+from weir.protocol.messages import list_transactions as msg
 
 from ..dispatcher import handles
 from ..txn.state import TxnState

@@ -13,10 +13,10 @@ id there is INVALID_REQUEST, answered as Kafka's ``getErrorResponse`` does
 a topic with a null name up by its id.
 """
 
-from protocol.api_keys import ApiKey
-from protocol.errors import Errors, KafkaError
-from protocol.messages import metadata as msg
-from protocol.primitives import ZERO_UUID
+from weir.protocol.api_keys import ApiKey
+from weir.protocol.errors import Errors, KafkaError
+from weir.protocol.messages import metadata as msg
+from weir.protocol.primitives import ZERO_UUID
 
 from .. import authorized_operations
 from ..dispatcher import handles

@@ -8,8 +8,8 @@ creates the group if needed, as Kafka's "simple" groups. The v2-4 retention
 time is ignored, as Kafka 2.1+ ignores it.
 """
 
-from protocol.api_keys import ApiKey
-from protocol.messages import offset_commit as msg
+from weir.protocol.api_keys import ApiKey
+from weir.protocol.messages import offset_commit as msg
 
 from ..dispatcher import handles
 from ._offset_requests import commit_and_answer

@@ -1,8 +1,8 @@
 """OffsetDelete (47), v0: drop a group's committed offsets for partitions it no longer consumes."""
 
-from protocol.api_keys import ApiKey
-from protocol.errors import Errors, KafkaError
-from protocol.messages import offset_delete as msg
+from weir.protocol.api_keys import ApiKey
+from weir.protocol.errors import Errors, KafkaError
+from weir.protocol.messages import offset_delete as msg
 
 from ..dispatcher import handles
 from ..group import admin

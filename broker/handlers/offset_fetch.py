@@ -6,9 +6,9 @@ partition with transactional offsets still pending answers
 UNSTABLE_OFFSET_COMMIT, which clients retry. v8 batches groups.
 """
 
-from protocol.api_keys import ApiKey
-from protocol.errors import Errors, KafkaError
-from protocol.messages import offset_fetch as msg
+from weir.protocol.api_keys import ApiKey
+from weir.protocol.errors import Errors, KafkaError
+from weir.protocol.messages import offset_fetch as msg
 
 from ..dispatcher import handles
 from ..group.offsets import validate_group_id

@@ -5,9 +5,9 @@ ever at epoch 0, so epoch 0 ends at the log end offset and any other epoch is
 undefined (-1, -1), as Kafka answers for epochs it does not know.
 """
 
-from protocol.api_keys import ApiKey
-from protocol.errors import Errors, KafkaError
-from protocol.messages import offset_for_leader_epoch as msg
+from weir.protocol.api_keys import ApiKey
+from weir.protocol.errors import Errors, KafkaError
+from weir.protocol.messages import offset_for_leader_epoch as msg
 
 from ..dispatcher import handles
 from ..log.partition import LEADER_EPOCH

@@ -25,9 +25,9 @@ log append (Kafka checks the transactional id and verifies before appending).
 
 import logging
 
-from protocol.api_keys import ApiKey
-from protocol.errors import Errors, KafkaError
-from protocol.messages import produce as msg
+from weir.protocol.api_keys import ApiKey
+from weir.protocol.errors import Errors, KafkaError
+from weir.protocol.messages import produce as msg
 
 from ..dispatcher import NO_RESPONSE, handles
 from ..log.manager import INTERNAL_TOPICS

@@ -1,7 +1,7 @@
 """SyncGroup (14), v0-3: the leader sends the assignment; every member gets its share."""
 
-from protocol.api_keys import ApiKey
-from protocol.messages import sync_group as msg
+from weir.protocol.api_keys import ApiKey
+from weir.protocol.messages import sync_group as msg
 
 from ..dispatcher import handles
 

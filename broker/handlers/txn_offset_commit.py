@@ -11,8 +11,8 @@ checked as for OffsetCommit, so a zombie from an old generation cannot
 commit; v0-2 carry none of them and are let through, as in Kafka.
 """
 
-from protocol.api_keys import ApiKey
-from protocol.messages import txn_offset_commit as msg
+from weir.protocol.api_keys import ApiKey
+from weir.protocol.messages import txn_offset_commit as msg
 
 from ..dispatcher import handles
 from ._offset_requests import commit_and_answer

@@ -7,8 +7,8 @@ through the same path the coordinator uses. Kafka restricts the API to
 CLUSTER_ACTION; Weir has no ACLs, so any client may send it.
 """
 
-from protocol.api_keys import ApiKey
-from protocol.messages import write_txn_markers as msg
+from weir.protocol.api_keys import ApiKey
+from weir.protocol.messages import write_txn_markers as msg
 
 from ..dispatcher import handles
 from ..txn.markers import write_markers

@@ -27,7 +27,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from broker.clock import Clock
+from weir.broker.clock import Clock
 
 from . import segment_swap
 from .compactor import CleaningAborted, CleaningPlan, CleaningResult, Compactor, MAP_ENTRY_BYTES, MAP_LOAD_FACTOR

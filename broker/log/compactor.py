@@ -34,7 +34,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from protocol import records as rec
+from weir.protocol import records as rec
 
 from .segment import Segment
 from .segment_swap import CleanedSegmentWriter

@@ -26,9 +26,9 @@ from typing import Any
 
 import aiofiles.os
 
-from broker.clock import Clock
-from broker.config import BrokerConfig
-from protocol.errors import Errors, KafkaError
+from weir.broker.clock import Clock
+from weir.broker.config import BrokerConfig
+from weir.protocol.errors import Errors, KafkaError
 
 from . import log_start
 from .cleaner import LogCleaner

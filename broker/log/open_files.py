@@ -18,7 +18,7 @@ import resource
 from collections import OrderedDict
 from typing import TYPE_CHECKING
 
-from protocol.errors import Errors, KafkaError
+from weir.protocol.errors import Errors, KafkaError
 
 if TYPE_CHECKING:
     from .segment import Segment

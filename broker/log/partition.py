@@ -24,9 +24,9 @@ from pathlib import Path
 from time import perf_counter
 from typing import Any, Callable
 
-from protocol import records as rec
-from protocol.compression import Compression
-from protocol.errors import Errors, KafkaError
+from weir.protocol import records as rec
+from weir.protocol.compression import Compression
+from weir.protocol.errors import Errors, KafkaError
 
 from . import log_start, segment_swap
 from .open_files import SegmentFiles

@@ -23,8 +23,8 @@ from pathlib import Path
 import construct as c
 import crc32c
 
-from protocol.errors import Errors, KafkaError
-from protocol.records import NO_PRODUCER_EPOCH, NO_SEQUENCE, BatchHeader, increment_sequence
+from weir.protocol.errors import Errors, KafkaError
+from weir.protocol.records import NO_PRODUCER_EPOCH, NO_SEQUENCE, BatchHeader, increment_sequence
 
 BATCHES_TO_RETAIN = 5
 SNAPSHOT_SUFFIX = ".snapshot"

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
-from protocol import records as rec
-from protocol.response_pieces import FileRegion
+from weir.protocol import records as rec
+from weir.protocol.response_pieces import FileRegion
 
 from .index import OffsetIndex, TimeIndex
 from .open_files import SegmentFiles, storage_error

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import bisect
 
-from protocol import records as rec
+from weir.protocol import records as rec
 
 from .segment import Segment, SegmentRegion
 

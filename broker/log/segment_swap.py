@@ -21,7 +21,7 @@ import logging
 import os
 from pathlib import Path
 
-from protocol import records as rec
+from weir.protocol import records as rec
 
 from .index import OFFSET_ENTRY, TIME_ENTRY
 from .segment import Segment, segment_name

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from protocol import records as rec
+from weir.protocol import records as rec
 
 if TYPE_CHECKING:
     from .partition import Partition

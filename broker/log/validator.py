@@ -49,10 +49,10 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from protocol import record_scan
-from protocol import records as rec
-from protocol.compression import Compression, DecompressedTooLarge, compress, decompress
-from protocol.errors import Errors, KafkaError
+from weir.protocol import record_scan
+from weir.protocol import records as rec
+from weir.protocol.compression import Compression, DecompressedTooLarge, compress, decompress
+from weir.protocol.errors import Errors, KafkaError
 
 LONG_MAX = 2**63 - 1
 CODECS = {"uncompressed": Compression.NONE, "gzip": Compression.GZIP, "snappy": Compression.SNAPPY,

@@ -13,7 +13,7 @@ from itertools import accumulate
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
 from prometheus_client.registry import Collector
 
-from protocol.api_keys import ApiKey
+from weir.protocol.api_keys import ApiKey
 
 from ..group.classic import GroupState
 from ..txn.state import COMPLETE, TxnState

@@ -30,7 +30,7 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from protocol.errors import Errors, KafkaError
+from weir.protocol.errors import Errors, KafkaError
 
 from ..coordinator.runtime import CoordinatorLog
 from ..group.offsets import OFFSETS_TOPIC

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 from typing import Iterable
 
-from protocol.errors import Errors, KafkaError
+from weir.protocol.errors import Errors, KafkaError
 
 from ..group.offsets import OFFSETS_TOPIC
 

@@ -13,7 +13,7 @@ import functools
 import struct
 from dataclasses import dataclass, field, replace
 
-from protocol.records import NO_PRODUCER_EPOCH, NO_PRODUCER_ID
+from weir.protocol.records import NO_PRODUCER_EPOCH, NO_PRODUCER_ID
 
 from ..coordinator import records
 

@@ -18,9 +18,9 @@ import time
 from collections import defaultdict
 from typing import Awaitable, Callable, Iterable, TypeVar
 
-from protocol.api_keys import ApiKey
-from protocol.errors import Errors
-from protocol.messages import metadata
+from weir.protocol.api_keys import ApiKey
+from weir.protocol.errors import Errors
+from weir.protocol.messages import metadata
 
 from ..cluster import Cluster
 from ..errors import BrokerResponseError, KafkaConnectionError, KafkaTimeoutError, error_for

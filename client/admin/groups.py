@@ -9,10 +9,10 @@ group has no active members (UNKNOWN_MEMBER_ID otherwise).
 
 from __future__ import annotations
 
-from protocol.api_keys import ApiKey
-from protocol.consumer_protocol import decode_assignment
-from protocol.errors import Errors
-from protocol.messages import delete_groups, describe_groups, list_groups, offset_commit, offset_delete, offset_fetch
+from weir.protocol.api_keys import ApiKey
+from weir.protocol.consumer_protocol import decode_assignment
+from weir.protocol.errors import Errors
+from weir.protocol.messages import delete_groups, describe_groups, list_groups, offset_commit, offset_delete, offset_fetch
 
 from ..cluster import GROUP
 from ..errors import error_for

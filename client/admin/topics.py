@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import base64
 
-from protocol.api_keys import ApiKey
-from protocol.messages import (alter_configs, create_partitions, create_topics, delete_records, delete_topics,
+from weir.protocol.api_keys import ApiKey
+from weir.protocol.messages import (alter_configs, create_partitions, create_topics, delete_records, delete_topics,
                                describe_cluster, describe_configs, incremental_alter_configs, list_offsets)
-from protocol.messages._dsl import INT32_MIN
+from weir.protocol.messages._dsl import INT32_MIN
 
 from ..types import TopicPartition
 from ..errors import BrokerResponseError

@@ -16,9 +16,9 @@ from __future__ import annotations
 import asyncio
 import time
 
-from protocol.api_keys import ApiKey
-from protocol.errors import Errors
-from protocol.messages import describe_producers, describe_transactions, list_transactions, write_txn_markers
+from weir.protocol.api_keys import ApiKey
+from weir.protocol.errors import Errors
+from weir.protocol.messages import describe_producers, describe_transactions, list_transactions, write_txn_markers
 
 from ..cluster import TRANSACTION
 from ..errors import IllegalStateError, TransactionalIdNotFoundError

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from protocol.consumer_protocol import MemberSubscription
+from weir.protocol.consumer_protocol import MemberSubscription
 
 EAGER, COOPERATIVE = "eager", "cooperative"
 Assignment = dict[str, dict[str, list[int]]]

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import heapq
 
-from protocol import records as rec
-from protocol.compression import decompress
-from protocol.primitives import DecodeError
-from protocol.record_decode import decode as decode_records
+from weir.protocol import records as rec
+from weir.protocol.compression import decompress
+from weir.protocol.primitives import DecodeError
+from weir.protocol.record_decode import decode as decode_records
 
 from ..types import ConsumerRecord, TopicPartition
 

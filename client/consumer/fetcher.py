@@ -25,9 +25,9 @@ import logging
 from collections import deque
 from dataclasses import dataclass, field
 
-from protocol.api_keys import ApiKey
-from protocol.errors import Errors
-from protocol.messages import fetch, list_offsets
+from weir.protocol.api_keys import ApiKey
+from weir.protocol.errors import Errors
+from weir.protocol.messages import fetch, list_offsets
 
 from ..errors import BrokerResponseError, KafkaException, error_for, raise_for
 from ..types import ConsumerRecord, TopicPartition

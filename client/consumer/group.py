@@ -19,11 +19,11 @@ import time
 from dataclasses import dataclass
 from typing import Awaitable, Callable, Protocol
 
-from protocol.api_keys import ApiKey
-from protocol.consumer_protocol import (MemberSubscription, decode_assignment, decode_subscription,
+from weir.protocol.api_keys import ApiKey
+from weir.protocol.consumer_protocol import (MemberSubscription, decode_assignment, decode_subscription,
                                         encode_assignment, encode_subscription)
-from protocol.errors import Errors
-from protocol.messages import heartbeat, join_group, leave_group, offset_commit, offset_fetch, sync_group
+from weir.protocol.errors import Errors
+from weir.protocol.messages import heartbeat, join_group, leave_group, offset_commit, offset_fetch, sync_group
 
 from ..cluster import GROUP
 from ..errors import BrokerResponseError, KafkaConnectionError, KafkaException, error_for, raise_for

@@ -11,7 +11,7 @@ import asyncio
 import time
 from collections import deque
 
-from protocol.compression import Compression
+from weir.protocol.compression import Compression
 
 from ..types import TopicPartition
 from .batch import ProducerBatch, record_size_bound  # noqa: F401 (record_size_bound: producer.py imports it here)

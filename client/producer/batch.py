@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 import itertools
 
-from protocol.compression import Compression
-from protocol.record_builder import BatchBuilder
+from weir.protocol.compression import Compression
+from weir.protocol.record_builder import BatchBuilder
 
 from ..types import RecordMetadata, TopicPartition
 

@@ -9,14 +9,14 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 
-from protocol.errors import Errors
+from weir.protocol.errors import Errors
 
 from ..errors import KafkaConnectionError, KafkaException, KafkaTimeoutError, error_for
 from ..types import TopicPartition
 from .batch import ProducerBatch
 from .transaction_manager import TransactionAbortedError
 
-log = logging.getLogger("client.producer.sender")
+log = logging.getLogger("weir.client.producer.sender")
 
 # Leadership moved or metadata is stale: refresh before retrying.
 _REFRESH_ON = frozenset({Errors.NOT_LEADER_OR_FOLLOWER, Errors.LEADER_NOT_AVAILABLE,

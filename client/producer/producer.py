@@ -30,10 +30,10 @@ import logging
 import time
 from typing import AsyncIterator
 
-from protocol.api_keys import ApiKey
-from protocol.compression import Compression
-from protocol.messages import init_producer_id
-from protocol.records import HEADER_SIZE
+from weir.protocol.api_keys import ApiKey
+from weir.protocol.compression import Compression
+from weir.protocol.messages import init_producer_id
+from weir.protocol.records import HEADER_SIZE
 
 from ..cluster import Cluster
 from ..errors import IllegalStateError, KafkaException, MessageTooLargeError, error_for, raise_for

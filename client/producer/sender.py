@@ -31,8 +31,8 @@ import logging
 import time
 from dataclasses import dataclass
 
-from protocol.api_keys import ApiKey
-from protocol.messages import produce
+from weir.protocol.api_keys import ApiKey
+from weir.protocol.messages import produce
 
 from ..errors import BrokerResponseError, KafkaConnectionError, KafkaException, KafkaTimeoutError
 from ..types import TopicPartition

@@ -24,9 +24,9 @@ import logging
 import time
 from dataclasses import dataclass
 
-from protocol.api_keys import ApiKey
-from protocol.errors import Errors
-from protocol.messages import add_offsets_to_txn, add_partitions_to_txn, end_txn, init_producer_id, \
+from weir.protocol.api_keys import ApiKey
+from weir.protocol.errors import Errors
+from weir.protocol.messages import add_offsets_to_txn, add_partitions_to_txn, end_txn, init_producer_id, \
     txn_offset_commit
 
 from ..cluster import GROUP, TRANSACTION

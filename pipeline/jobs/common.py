@@ -2,7 +2,7 @@
 
 Each job runs both as ``spark-submit pipeline/jobs/NAME.py ...`` (spark-submit
 starts the JVM and gives the master, jars and confs) and as
-``python -m pipeline.jobs.NAME ...`` (the job starts a local JVM itself and
+``python -m weir.pipeline.jobs.NAME ...`` (the job starts a local JVM itself and
 applies ``--master``, ``--jars`` and ``--conf``).
 """
 
@@ -12,13 +12,11 @@ import argparse
 import asyncio
 import os
 import sys
-from pathlib import Path
 
-from client.cluster import Cluster
+from weir.client.cluster import Cluster
 
 from ..decisions import ensure_topic
 
-PACKAGE_ROOT = Path(__file__).resolve().parents[2]  # the directory holding pipeline/ (and client/)
 
 
 def add_common_arguments(parser: argparse.ArgumentParser) -> None:
@@ -43,14 +41,12 @@ def kafka_options(args) -> dict[str, str]:
 
 def spark_session(app: str, args):
     """The session spark-submit configured, or a new one built from ``--master``/``--jars``/``--conf``."""
-    # Python workers run this interpreter, which has the pipeline's dependencies, and import this copy
-    # of the package (a JVM this process starts passes its environment on to them).
+    # Python workers run this interpreter, which has weir installed with the pipeline's dependencies
+    # (a JVM this process starts passes its environment on to them).
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PACKAGE_ROOT), os.environ.get("PYTHONPATH")]))
     from pyspark.sql import SparkSession
 
-    import pipeline
-
+    from weir import pipeline
     builder = SparkSession.builder.appName(app)
     if args.master:
         builder = builder.master(args.master)

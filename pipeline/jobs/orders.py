@@ -9,7 +9,7 @@ transactions of the weir sink:
 - one inventory update on ``--inventory`` (key: the product):
   ``{"order_id", "item", "delta"}`` with delta = -quantity.
 
-    python -m pipeline.jobs.orders --bootstrap-servers HOST:9092 --checkpoint /ckpt --master 'local[2]'
+    python -m weir.pipeline.jobs.orders --bootstrap-servers HOST:9092 --checkpoint /ckpt --master 'local[2]'
     spark-submit pipeline/jobs/orders.py --bootstrap-servers HOST:9092 --checkpoint /ckpt
 
 How the per-product totals stay exact: they are computed from the update
@@ -43,21 +43,17 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
-if not __package__:  # spark-submit runs this file as a script: make the package importable from a checkout
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-
-from pipeline.exactly_once import (  # noqa: E402
+from weir.pipeline.exactly_once import (
     RESTART_ALLOWANCE_OPTION, TRIGGER_INTERVAL_OPTION, check_transaction_timing)
-from pipeline.jobs.common import (  # noqa: E402
+from weir.pipeline.jobs.common import (
     add_common_arguments, create_topics, duration_ms, kafka_options, spark_session)
 
 ORDER_SCHEMA = "order_id LONG, customer STRING, item STRING, quantity INT"
 
 
 def parse_args(argv=None):
-    parser = argparse.ArgumentParser(prog="pipeline.jobs.orders", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="weir.pipeline.jobs.orders", description=__doc__.split("\n\n")[0])
     add_common_arguments(parser)
     parser.add_argument("--checkpoint", required=True, help="Spark checkpoint location (offsets, state)")
     parser.add_argument("--orders", default="orders", help="input topic")

@@ -4,10 +4,10 @@ and written as JSON records to ``--output-topic`` if given.
 
 Per-product inventory totals from the orders job's updates (exact: one update per order):
 
-    python -m pipeline.jobs.topic_batch --bootstrap-servers HOST:9092 --topic inventory-updates \
+    python -m weir.pipeline.jobs.topic_batch --bootstrap-servers HOST:9092 --topic inventory-updates \
         --sum-field delta --output-topic inventory-totals --master 'local[2]'
 
-    python -m pipeline.jobs.topic_batch --bootstrap-servers HOST:9092 --topic orders --master 'local[2]'
+    python -m weir.pipeline.jobs.topic_batch --bootstrap-servers HOST:9092 --topic orders --master 'local[2]'
     spark-submit pipeline/jobs/topic_batch.py --bootstrap-servers HOST:9092 --topic orders --output-topic counts
 
 Reads under read_committed between ``--starting-offsets`` and ``--ending-offsets``
@@ -18,16 +18,12 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
-if not __package__:  # spark-submit runs this file as a script: make the package importable from a checkout
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-
-from pipeline.jobs.common import add_common_arguments, create_topics, kafka_options, spark_session  # noqa: E402
+from weir.pipeline.jobs.common import add_common_arguments, create_topics, kafka_options, spark_session
 
 
 def parse_args(argv=None):
-    parser = argparse.ArgumentParser(prog="pipeline.jobs.topic_batch", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="weir.pipeline.jobs.topic_batch", description=__doc__.split("\n\n")[0])
     add_common_arguments(parser)
     parser.add_argument("--topic", required=True, help="the topic to summarise")
     parser.add_argument("--starting-offsets", default="earliest")

@@ -8,8 +8,8 @@ import tomllib
 
 import pytest
 
-from client import Admin
-from client.cli import main
+from weir.client import Admin
+from weir.client.cli import main
 from tests.broker_process import REPO
 from tests.client.test_admin_transactions import TXN_ID, lose_transaction_coordinator_state, open_transaction
 from tests.client.test_admin_groups import join
@@ -17,7 +17,7 @@ from tests.client.test_admin_transactions import produce_plain, read_committed
 
 
 def cli(bootstrap: str, *args: str, expect: int = 0) -> subprocess.CompletedProcess:
-    result = subprocess.run([sys.executable, "-m", "client.cli", "--bootstrap-server", bootstrap, *args], cwd=REPO,
+    result = subprocess.run([sys.executable, "-m", "weir.client.cli", "--bootstrap-server", bootstrap, *args], cwd=REPO,
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == expect, result.stdout + result.stderr
     return result
@@ -33,8 +33,8 @@ def table(result: subprocess.CompletedProcess) -> list[list[str]]:
 
 def test_the_weir_admin_script_is_the_cli():
     scripts = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["scripts"]
-    assert scripts["weir-admin"] == "client.cli:main"
-    assert main.__module__ == "client.cli"
+    assert scripts["weir-admin"] == "weir.client.cli:main"
+    assert main.__module__ == "weir.client.cli"
 
 
 def test_topics_commands(shared_broker, topic_name):
@@ -178,8 +178,8 @@ def test_abort_by_producer_id_and_epoch_as_json(broker, topic_name):
 
     async def lso():
         async with Admin(b) as admin:
-            from client.admin import LATEST
-            from client.types import TopicPartition
+            from weir.client.admin import LATEST
+            from weir.client.types import TopicPartition
             return await admin.list_offsets({TopicPartition(topic_name, 0): LATEST}, read_committed=True)
     assert list((asyncio.run(lso())).values()) == [2]
 

@@ -7,11 +7,11 @@ import time
 import pytest
 from confluent_kafka import Consumer as CKConsumer
 
-from client import Admin
-from client.admin import NewTopic
-from client.errors import (GroupIdNotFoundError, GroupSubscribedToTopicError, NonEmptyGroupError,
+from weir.client import Admin
+from weir.client.admin import NewTopic
+from weir.client.errors import (GroupIdNotFoundError, GroupSubscribedToTopicError, NonEmptyGroupError,
                            UnknownMemberIdError, UnknownTopicOrPartitionError)
-from client.types import OffsetAndMetadata, TopicPartition
+from weir.client.types import OffsetAndMetadata, TopicPartition
 from tests.broker_process import BrokerProcess
 
 

@@ -3,11 +3,11 @@
 
 import pytest
 
-from client import Admin
-from client.admin import NewTopic
-from client.errors import CoordinatorLoadInProgressError, GroupAuthorizationFailedError, TopicAlreadyExistsError
-from protocol.errors import Errors
-from protocol.messages import create_topics, describe_groups, describe_transactions
+from weir.client import Admin
+from weir.client.admin import NewTopic
+from weir.client.errors import CoordinatorLoadInProgressError, GroupAuthorizationFailedError, TopicAlreadyExistsError
+from weir.protocol.errors import Errors
+from weir.protocol.messages import create_topics, describe_groups, describe_transactions
 
 
 class ScriptedCluster:

@@ -6,14 +6,14 @@ import asyncio
 import pytest
 from confluent_kafka import Producer as CKProducer
 
-from client import Admin
-from client.admin import (EARLIEST, LATEST, AlterConfigOp, ConfigResource, ConfigSource, NewTopic, OpType,
+from weir.client import Admin
+from weir.client.admin import (EARLIEST, LATEST, AlterConfigOp, ConfigResource, ConfigSource, NewTopic, OpType,
                           ResourceType)
-from client.errors import (InvalidConfigError, InvalidPartitionsError, InvalidReplicationFactorError,
+from weir.client.errors import (InvalidConfigError, InvalidPartitionsError, InvalidReplicationFactorError,
                            InvalidRequestError,
                            KafkaConnectionError, OffsetOutOfRangeError, PolicyViolationError,
                            TopicAlreadyExistsError, UnknownTopicOrPartitionError)
-from client.types import TopicPartition
+from weir.client.types import TopicPartition
 
 
 def produce(bootstrap, topic, partition, count):

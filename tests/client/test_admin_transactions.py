@@ -23,14 +23,14 @@ import time
 import pytest
 from confluent_kafka import Consumer as CKConsumer, Producer as CKProducer, TopicPartition as CKTopicPartition
 
-from client import Admin, Connection
-from client.admin import LATEST, AbortTransactionSpec, NewTopic
-from client.errors import (IllegalStateError, InvalidProducerEpochError, TransactionalIdNotFoundError,
+from weir.client import Admin, Connection
+from weir.client.admin import LATEST, AbortTransactionSpec, NewTopic
+from weir.client.errors import (IllegalStateError, InvalidProducerEpochError, TransactionalIdNotFoundError,
                            UnknownTopicOrPartitionError)
-from client.types import TopicPartition
-from protocol.api_keys import ApiKey
-from protocol.messages import add_partitions_to_txn, init_producer_id, produce
-from protocol.records import Record, encode_batch
+from weir.client.types import TopicPartition
+from weir.protocol.api_keys import ApiKey
+from weir.protocol.messages import add_partitions_to_txn, init_producer_id, produce
+from weir.protocol.records import Record, encode_batch
 
 TXN_ID = "stuck-writer"
 

@@ -5,8 +5,8 @@ import asyncio
 
 import pytest
 
-from client.cluster import Cluster
-from client.errors import KafkaConnectionError
+from weir.client.cluster import Cluster
+from weir.client.errors import KafkaConnectionError
 
 
 async def test_a_dial_that_times_out_in_the_handshake_closes_its_socket():

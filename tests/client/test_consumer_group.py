@@ -4,7 +4,7 @@ import asyncio
 
 import pytest
 
-from client import Consumer, Producer, TopicPartition
+from weir.client import Consumer, Producer, TopicPartition
 from tests.compat.test_confluent_kafka import create_topic
 
 PARTITIONS = 6

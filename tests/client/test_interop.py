@@ -19,8 +19,8 @@ from confluent_kafka import Producer as CKProducer
 from kafka import KafkaConsumer, KafkaProducer
 from kafka import TopicPartition as KPTopicPartition
 
-from client import Consumer, Producer, TopicPartition
-from client.partitioner import partition_for_key
+from weir.client import Consumer, Producer, TopicPartition
+from weir.client.partitioner import partition_for_key
 from tests.client.test_producer import read_back as confluent_read
 from tests.compat.test_confluent_kafka import create_topic
 from tests.reference.kafka import java_command

@@ -5,7 +5,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from kafka.partitioner.default import murmur2 as kafka_python_murmur2
 
-from client.partitioner import StickyPartitioner, murmur2, partition_for_key
+from weir.client.partitioner import StickyPartitioner, murmur2, partition_for_key
 
 
 @pytest.mark.parametrize("key,expected", [

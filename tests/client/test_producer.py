@@ -6,9 +6,9 @@ import threading
 import pytest
 from confluent_kafka import Consumer, TopicPartition as CKTopicPartition
 
-from client.errors import IllegalStateError, MessageTooLargeError
-from client.partitioner import partition_for_key
-from client.producer import Producer
+from weir.client.errors import IllegalStateError, MessageTooLargeError
+from weir.client.partitioner import partition_for_key
+from weir.client.producer import Producer
 from tests.compat.test_confluent_kafka import create_topic
 
 

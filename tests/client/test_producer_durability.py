@@ -6,7 +6,7 @@ import os
 import signal
 import time
 
-from client.producer import Producer
+from weir.client.producer import Producer
 from tests.client.test_producer import read_back
 from tests.compat.test_confluent_kafka import create_topic
 

@@ -4,10 +4,10 @@ from ``send()`` itself, and an answer's free slot is refilled before anyone else
 import asyncio
 from types import SimpleNamespace
 
-from client.producer import Producer
-from client.producer.accumulator import Accumulator
-from client.producer.sender import Sender
-from protocol.compression import Compression
+from weir.client.producer import Producer
+from weir.client.producer.accumulator import Accumulator
+from weir.client.producer.sender import Sender
+from weir.protocol.compression import Compression
 from tests.compat.test_confluent_kafka import create_topic
 
 

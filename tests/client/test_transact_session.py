@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 
-from client import GroupTransactSession, Producer
+from weir.client import GroupTransactSession, Producer
 from tests.client.txn_helpers import new_topic, read_committed, until
 
 INPUTS = 40

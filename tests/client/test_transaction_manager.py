@@ -8,13 +8,13 @@ from types import SimpleNamespace
 
 import pytest
 
-from client.errors import IllegalStateError, KafkaTimeoutError, ProducerFencedError
-from client.producer.sender import ProducerIdentity
-from client.producer.transaction_manager import (Outcome, StaleGroupMetadataError, TransactionManager, TxnState,
+from weir.client.errors import IllegalStateError, KafkaTimeoutError, ProducerFencedError
+from weir.client.producer.sender import ProducerIdentity
+from weir.client.producer.transaction_manager import (Outcome, StaleGroupMetadataError, TransactionManager, TxnState,
                                                  classify)
-from client.types import TopicPartition
-from protocol.api_keys import ApiKey
-from protocol.errors import Errors
+from weir.client.types import TopicPartition
+from weir.protocol.api_keys import ApiKey
+from weir.protocol.errors import Errors
 
 S = TxnState
 # Written out from the Java client's TransactionManager.State.isTransitionValid, pair by pair.
@@ -153,7 +153,7 @@ async def test_stale_generation_is_abortable_and_a_coordinator_that_never_answer
     txn = manager(ScriptedCluster([offsets_ok, stale]))
     txn.state = S.IN_TRANSACTION
     group = SimpleNamespace(group_id="g", generation_id=1, member_id="m", group_instance_id=None)
-    from client.types import OffsetAndMetadata
+    from weir.client.types import OffsetAndMetadata
     with pytest.raises(StaleGroupMetadataError):
         await txn.send_offsets({TopicPartition("t", 0): OffsetAndMetadata(5)}, group)
     assert txn.state is S.ABORTABLE_ERROR
@@ -171,7 +171,7 @@ async def test_stale_generation_is_abortable_and_a_coordinator_that_never_answer
 async def test_add_partitions_with_no_answer_ends_in_an_epoch_bump_not_an_end_txn():
     """The coordinator may have begun the transaction although no answer came: the abort bumps
     the epoch (which aborts it there) instead of skipping it as a transaction that never began."""
-    from client.errors import KafkaConnectionError
+    from weir.client.errors import KafkaConnectionError
     cluster = ScriptedCluster([KafkaConnectionError("broker down")] * 100000)
     txn = manager(cluster)
     txn.max_block = 0.05

@@ -6,10 +6,10 @@ import asyncio
 
 import pytest
 
-from client import Consumer, Producer, TopicPartition
-from client.consumer import CommitFailedError
-from client.errors import IllegalStateError, KafkaException, ProducerFencedError
-from client.producer.transaction_manager import TransactionAbortedError, TxnState
+from weir.client import Consumer, Producer, TopicPartition
+from weir.client.consumer import CommitFailedError
+from weir.client.errors import IllegalStateError, KafkaException, ProducerFencedError
+from weir.client.producer.transaction_manager import TransactionAbortedError, TxnState
 from tests.client.txn_helpers import new_topic, read_committed, wait_until_no_open_transaction
 
 

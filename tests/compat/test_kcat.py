@@ -5,8 +5,8 @@ import subprocess
 
 import pytest
 
-from protocol.compression import Compression
-from protocol.records import iter_headers
+from weir.protocol.compression import Compression
+from weir.protocol.records import iter_headers
 
 from .test_confluent_kafka import consume_all, create_topic
 

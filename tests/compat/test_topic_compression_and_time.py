@@ -7,8 +7,8 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from kafka import KafkaConsumer
 from kafka import TopicPartition as KafkaPythonPartition
 
-from protocol import records as rec
-from protocol.compression import Compression
+from weir.protocol import records as rec
+from weir.protocol.compression import Compression
 
 
 def create_topic(bootstrap, name, **configs):

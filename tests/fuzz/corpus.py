@@ -12,13 +12,13 @@ import struct
 from dataclasses import dataclass
 from pathlib import Path
 
-from broker import handlers  # noqa: F401  (registers the served versions)
-from broker.dispatcher import advertised_versions
-from protocol.api_keys import ApiKey
-from protocol.headers import RequestHeader, decode_request_header, encode_request_header, peek_key_and_version
-from protocol.messages import (BY_KEY, describe_topic_partitions, offset_delete, offset_for_leader_epoch,
+from weir.broker import handlers  # noqa: F401  (registers the served versions)
+from weir.broker.dispatcher import advertised_versions
+from weir.protocol.api_keys import ApiKey
+from weir.protocol.headers import RequestHeader, decode_request_header, encode_request_header, peek_key_and_version
+from weir.protocol.messages import (BY_KEY, describe_topic_partitions, offset_delete, offset_for_leader_epoch,
                                write_txn_markers)
-from protocol.primitives import DecodeError
+from weir.protocol.primitives import DecodeError
 
 PER_VERSION_CAP = 6  # distinct recorded frames kept per (API, version); Produce/Fetch/Heartbeat repeat a lot
 

@@ -20,13 +20,13 @@ from dataclasses import dataclass
 
 import crc32c
 
-from broker import handlers  # noqa: F401
-from broker.dispatcher import HANDLERS
-from protocol.api_keys import ApiKey
-from protocol.headers import decode_request_header
-from protocol.messages import BY_KEY, produce
-from protocol.primitives import DecodeError
-from protocol.records import CRC_START, HEADER_SIZE
+from weir.broker import handlers  # noqa: F401
+from weir.broker.dispatcher import HANDLERS
+from weir.protocol.api_keys import ApiKey
+from weir.protocol.headers import decode_request_header
+from weir.protocol.messages import BY_KEY, produce
+from weir.protocol.primitives import DecodeError
+from weir.protocol.records import CRC_START, HEADER_SIZE
 
 from .corpus import Seed, advertised_pairs
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import threading
 
-from protocol.framing import FrameReader
+from weir.protocol.framing import FrameReader
 
 MAX_RECORDED_FRAME = 1 << 20  # larger frames pass through but are not kept
 

@@ -2,10 +2,10 @@
 
 import pytest
 
-from broker.group import admin
-from broker.group.classic import GroupState
-from broker.group.offsets import OffsetEntry
-from protocol.errors import Errors, KafkaError
+from weir.broker.group import admin
+from weir.broker.group.classic import GroupState
+from weir.broker.group.offsets import OffsetEntry
+from weir.protocol.errors import Errors, KafkaError
 from tests.group.test_coordinator import G, RANGE, Members, settle
 from tests.txn.test_coordinator import make_context
 

@@ -5,8 +5,8 @@ import struct
 
 import pytest
 
-from broker.group.classic import GroupState
-from protocol.errors import Errors, KafkaError
+from weir.broker.group.classic import GroupState
+from weir.protocol.errors import Errors, KafkaError
 from tests.txn.test_coordinator import make_context
 
 G = "group-a"
@@ -402,5 +402,5 @@ async def test_empty_generation_is_stored(tmp_path):
 
 
 def _entry(offset):
-    from broker.group.offsets import OffsetEntry
+    from weir.broker.group.offsets import OffsetEntry
     return OffsetEntry(offset, -1, "", 0)

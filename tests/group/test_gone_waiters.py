@@ -9,8 +9,8 @@ is dropped, never raised.
 
 import asyncio
 
-from broker.group.classic import GroupState
-from protocol.errors import Errors
+from weir.broker.group.classic import GroupState
+from weir.protocol.errors import Errors
 from tests.group.test_coordinator import G, REBALANCE, SESSION, Members, settle
 from tests.txn.test_coordinator import make_context
 

@@ -4,8 +4,8 @@ import asyncio
 
 import pytest
 
-from broker.group.classic import GroupState
-from broker.group.offsets import OffsetEntry
+from weir.broker.group.classic import GroupState
+from weir.broker.group.offsets import OffsetEntry
 from tests.group.test_coordinator import G, Members, settle
 from tests.txn.test_coordinator import make_context
 

@@ -5,11 +5,11 @@ import asyncio
 
 import pytest
 
-from protocol.api_keys import ApiKey
-from protocol.errors import Errors
-from protocol.messages import (describe_cluster, describe_groups, describe_producers, describe_transactions,
+from weir.protocol.api_keys import ApiKey
+from weir.protocol.errors import Errors
+from weir.protocol.messages import (describe_cluster, describe_groups, describe_producers, describe_transactions,
                                list_transactions, metadata)
-from protocol.messages._dsl import INT32_MIN
+from weir.protocol.messages._dsl import INT32_MIN
 from tests.integration.test_txn_wire import TOPIC, add_partition, conn, end, init, produce_txn  # noqa: F401
 
 # Kafka's AclOperation codes: READ 3, WRITE 4, CREATE 5, DELETE 6, ALTER 7, DESCRIBE 8, CLUSTER_ACTION 9,

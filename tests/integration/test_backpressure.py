@@ -6,12 +6,12 @@ import socket
 import time
 from pathlib import Path
 
-from client import Connection
-from protocol.api_keys import ApiKey
-from protocol.connection import ClientConnection
-from protocol.errors import Errors
-from protocol.messages import api_versions, fetch, metadata
-from protocol.records import Record, encode_batch, iter_headers
+from weir.client import Connection
+from weir.protocol.api_keys import ApiKey
+from weir.protocol.connection import ClientConnection
+from weir.protocol.errors import Errors
+from weir.protocol.messages import api_versions, fetch, metadata
+from weir.protocol.records import Record, encode_batch, iter_headers
 
 from .test_bad_input import produce_request
 

@@ -5,11 +5,11 @@ import struct
 
 import pytest
 
-from client import Connection
-from protocol.api_keys import ApiKey
-from protocol.errors import Errors
-from protocol.messages import api_versions, metadata, produce
-from protocol.records import Record, encode_batch
+from weir.client import Connection
+from weir.protocol.api_keys import ApiKey
+from weir.protocol.errors import Errors
+from weir.protocol.messages import api_versions, metadata, produce
+from weir.protocol.records import Record, encode_batch
 
 
 async def raw_exchange(broker, payload: bytes, read: int = 4096, timeout: float = 5.0) -> bytes:

@@ -5,12 +5,12 @@ import sys
 
 import yaml
 
-from broker.__main__ import load_config, parse_args
+from weir.broker.__main__ import load_config, parse_args
 from tests.broker_process import REPO, BrokerProcess
 
 
 def run_broker(*args, timeout=20):
-    return subprocess.run([sys.executable, "-m", "broker", *args], cwd=REPO, capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "weir.broker", *args], cwd=REPO, capture_output=True, text=True,
                           timeout=timeout)
 
 
@@ -54,7 +54,7 @@ def test_docker_compose_runs_the_broker_command_line():
     compose = yaml.safe_load((REPO / "docker-compose.yml").read_text())
     service = compose["services"]["weir"]
     dockerfile = (REPO / "Dockerfile").read_text()
-    assert 'ENTRYPOINT ["python", "-m", "broker"]' in dockerfile
+    assert 'ENTRYPOINT ["python", "-m", "weir.broker"]' in dockerfile
     args = parse_args([str(a) for a in service["command"]])
     assert (args.host, args.port, args.data_dir) == ("0.0.0.0", 9092, "/data")
     load_config(args)  # every override is a valid Kafka setting

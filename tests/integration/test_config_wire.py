@@ -3,11 +3,11 @@ sources and synonyms, persistence across a restart, and the effect on live parti
 
 import pytest
 
-from client import Connection
-from protocol.api_keys import ApiKey
-from protocol.errors import Errors
-from protocol.messages import alter_configs, create_topics, describe_configs, incremental_alter_configs, metadata, produce
-from protocol.records import Record, encode_batch
+from weir.client import Connection
+from weir.protocol.api_keys import ApiKey
+from weir.protocol.errors import Errors
+from weir.protocol.messages import alter_configs, create_topics, describe_configs, incremental_alter_configs, metadata, produce
+from weir.protocol.records import Record, encode_batch
 from tests.broker_process import BrokerProcess
 
 TOPIC, BROKER = 2, 4

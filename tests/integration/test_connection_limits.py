@@ -5,9 +5,9 @@ import time
 
 import pytest
 
-from protocol.api_keys import ApiKey
-from protocol.connection import ClientConnection
-from protocol.messages import api_versions
+from weir.protocol.api_keys import ApiKey
+from weir.protocol.connection import ClientConnection
+from weir.protocol.messages import api_versions
 from tests.broker_process import BrokerProcess
 from tests.integration.test_cli import run_broker
 

@@ -5,11 +5,11 @@ import time
 
 from confluent_kafka import Producer
 
-from client import Connection
-from protocol.api_keys import ApiKey
-from protocol.errors import Errors
-from protocol.messages import init_producer_id, list_offsets
-from protocol.records import Record, encode_batch
+from weir.client import Connection
+from weir.protocol.api_keys import ApiKey
+from weir.protocol.errors import Errors
+from weir.protocol.messages import init_producer_id, list_offsets
+from weir.protocol.records import Record, encode_batch
 
 from ..compat.test_confluent_kafka import consume_all, create_topic
 from .test_bad_input import produce_request

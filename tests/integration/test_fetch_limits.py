@@ -10,11 +10,11 @@ import os
 
 import pytest
 
-from client import Connection
-from protocol import records as rec
-from protocol.api_keys import ApiKey
-from protocol.errors import Errors
-from protocol.messages import create_topics, fetch, produce
+from weir.client import Connection
+from weir.protocol import records as rec
+from weir.protocol.api_keys import ApiKey
+from weir.protocol.errors import Errors
+from weir.protocol.messages import create_topics, fetch, produce
 
 BIG = 3000  # value bytes of a big batch; random, so the batch size does not depend on compression
 

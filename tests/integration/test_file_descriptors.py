@@ -14,11 +14,11 @@ import time
 from confluent_kafka import KafkaError
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from client import Connection
-from protocol.api_keys import ApiKey
-from protocol.errors import Errors
-from protocol.messages import create_topics, fetch, produce
-from protocol.records import Record, decode_batches, encode_batch
+from weir.client import Connection
+from weir.protocol.api_keys import ApiKey
+from weir.protocol.errors import Errors
+from weir.protocol.messages import create_topics, fetch, produce
+from weir.protocol.records import Record, decode_batches, encode_batch
 from tests.broker_process import BrokerProcess
 from tests.integration.test_topics import create
 

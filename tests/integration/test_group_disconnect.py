@@ -10,10 +10,10 @@ import time
 
 import pytest
 
-from client import Connection
-from protocol.api_keys import ApiKey
-from protocol.errors import Errors
-from protocol.messages import describe_groups, join_group, leave_group, sync_group
+from weir.client import Connection
+from weir.protocol.api_keys import ApiKey
+from weir.protocol.errors import Errors
+from weir.protocol.messages import describe_groups, join_group, leave_group, sync_group
 from tests.broker_process import BrokerProcess
 
 GROUP = "disconnect-group"

@@ -2,12 +2,12 @@
 
 import pytest
 
-from client import Connection
-from protocol import records as rec
-from protocol.api_keys import ApiKey
-from protocol.compression import Compression
-from protocol.errors import Errors
-from protocol.messages import create_topics, list_offsets, produce
+from weir.client import Connection
+from weir.protocol import records as rec
+from weir.protocol.api_keys import ApiKey
+from weir.protocol.compression import Compression
+from weir.protocol.errors import Errors
+from weir.protocol.messages import create_topics, list_offsets, produce
 
 MAX_TIMESTAMP = -3
 

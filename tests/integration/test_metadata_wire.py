@@ -2,11 +2,11 @@
 
 import pytest
 
-from client import Connection
-from protocol.api_keys import ApiKey
-from protocol.errors import Errors
-from protocol.messages import create_topics, metadata
-from protocol.primitives import ZERO_UUID
+from weir.client import Connection
+from weir.protocol.api_keys import ApiKey
+from weir.protocol.errors import Errors
+from weir.protocol.messages import create_topics, metadata
+from weir.protocol.primitives import ZERO_UUID
 
 UNKNOWN_ID = bytes(range(1, 17))
 

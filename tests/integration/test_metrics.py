@@ -10,9 +10,9 @@ import pytest
 from confluent_kafka import Consumer, Producer
 from prometheus_client.parser import text_string_to_metric_families
 
-from client import Connection
-from protocol.api_keys import ApiKey
-from protocol.messages import fetch
+from weir.client import Connection
+from weir.protocol.api_keys import ApiKey
+from weir.protocol.messages import fetch
 from tests.broker_process import BrokerProcess, free_port
 from tests.compat.test_confluent_kafka import create_topic, produce
 

@@ -3,11 +3,11 @@ offset honoured by Fetch and ListOffsets and kept across a restart."""
 
 import pytest
 
-from client import Connection
-from protocol.api_keys import ApiKey
-from protocol.errors import Errors
-from protocol.messages import create_partitions, create_topics, delete_records, fetch, list_offsets, metadata, produce
-from protocol.records import Record, encode_batch
+from weir.client import Connection
+from weir.protocol.api_keys import ApiKey
+from weir.protocol.errors import Errors
+from weir.protocol.messages import create_partitions, create_topics, delete_records, fetch, list_offsets, metadata, produce
+from weir.protocol.records import Record, encode_batch
 
 T = "grow"
 TopicConfig = next(f for f in create_topics.CreatableTopic.fields if f.name == "configs").type.element

@@ -2,10 +2,10 @@
 
 import asyncio
 
-from client import Connection
-from protocol.api_keys import ApiKey
-from protocol.messages import api_versions, fetch, metadata
-from protocol.records import Record, decode_batches, encode_batch
+from weir.client import Connection
+from weir.protocol.api_keys import ApiKey
+from weir.protocol.messages import api_versions, fetch, metadata
+from weir.protocol.records import Record, decode_batches, encode_batch
 
 from .test_bad_input import produce_request
 

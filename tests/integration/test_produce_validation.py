@@ -7,12 +7,12 @@ import pytest
 from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from client import Connection
-from broker.log.validator import MAX_DECOMPRESSED_BATCH_BYTES
-from protocol.api_keys import ApiKey
-from protocol.compression import Compression
-from protocol.errors import Errors
-from protocol.messages import metadata, produce
+from weir.client import Connection
+from weir.broker.log.validator import MAX_DECOMPRESSED_BATCH_BYTES
+from weir.protocol.api_keys import ApiKey
+from weir.protocol.compression import Compression
+from weir.protocol.errors import Errors
+from weir.protocol.messages import metadata, produce
 from tests.log.poison import POISON_CODES, batch, good, poison_batches, record
 
 HOUR = 3_600_000

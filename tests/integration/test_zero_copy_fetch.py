@@ -12,10 +12,10 @@ import time
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from protocol.api_keys import ApiKey
-from protocol.connection import ClientConnection
-from protocol.messages import fetch
-from protocol.records import decode_batches
+from weir.protocol.api_keys import ApiKey
+from weir.protocol.connection import ClientConnection
+from weir.protocol.messages import fetch
+from weir.protocol.records import decode_batches
 
 VALUE = 1024
 

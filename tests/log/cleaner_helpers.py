@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from broker.clock import ManualClock
-from broker.config import BrokerConfig
-from broker.log.cleaner import LogCleaner
-from broker.log.partition import Partition
-from protocol import records as rec
-from protocol.compression import Compression
+from weir.broker.clock import ManualClock
+from weir.broker.config import BrokerConfig
+from weir.broker.log.cleaner import LogCleaner
+from weir.broker.log.partition import Partition
+from weir.protocol import records as rec
+from weir.protocol.compression import Compression
 
 DAY_MS = 86_400_000
 

@@ -6,9 +6,9 @@ so only the record walk can tell it is bad.
 
 from __future__ import annotations
 
-from protocol import primitives as p
-from protocol import records as rec
-from protocol.compression import Compression, compress
+from weir.protocol import primitives as p
+from weir.protocol import records as rec
+from weir.protocol.compression import Compression, compress
 
 NOW = 1_700_000_000_000
 

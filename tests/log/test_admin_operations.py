@@ -5,12 +5,12 @@ import json
 
 import pytest
 
-from broker.clock import ManualClock
-from broker.config import BrokerConfig
-from broker.dynamic_config import DynamicBrokerConfigs
-from broker.log import log_start, time_lookup
-from broker.log.manager import LogManager
-from protocol.errors import Errors, KafkaError
+from weir.broker.clock import ManualClock
+from weir.broker.config import BrokerConfig
+from weir.broker.dynamic_config import DynamicBrokerConfigs
+from weir.broker.log import log_start, time_lookup
+from weir.broker.log.manager import LogManager
+from weir.protocol.errors import Errors, KafkaError
 from tests.log.test_partition import append, open_partition, read_values
 
 
@@ -156,8 +156,8 @@ async def test_the_lso_does_not_fall_below_a_deleted_records_start(tmp_path):
 
 
 def test_a_bad_dynamic_config_file_is_a_config_error(tmp_path):
-    from broker.config import ConfigError
-    from broker.dynamic_config import FILE_NAME
+    from weir.broker.config import ConfigError
+    from weir.broker.dynamic_config import FILE_NAME
     (tmp_path / FILE_NAME).write_text(json.dumps({"cluster": {"log.segment.bytes": "tiny"}, "node": {}}))
     with pytest.raises(ConfigError, match="log.segment.bytes"):
         DynamicBrokerConfigs(tmp_path, BrokerConfig()).load()

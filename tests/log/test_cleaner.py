@@ -2,11 +2,11 @@
 
 import pytest
 
-from broker.clock import ManualClock
-from broker.log import log_start, time_lookup
-from protocol import records as rec
-from protocol.compression import Compression
-from protocol.errors import Errors, KafkaError
+from weir.broker.clock import ManualClock
+from weir.broker.log import log_start, time_lookup
+from weir.protocol import records as rec
+from weir.protocol.compression import Compression
+from weir.protocol.errors import Errors, KafkaError
 from tests.log.cleaner_helpers import DAY_MS, batches, clean, latest, make_cleaner, open_compacted, put, records, reopen
 
 
@@ -210,7 +210,7 @@ async def test_time_and_size_retention_apply_only_with_the_delete_policy(tmp_pat
 
 
 def test_cleanup_policy_and_cleaner_settings_parse_as_kafka_names_them():
-    from broker.config import BrokerConfig, ConfigError, parse_topic_config
+    from weir.broker.config import BrokerConfig, ConfigError, parse_topic_config
     assert parse_topic_config("cleanup.policy", " delete, compact") == "delete,compact"  # as given, as Kafka reports it
     assert parse_topic_config("min.cleanable.dirty.ratio", "0.25") == 0.25
     with pytest.raises(ConfigError):

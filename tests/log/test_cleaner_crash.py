@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from broker.log import compactor, segment_swap
+from weir.broker.log import compactor, segment_swap
 from tests.log.cleaner_helpers import clean, latest, make_cleaner, open_compacted, put, records
 
 LEFTOVER_SUFFIXES = (".cleaned", ".swap", ".deleted")

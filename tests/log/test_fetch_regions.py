@@ -5,15 +5,15 @@ and a region's segment stays readable while it is pinned (LRU, deletion)."""
 import os
 import random
 
-from broker.config import BrokerConfig
-from broker.log.open_files import SegmentFiles
-from broker.log.partition import Partition
-from broker.log.segment import SegmentRegion
-from protocol.api_keys import ApiKey
-from protocol.connection import ServerConnection
-from protocol.headers import RequestHeader
-from protocol.messages import fetch as msg
-from protocol.response_pieces import ResponsePieces
+from weir.broker.config import BrokerConfig
+from weir.broker.log.open_files import SegmentFiles
+from weir.broker.log.partition import Partition
+from weir.broker.log.segment import SegmentRegion
+from weir.protocol.api_keys import ApiKey
+from weir.protocol.connection import ServerConnection
+from weir.protocol.headers import RequestHeader
+from weir.protocol.messages import fetch as msg
+from weir.protocol.response_pieces import ResponsePieces
 
 from .test_partition import append, open_partition
 

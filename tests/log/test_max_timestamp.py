@@ -7,9 +7,9 @@ is decoded (decompressed) to find the record.
 
 import pytest
 
-from broker.log import time_lookup
-from protocol import records as rec
-from protocol.compression import Compression
+from weir.broker.log import time_lookup
+from weir.protocol import records as rec
+from weir.protocol.compression import Compression
 from tests.log.test_partition import open_partition, submit
 
 CODECS = list(Compression)

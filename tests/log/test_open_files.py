@@ -6,11 +6,11 @@ import resource
 
 import pytest
 
-from broker.config import BrokerConfig
-from broker.log.open_files import SegmentFiles
-from broker.log.partition import Partition
-from protocol import records as rec
-from protocol.errors import Errors, KafkaError
+from weir.broker.config import BrokerConfig
+from weir.broker.log.open_files import SegmentFiles
+from weir.broker.log.partition import Partition
+from weir.protocol import records as rec
+from weir.protocol.errors import Errors, KafkaError
 
 
 def open_fds_under(directory) -> int:

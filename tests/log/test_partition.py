@@ -5,11 +5,11 @@ import os
 
 import pytest
 
-from broker.config import BrokerConfig
-from broker.log import log_start, time_lookup
-from broker.log.partition import Partition
-from protocol import records as rec
-from protocol.errors import Errors, KafkaError
+from weir.broker.config import BrokerConfig
+from weir.broker.log import log_start, time_lookup
+from weir.broker.log.partition import Partition
+from weir.protocol import records as rec
+from weir.protocol.errors import Errors, KafkaError
 
 
 def open_partition(path, **overrides):
@@ -183,7 +183,7 @@ def test_control_batches_from_clients_and_zstd_below_v7_are_refused(tmp_path):
 
 
 async def test_large_batches_written_off_the_loop_stay_ordered(tmp_path):
-    from broker.log.partition import OFFLOAD_WRITE_BYTES
+    from weir.broker.log.partition import OFFLOAD_WRITE_BYTES
     p = open_partition(tmp_path)
     p.offload_writes_until = float("inf")  # as after a slow write: big batches go to a worker thread
     big = [rec.encode_batch([rec.Record(bytes([i]) * OFFLOAD_WRITE_BYTES)]) for i in range(4)]
@@ -199,7 +199,7 @@ async def test_large_batches_written_off_the_loop_stay_ordered(tmp_path):
 async def test_batches_are_written_on_the_loop_until_a_write_is_slow(tmp_path, monkeypatch):
     """A slow write (the kernel throttling dirty pages) sends big batches to a worker thread for a
     while; small batches, and big ones before that, are written on the loop."""
-    import broker.log.partition as partition_module
+    import weir.broker.log.partition as partition_module
     p = open_partition(tmp_path)
     in_worker = []
     write_in_worker = p.active.write_in_worker
@@ -235,8 +235,8 @@ async def test_batches_are_written_on_the_loop_until_a_write_is_slow(tmp_path, m
 
 
 async def test_message_count_flush_policy_fsyncs_after_n_messages(tmp_path):
-    from broker.clock import ManualClock
-    from broker.log.manager import LogManager
+    from weir.broker.clock import ManualClock
+    from weir.broker.log.manager import LogManager
     manager = LogManager(tmp_path, BrokerConfig({"log.flush.interval.messages": "3"}), ManualClock())
     manager.open()
     p = manager.create_topic("flushed", 1).partitions[0]
@@ -249,8 +249,8 @@ async def test_message_count_flush_policy_fsyncs_after_n_messages(tmp_path):
 
 
 async def test_time_flush_policy_follows_flush_ms_on_the_clock(tmp_path):
-    from broker.clock import ManualClock
-    from broker.log.manager import LogManager
+    from weir.broker.clock import ManualClock
+    from weir.broker.log.manager import LogManager
     clock = ManualClock()
     config = BrokerConfig({"log.flush.interval.ms": "1000", "log.flush.scheduler.interval.ms": "100"})
     manager = LogManager(tmp_path, config, clock)
@@ -280,7 +280,7 @@ async def test_time_flush_policy_follows_flush_ms_on_the_clock(tmp_path):
 
 
 def test_lookups_jump_over_batches_larger_than_the_scan_chunk(tmp_path):
-    from broker.log.segment import LOOKUP_CHUNK
+    from weir.broker.log.segment import LOOKUP_CHUNK
     p = open_partition(tmp_path, **{"index.interval.bytes": 10**9})  # one index entry: lookups must walk
     sizes = [LOOKUP_CHUNK * 3, 10, LOOKUP_CHUNK * 2, 10, 10]
     for i, size in enumerate(sizes):
@@ -292,9 +292,9 @@ def test_lookups_jump_over_batches_larger_than_the_scan_chunk(tmp_path):
 
 
 async def test_deleting_a_topic_waits_for_a_write_in_flight(tmp_path):
-    from broker.clock import ManualClock
-    from broker.log.manager import LogManager
-    from broker.log.partition import OFFLOAD_WRITE_BYTES
+    from weir.broker.clock import ManualClock
+    from weir.broker.log.manager import LogManager
+    from weir.broker.log.partition import OFFLOAD_WRITE_BYTES
     manager = LogManager(tmp_path, BrokerConfig(), ManualClock())
     manager.open()
     p = manager.create_topic("doomed", 1).partitions[0]

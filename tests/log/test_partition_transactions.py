@@ -2,8 +2,8 @@
 
 import pytest
 
-from protocol import records as rec
-from protocol.errors import Errors, KafkaError
+from weir.protocol import records as rec
+from weir.protocol.errors import Errors, KafkaError
 from tests.log.test_partition import open_partition
 
 PID, EPOCH = 7, 0

@@ -2,9 +2,9 @@
 
 import pytest
 
-from broker.log.producer_state import ProducerStateManager
-from protocol import records as rec
-from protocol.errors import Errors, KafkaError
+from weir.broker.log.producer_state import ProducerStateManager
+from weir.protocol import records as rec
+from weir.protocol.errors import Errors, KafkaError
 
 
 def header(epoch, first_seq, count=1, pid=1):

@@ -5,11 +5,11 @@ import logging
 
 import pytest
 
-from broker.clock import ManualClock
-from broker.config import BrokerConfig
-from broker.log.manager import LogManager
-from broker.log.topic_records import METADATA_FILE
-from protocol.errors import Errors, KafkaError
+from weir.broker.clock import ManualClock
+from weir.broker.config import BrokerConfig
+from weir.broker.log.manager import LogManager
+from weir.broker.log.topic_records import METADATA_FILE
+from weir.protocol.errors import Errors, KafkaError
 
 
 def manager(data_dir, **settings):

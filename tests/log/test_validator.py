@@ -4,11 +4,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from broker.log import time_lookup
-from broker.log.validator import RecordValidationError, TopicPolicy, validate_records
-from protocol import records as rec
-from protocol.compression import Compression
-from protocol.errors import Errors, KafkaError
+from weir.broker.log import time_lookup
+from weir.broker.log.validator import RecordValidationError, TopicPolicy, validate_records
+from weir.protocol import records as rec
+from weir.protocol.compression import Compression
+from weir.protocol.errors import Errors, KafkaError
 from tests.log.poison import NOW, POISON_CODES, batch, good, poison_batches, record
 from tests.log.test_partition import open_partition, read_values, submit
 

@@ -4,17 +4,17 @@ import pytest
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
-from broker import handlers  # noqa: F401  (registers the served versions)
-from broker.clock import ManualClock
-from broker.config import BrokerConfig, ConfigError
-from broker.context import BrokerContext
-from broker.dispatcher import Dispatcher
-from broker.metrics import recorder_for
-from broker.metrics.collector import BrokerCollector, request_name
-from broker.metrics.recorder import NULL_RECORDER, MetricsRecorder
-from broker.txn.state import TxnMetadata, TxnState
-from protocol.api_keys import ApiKey
-from protocol.messages import fetch
+from weir.broker import handlers  # noqa: F401  (registers the served versions)
+from weir.broker.clock import ManualClock
+from weir.broker.config import BrokerConfig, ConfigError
+from weir.broker.context import BrokerContext
+from weir.broker.dispatcher import Dispatcher
+from weir.broker.metrics import recorder_for
+from weir.broker.metrics.collector import BrokerCollector, request_name
+from weir.broker.metrics.recorder import NULL_RECORDER, MetricsRecorder
+from weir.broker.txn.state import TxnMetadata, TxnState
+from weir.protocol.api_keys import ApiKey
+from weir.protocol.messages import fetch
 
 
 def samples(context, server=None) -> dict:

@@ -16,7 +16,7 @@ def start_spark(app: str):
     os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
     from pyspark.sql import SparkSession
 
-    import pipeline
+    from weir import pipeline
     from tests.reference.spark_connector import connector_jars
     # Spark's own Kafka connector on every session: spark.jars reaches the driver's classpath only when
     # the JVM starts, and one JVM serves every session of a pytest process.

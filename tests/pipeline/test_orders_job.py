@@ -20,8 +20,8 @@ from confluent_kafka import Consumer as CKConsumer
 from confluent_kafka import Producer as CKProducer
 from confluent_kafka import TopicPartition as CKTopicPartition
 
-from client import Consumer, TopicPartition
-from pipeline.exactly_once import HOLD_AFTER_DECISION, HOLD_FROM_BATCH
+from weir.client import Consumer, TopicPartition
+from weir.pipeline.exactly_once import HOLD_AFTER_DECISION, HOLD_FROM_BATCH
 from tests.broker_process import REPO
 from tests.compat.test_confluent_kafka import create_topic
 from tests.pipeline.test_source import ck_read
@@ -52,10 +52,10 @@ def write_orders(bootstrap, topic, numbers):
 
 
 class Job:
-    """One run of the orders job: ``python -m pipeline.jobs.orders`` in its own process group."""
+    """One run of the orders job: ``python -m weir.pipeline.jobs.orders`` in its own process group."""
 
     def __init__(self, bootstrap, names, checkpoint, log_path, sink_format="weir", jars=(), **env):
-        command = [sys.executable, "-m", "pipeline.jobs.orders", "--bootstrap-servers", bootstrap,
+        command = [sys.executable, "-m", "weir.pipeline.jobs.orders", "--bootstrap-servers", bootstrap,
                    "--checkpoint", checkpoint, "--master", "local[2]", "--orders", names["orders"],
                    "--confirmations", names["confirmations"], "--inventory", names["inventory"],
                    "--partitions", str(OUTPUT_PARTITIONS), "--trigger-interval", "0s",

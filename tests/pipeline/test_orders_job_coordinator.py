@@ -5,9 +5,9 @@ sink's coordinator requests must retry that (as Kafka's producer does), not fail
 import asyncio
 from types import SimpleNamespace
 
-from client.errors import error_for
-from pipeline.transactions import init_producer_id
-from protocol.errors import Errors
+from weir.client.errors import error_for
+from weir.pipeline.transactions import init_producer_id
+from weir.protocol.errors import Errors
 
 
 class CoordinatorLoadingCluster:

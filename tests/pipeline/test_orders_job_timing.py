@@ -7,9 +7,9 @@ import time
 import pytest
 from pyspark.sql.types import BinaryType, StructField, StructType
 
-from pipeline.exactly_once import (ExactlyOnceStreamWriter, TransactionTimingError, TxnCommitMessage,
+from weir.pipeline.exactly_once import (ExactlyOnceStreamWriter, TransactionTimingError, TxnCommitMessage,
                                    check_transaction_timing)
-from pipeline.jobs import orders
+from weir.pipeline.jobs import orders
 from tests.compat.test_confluent_kafka import create_topic
 from tests.pipeline.test_transactions import visible, write
 

@@ -35,7 +35,7 @@ def test_topic_batch_sums_committed_updates_per_key(weir_broker, topic_name, tmp
     aborted.flush()
     aborted.abort_transaction()
 
-    command = [sys.executable, "-m", "pipeline.jobs.topic_batch", "--bootstrap-servers", bootstrap,
+    command = [sys.executable, "-m", "weir.pipeline.jobs.topic_batch", "--bootstrap-servers", bootstrap,
                "--master", "local[2]", "--topic", source, "--sum-field", "delta", "--output-topic", target,
                "--partitions", "2"]
     for setting in SPARK_CONF:

@@ -4,9 +4,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from client.partitioner import partition_for_key as python_partition_for_key
+from weir.client.partitioner import partition_for_key as python_partition_for_key
 
-from pipeline import _murmur2 as c_partitioner  # built by `pip install -e .` (setup.py)
+from weir.pipeline import _murmur2 as c_partitioner  # built by `pip install -e .` (setup.py)
 
 
 @pytest.mark.parametrize("key,murmur2", [
@@ -46,8 +46,8 @@ def arrow_keys(keys, type_name, drop):
 @given(key_lists, arrow_types, st.integers(0, 9), st.integers(1, 40), st.integers(-1, 100))
 def test_arrow_rows_are_grouped_as_the_python_reference_and_the_per_key_partitioner_group_them(
         keys, type_name, drop, partitions, turn):
-    from pipeline.partitioning import partition_rows_python
-    from protocol.record_builder import arrow_column
+    from weir.pipeline.partitioning import partition_rows_python
+    from weir.protocol.record_builder import arrow_column
     column = arrow_keys(keys, type_name, drop)
     spec = arrow_column(column)
     expected = partition_rows_python(spec, len(keys), partitions, turn)

@@ -2,9 +2,9 @@
 
 import pytest
 
-from client import TopicPartition
-from pipeline import options as opt
-from pipeline.planner import DataLossError, OffsetRange, _explicit, ranges, rate_limited
+from weir.client import TopicPartition
+from weir.pipeline import options as opt
+from weir.pipeline.planner import DataLossError, OffsetRange, _explicit, ranges, rate_limited
 
 A0, A1 = TopicPartition("a", 0), TopicPartition("a", 1)
 
@@ -50,7 +50,7 @@ def test_kafka_options_reach_the_client_and_refused_ones_are_refused():
 
 
 def test_streaming_queries_refuse_ending_offsets():
-    from pipeline.stream import StreamReader
+    from weir.pipeline.stream import StreamReader
     with pytest.raises(opt.OptionError, match="not valid in streaming queries"):
         StreamReader({"kafka.bootstrap.servers": "h:1", "subscribe": "a", "endingoffsets": "latest"})
     assert StreamReader({"kafka.bootstrap.servers": "h:1", "subscribe": "a"}).starting == "latest"
@@ -64,7 +64,7 @@ def test_max_records_per_partition_splits_before_min_partitions():
 
 
 def test_min_offsets_per_trigger_waits_at_most_max_trigger_delay():
-    from pipeline.stream import StreamReader
+    from weir.pipeline.stream import StreamReader
     reader = StreamReader({"kafka.bootstrap.servers": "h:1", "subscribe": "a", "minoffsetspertrigger": "50",
                            "maxtriggerdelay": "2s"})
     assert reader.max_trigger_delay_ms == 2000

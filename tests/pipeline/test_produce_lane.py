@@ -11,14 +11,14 @@ import asyncio
 
 import pytest
 
-from client.errors import KafkaConnectionError, error_for
-from client.types import TopicPartition
-from pipeline.produce_lane import PartitionLane, Shipped
-from protocol import records as rec
-from protocol.api_keys import ApiKey
-from protocol.errors import Errors
-from protocol.messages import produce
-from protocol.record_builder import BatchBuilder
+from weir.client.errors import KafkaConnectionError, error_for
+from weir.client.types import TopicPartition
+from weir.pipeline.produce_lane import PartitionLane, Shipped
+from weir.protocol import records as rec
+from weir.protocol.api_keys import ApiKey
+from weir.protocol.errors import Errors
+from weir.protocol.messages import produce
+from weir.protocol.record_builder import BatchBuilder
 
 TP = TopicPartition("t", 0)
 OutOfOrderSequenceNumberError = error_for(Errors.OUT_OF_ORDER_SEQUENCE_NUMBER)

@@ -4,11 +4,11 @@ import asyncio
 
 from pyspark.sql.types import BinaryType, StructField, StructType
 
-from client.cluster import Cluster
-from pipeline.decisions import COMMIT, DONE
-from pipeline.exactly_once import ExactlyOnceStreamWriter, TransactionLostError, TxnCommitMessage
-from pipeline.transactions import end_transaction, init_producer_id
-from protocol.errors import Errors
+from weir.client.cluster import Cluster
+from weir.pipeline.decisions import COMMIT, DONE
+from weir.pipeline.exactly_once import ExactlyOnceStreamWriter, TransactionLostError, TxnCommitMessage
+from weir.pipeline.transactions import end_transaction, init_producer_id
+from weir.protocol.errors import Errors
 from tests.compat.test_confluent_kafka import create_topic
 from tests.pipeline.test_transactions import visible, write
 

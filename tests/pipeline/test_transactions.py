@@ -2,11 +2,11 @@
 
 import asyncio
 
-from client import Consumer, TopicPartition
-from client.cluster import Cluster
-from pipeline.decisions import COMMIT, DONE, DecisionLog
-from pipeline.transactions import TransactionalWriter, end_transaction, init_producer_id
-from protocol.errors import Errors
+from weir.client import Consumer, TopicPartition
+from weir.client.cluster import Cluster
+from weir.pipeline.decisions import COMMIT, DONE, DecisionLog
+from weir.pipeline.transactions import TransactionalWriter, end_transaction, init_producer_id
+from weir.protocol.errors import Errors
 from tests.compat.test_confluent_kafka import create_topic
 
 

@@ -2,7 +2,7 @@
 
 from hypothesis import strategies as st
 
-from protocol.schema import (BOOL, BYTES, FLOAT64, INT8, INT16, INT32, INT64, RECORDS, STRING, UINT16, UUID, Array,
+from weir.protocol.schema import (BOOL, BYTES, FLOAT64, INT8, INT16, INT32, INT64, RECORDS, STRING, UINT16, UUID, Array,
                              Struct)
 
 _SCALARS = {

@@ -1,7 +1,7 @@
 """The ApiVersions answer is the table PROTOCOL.md 2.2/2.3 recommends for our four client families."""
 
-from broker import handlers  # noqa: F401
-from broker.dispatcher import advertised_versions
+from weir.broker import handlers  # noqa: F401
+from weir.broker.dispatcher import advertised_versions
 
 EXPECTED = {
     0: (0, 10),   # Produce: min 0 keeps old librdkafka's compression on (KAFKA-18659); v0-2 are refused

@@ -6,13 +6,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from broker import handlers  # noqa: F401  (registers the served versions)
-from broker.dispatcher import HANDLERS
-from protocol import primitives as p
-from protocol.connection import ClientConnection, ServerConnection
-from protocol.framing import FrameError, FrameReader
-from protocol.headers import decode_request_header
-from protocol.messages import BY_KEY, api_versions
+from weir.broker import handlers  # noqa: F401  (registers the served versions)
+from weir.broker.dispatcher import HANDLERS
+from weir.protocol import primitives as p
+from weir.protocol.connection import ClientConnection, ServerConnection
+from weir.protocol.framing import FrameError, FrameReader
+from weir.protocol.headers import decode_request_header
+from weir.protocol.messages import BY_KEY, api_versions
 
 from .strategies import instances
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from protocol.compression import Compression, DecompressedTooLarge, compress, decompress
+from weir.protocol.compression import Compression, DecompressedTooLarge, compress, decompress
 
 REPO = Path(__file__).resolve().parents[2]
 CODECS = [c for c in Compression if c is not Compression.NONE]
@@ -30,7 +30,7 @@ def test_one_byte_past_the_bound_is_refused(codec):
 # zeros) is built a MiB at a time, so only an expansion could raise the peak past the bound.
 _BOMB_SCRIPT = """
 import resource, sys, cramjam, lz4.frame
-from protocol.compression import Compression, DecompressedTooLarge, decompress, _XERIAL_HEADER, _BLOCK_LEN
+from weir.protocol.compression import Compression, DecompressedTooLarge, decompress, _XERIAL_HEADER, _BLOCK_LEN
 codec, bound = Compression[sys.argv[1]], int(sys.argv[2])
 chunk, chunks = bytes(1 << 20), 256
 if codec is Compression.SNAPPY:

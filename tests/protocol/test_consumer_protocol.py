@@ -1,7 +1,7 @@
 import pytest
 from aiokafka.coordinator.protocol import ConsumerProtocolMemberAssignment, ConsumerProtocolMemberMetadata
 
-from protocol.consumer_protocol import (MemberSubscription, decode_assignment, decode_subscription,
+from weir.protocol.consumer_protocol import (MemberSubscription, decode_assignment, decode_subscription,
                                         encode_assignment, encode_subscription)
 
 

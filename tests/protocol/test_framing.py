@@ -6,7 +6,7 @@ import tracemalloc
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from protocol.framing import FrameReader
+from weir.protocol.framing import FrameReader
 
 
 def test_a_frame_trickled_one_byte_per_read_costs_about_a_byte_per_byte():

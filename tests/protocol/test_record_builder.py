@@ -5,10 +5,10 @@ from hypothesis import strategies as st
 
 import pytest
 
-from protocol import record_builder
-from protocol import records as rec
-from protocol.compression import Compression
-from protocol.record_builder import BatchBuilder
+from weir.protocol import record_builder
+from weir.protocol import records as rec
+from weir.protocol.compression import Compression
+from weir.protocol.record_builder import BatchBuilder
 
 
 records = st.lists(st.builds(

@@ -5,10 +5,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from protocol import record_decode
-from protocol import records as rec
-from protocol.primitives import DecodeError
-from protocol.record_builder import BatchBuilder
+from weir.protocol import record_decode
+from weir.protocol import records as rec
+from weir.protocol.primitives import DecodeError
+from weir.protocol.record_builder import BatchBuilder
 
 WALKS = [record_decode.decode_python, record_decode.decode]
 

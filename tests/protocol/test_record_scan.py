@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from protocol import primitives as p
-from protocol import record_scan
-from protocol import records as rec
+from weir.protocol import primitives as p
+from weir.protocol import record_scan
+from weir.protocol import records as rec
 
 
 def test_the_c_walk_is_built():

@@ -4,10 +4,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from broker.log.index import OFFSET_ENTRY, TIME_ENTRY, OffsetEntry, TimeEntry
-from protocol import records as rec
-from protocol.compression import Compression, compress, decompress
-from protocol.primitives import DecodeError
+from weir.broker.log.index import OFFSET_ENTRY, TIME_ENTRY, OffsetEntry, TimeEntry
+from weir.protocol import records as rec
+from weir.protocol.compression import Compression, compress, decompress
+from weir.protocol.primitives import DecodeError
 
 FIELD_RANGES = {
     "base_offset": (-2**63, 2**63 - 1), "batch_length": (-2**31, 2**31 - 1),

@@ -10,8 +10,8 @@ import re
 
 import pytest
 
-from protocol import messages
-from protocol.schema import Array, Primitive, Struct, parse_versions
+from weir.protocol import messages
+from weir.protocol.schema import Array, Primitive, Struct, parse_versions
 
 
 def _load_kafka_schema(name: str) -> dict:

@@ -17,9 +17,9 @@ import subprocess
 import time
 from pathlib import Path
 
-from protocol.api_keys import ApiKey
-from protocol.connection import ClientConnection
-from protocol.messages import metadata
+from weir.protocol.api_keys import ApiKey
+from weir.protocol.connection import ClientConnection
+from weir.protocol.messages import metadata
 from tests.broker_process import REPO, free_port
 
 POM = REPO / "reference" / "pom.xml"

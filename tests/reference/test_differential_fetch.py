@@ -1,7 +1,7 @@
 """Read_committed and read_uncommitted fetches around interleaved transactions, from every
 offset, on Weir and on Apache Kafka."""
 
-from protocol.errors import Errors
+from weir.protocol.errors import Errors
 from tests.reference.differential import differential, log_of
 
 TOPIC = "interleaved"

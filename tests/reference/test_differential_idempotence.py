@@ -1,6 +1,6 @@
 """An idempotent producer's sequence numbers and epochs, on Weir and on Apache Kafka."""
 
-from protocol.errors import Errors
+from weir.protocol.errors import Errors
 from tests.reference.differential import codes, differential, log_of
 
 TOPIC = "idempotent"

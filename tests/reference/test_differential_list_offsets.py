@@ -1,9 +1,9 @@
 """ListOffsets by timestamp, on Weir and on Apache Kafka."""
 
-from protocol.api_keys import ApiKey
-from protocol.errors import Errors
-from protocol.messages import produce
-from protocol.records import Record, encode_batch
+from weir.protocol.api_keys import ApiKey
+from weir.protocol.errors import Errors
+from weir.protocol.messages import produce
+from weir.protocol.records import Record, encode_batch
 from tests.reference.differential import differential
 from tests.reference.wire import V_PRODUCE
 

@@ -1,7 +1,7 @@
 """WriteTxnMarkers (what an operator's abort of a hanging transaction sends) where there is
 no transaction to end, on Weir and on Apache Kafka."""
 
-from protocol.errors import Errors
+from weir.protocol.errors import Errors
 from tests.reference.differential import codes, differential, log_of
 
 TOPIC = "markers"

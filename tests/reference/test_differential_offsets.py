@@ -1,6 +1,6 @@
 """The last stable offset and pending transactional offsets, on Weir and on Apache Kafka."""
 
-from protocol.errors import Errors
+from weir.protocol.errors import Errors
 from tests.reference.differential import Deviation, codes, differential, log_of
 
 READ_UNCOMMITTED, READ_COMMITTED = 0, 1

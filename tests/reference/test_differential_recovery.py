@@ -1,9 +1,9 @@
 """A producer whose transaction the coordinator aborted recovers by InitProducerId naming its
 id and epoch (KIP-360), on Weir and on Apache Kafka."""
 
-from protocol.api_keys import ApiKey
-from protocol.errors import Errors
-from protocol.messages import init_producer_id
+from weir.protocol.api_keys import ApiKey
+from weir.protocol.errors import Errors
+from weir.protocol.messages import init_producer_id
 from tests.reference.differential import codes, differential, log_of
 from tests.reference.wire import V_INIT_PRODUCER_ID
 

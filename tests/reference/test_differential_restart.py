@@ -1,6 +1,6 @@
 """An open transaction across a kill -9 of the broker, on Weir and on Apache Kafka."""
 
-from protocol.errors import Errors
+from weir.protocol.errors import Errors
 from tests.reference.differential import Deviation, codes, differential, log_of
 
 TOPIC, TXN = "crash", "crash-txn"

@@ -1,8 +1,8 @@
 """Requests that name topics or partitions a broker does not have, on Weir and on Apache Kafka."""
 
-from protocol.api_keys import ApiKey
-from protocol.errors import Errors
-from protocol.messages import add_partitions_to_txn
+from weir.protocol.api_keys import ApiKey
+from weir.protocol.errors import Errors
+from weir.protocol.messages import add_partitions_to_txn
 from tests.reference.differential import Deviation, codes, differential
 from tests.reference.wire import V_ADD_PARTITIONS
 

@@ -1,10 +1,10 @@
 """What a broker answers a transactional write it cannot verify (KIP-890 part 1), on Weir
 and on Apache Kafka: Produce and TxnOffsetCommit from unknown, foreign or stale producers."""
 
-from protocol.api_keys import ApiKey
-from protocol.errors import Errors
-from protocol.messages import produce
-from protocol.records import Record, encode_batch
+from weir.protocol.api_keys import ApiKey
+from weir.protocol.errors import Errors
+from weir.protocol.messages import produce
+from weir.protocol.records import Record, encode_batch
 from tests.reference.differential import Deviation, codes, differential, log_of
 from tests.reference.wire import V_PRODUCE
 

@@ -1,7 +1,7 @@
 """The differential harness itself: normalisation and judging, without a broker."""
 
-from protocol.messages import init_producer_id, list_offsets
-from protocol.records import Record, encode_batch, encode_control_batch
+from weir.protocol.messages import init_producer_id, list_offsets
+from weir.protocol.records import Record, encode_batch, encode_control_batch
 from tests.reference.differential import Deviation, judge, log_of
 from tests.reference.transcript import Transcript, differences
 

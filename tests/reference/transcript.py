@@ -9,7 +9,7 @@ batches, so offsets, producer ids, sequences, flags and records compare too.
 
 from __future__ import annotations
 
-from protocol.records import CONTROL_ABORT, decode_batches, decode_control_record
+from weir.protocol.records import CONTROL_ABORT, decode_batches, decode_control_record
 
 #: Fields whose values may differ between two correct brokers, each with the reason.
 MASKED = {

@@ -11,13 +11,13 @@ from __future__ import annotations
 import asyncio
 import time
 
-from client import Connection
-from protocol.api_keys import ApiKey
-from protocol.errors import Errors
-from protocol.messages import (add_offsets_to_txn, add_partitions_to_txn, create_topics, end_txn, fetch,
+from weir.client import Connection
+from weir.protocol.api_keys import ApiKey
+from weir.protocol.errors import Errors
+from weir.protocol.messages import (add_offsets_to_txn, add_partitions_to_txn, create_topics, end_txn, fetch,
                                find_coordinator, init_producer_id, list_offsets, offset_commit, offset_fetch,
                                produce, txn_offset_commit, write_txn_markers)
-from protocol.records import Record, encode_batch
+from weir.protocol.records import Record, encode_batch
 
 #: Errors a Java client retries on coordinator requests (backoff, then the same request).
 COORDINATOR_RETRIABLE = frozenset({Errors.COORDINATOR_LOAD_IN_PROGRESS, Errors.COORDINATOR_NOT_AVAILABLE,

@@ -7,15 +7,15 @@ from types import SimpleNamespace
 
 import pytest
 
-from broker import handlers  # noqa: F401  (registers every API handler)
-from broker.clock import ManualClock
-from broker.config import BrokerConfig
-from broker.dispatcher import Dispatcher
-from broker.server import Server
-from protocol.api_keys import ApiKey
-from protocol.connection import ClientConnection
-from protocol.framing import FrameReader
-from protocol.messages import api_versions
+from weir.broker import handlers  # noqa: F401  (registers every API handler)
+from weir.broker.clock import ManualClock
+from weir.broker.config import BrokerConfig
+from weir.broker.dispatcher import Dispatcher
+from weir.broker.server import Server
+from weir.protocol.api_keys import ApiKey
+from weir.protocol.connection import ClientConnection
+from weir.protocol.framing import FrameReader
+from weir.protocol.messages import api_versions
 
 
 @pytest.fixture

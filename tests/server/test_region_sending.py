@@ -6,11 +6,11 @@ import os
 
 import pytest
 
-from broker import region_sender
-from protocol.api_keys import ApiKey
-from protocol.connection import ServerConnection
-from protocol.messages import api_versions
-from protocol.response_pieces import FileRegion, ResponsePieces
+from weir.broker import region_sender
+from weir.protocol.api_keys import ApiKey
+from weir.protocol.connection import ServerConnection
+from weir.protocol.messages import api_versions
+from weir.protocol.response_pieces import FileRegion, ResponsePieces
 
 from .test_connection import Client, serve  # noqa: F401  (fixture)
 

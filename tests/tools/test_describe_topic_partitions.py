@@ -5,11 +5,11 @@ import uuid
 
 from confluent_kafka.admin import NewTopic
 
-from client import Connection
-from protocol.api_keys import ApiKey
-from protocol.errors import Errors
-from protocol.messages import describe_topic_partitions as msg
-from protocol.primitives import ZERO_UUID
+from weir.client import Connection
+from weir.protocol.api_keys import ApiKey
+from weir.protocol.errors import Errors
+from weir.protocol.messages import describe_topic_partitions as msg
+from weir.protocol.primitives import ZERO_UUID
 from tests.tools.tools import create_topics
 
 

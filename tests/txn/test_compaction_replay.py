@@ -1,10 +1,10 @@
 """Replay equivalence: the coordinators rebuilt from compacted internal topics hold the
 same state as rebuilt from the whole history, from O(live state) records."""
 
-from broker.clock import ManualClock
-from broker.group.admin import delete_group
-from broker.group.offsets import OffsetEntry
-from broker.log.cleaner import LogCleaner, is_compacted
+from weir.broker.clock import ManualClock
+from weir.broker.group.admin import delete_group
+from weir.broker.group.offsets import OffsetEntry
+from weir.broker.log.cleaner import LogCleaner, is_compacted
 from tests.group.test_coordinator import Members
 from tests.txn.test_coordinator import make_context, settle
 

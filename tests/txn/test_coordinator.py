@@ -4,12 +4,12 @@ import asyncio
 
 import pytest
 
-from broker.clock import ManualClock
-from broker.config import BrokerConfig
-from broker.context import BrokerContext
-from broker.txn.state import TxnState
-from protocol import records as rec
-from protocol.errors import Errors, KafkaError
+from weir.broker.clock import ManualClock
+from weir.broker.config import BrokerConfig
+from weir.broker.context import BrokerContext
+from weir.broker.txn.state import TxnState
+from weir.protocol import records as rec
+from weir.protocol.errors import Errors, KafkaError
 
 TXN = "txn-a"
 

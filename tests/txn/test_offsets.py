@@ -1,7 +1,7 @@
 """Transactional offsets: pending until the marker, committed or discarded by it, rebuilt by replay."""
 
-from broker.group.offsets import OffsetEntry
-from protocol.errors import Errors
+from weir.broker.group.offsets import OffsetEntry
+from weir.protocol.errors import Errors
 from tests.txn.test_coordinator import code_of, make_context, settle
 
 GROUP = "g"

@@ -4,8 +4,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from broker.coordinator import records
-from broker.txn.state import LEGAL_PREVIOUS, IllegalTransition, TxnMetadata, TxnState
+from weir.broker.coordinator import records
+from weir.broker.txn.state import LEGAL_PREVIOUS, IllegalTransition, TxnMetadata, TxnState
 
 
 @pytest.mark.parametrize("current", list(TxnState))

@@ -1,0 +1,20 @@
+"""Weir: a Kafka-wire-compatible broker that gets exactly-once transactions right.
+
+The installed package is one namespace, so a user's own ``client.py`` or
+``pipeline/`` never shadows ours:
+
+- ``weir.broker``: the broker (``python -m weir.broker``, or the ``weir`` command);
+- ``weir.protocol``: the sans-IO Kafka wire codec;
+- ``weir.client``: the async Kafka client (Producer, Consumer, Admin) and ``weir-admin``;
+- ``weir.pipeline``: the ``weir`` PySpark data source (needs the ``pipeline`` extra).
+
+In the repository these live in the top-level folders ``broker/``, ``protocol/``,
+``client/`` and ``pipeline/``; setup.py maps them under ``weir``.
+"""
+
+from importlib.metadata import PackageNotFoundError, version
+
+try:
+    __version__ = version("weir")
+except PackageNotFoundError:  # running from a checkout that was never installed
+    __version__ = "0+unknown"
