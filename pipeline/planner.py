@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from weir.client import Consumer, TopicPartition
 from weir.client.consumer.fetcher import EARLIEST as LIST_EARLIEST
 from weir.client.consumer.fetcher import LATEST as LIST_LATEST
+from weir.protocol.errors import Errors
 
 from .options import EARLIEST, LATEST, OptionError, Subscription
 
@@ -53,8 +54,14 @@ async def partitions_of(consumer: Consumer, sub: Subscription) -> list[TopicPart
     found = []
     for name in names:
         info = cluster.topics.get(name)
-        if info is not None and not info.error:
-            found += [TopicPartition(name, p) for p in info.partitions]
+        if info is None or info.error == Errors.UNKNOWN_TOPIC_OR_PARTITION:
+            continue  # a subscribed topic that does not exist reads as empty, as in Spark's source
+        if info.error or not info.partitions:
+            # A transient answer (LEADER_NOT_AVAILABLE while a busy broker elects): wait for the topic
+            # rather than plan it away as empty.
+            await cluster.partitions_for(name)
+            info = cluster.topics[name]
+        found += [TopicPartition(name, p) for p in info.partitions]
     return sorted(found)
 
 

@@ -51,7 +51,10 @@ class ReadSettings:
 
     def read(self, partition: RangePartition):
         # ``value`` (InputPartition's own attribute), not ``piece``: Spark has been seen handing the task
-        # a plain InputPartition carrying the value, after a Python worker failed to start.
+        # a plain InputPartition carrying the value, after a Python worker failed to start. When the plan
+        # has no range at all (nothing to read), Spark still runs one task with InputPartition(None).
+        if partition.value is None:
+            return iter(())
         return read_range(self.bootstrap, self.client, partition.value, include_headers=self.include_headers,
                           fail_on_data_loss=self.fail_on_data_loss, poll_timeout_ms=self.poll_timeout_ms)
 

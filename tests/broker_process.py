@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 READY = "Weir broker ready on"
+FAST_ONLY = "WEIR_TEST_FAST"  # set by make test-fast, whose tests must start no broker process
 REPO = Path(__file__).resolve().parent.parent
 
 
@@ -49,6 +50,9 @@ class BrokerProcess:
         return cmd
 
     def start(self, timeout: float = 20.0) -> "BrokerProcess":
+        if os.environ.get(FAST_ONLY):
+            raise RuntimeError(f"{FAST_ONLY} is set (make test-fast): this test starts a broker process, "
+                               "so it belongs to make test, not to the fast set in the Makefile")
         self._ready.clear()
         self.process = subprocess.Popen(self.command(), cwd=REPO, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL,
                                         text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"},

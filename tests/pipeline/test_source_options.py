@@ -115,6 +115,12 @@ def test_fail_on_data_loss_after_delete_records(spark, any_broker, topic):
     assert len([r for r in skipped if r[0] == 1]) == 20
 
 
+def test_a_read_with_nothing_to_read_is_empty(spark, any_broker, topic_name):
+    """An empty plan: Spark still runs one task, handing it InputPartition(None)."""
+    create_topic(any_broker.bootstrap, topic_name, 2)
+    assert both(spark, any_broker.bootstrap, topic_name) == []
+
+
 def batch_sizes(spark, fmt, bootstrap, topic, produce_more, **options):
     """Rows per micro-batch while ``produce_more`` steps add records between processAllAvailable calls."""
     reader = (spark.readStream.format(fmt).option("kafka.bootstrap.servers", bootstrap).option("subscribe", topic)
