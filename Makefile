@@ -10,7 +10,7 @@ DATA   ?= ./data
 
 # setup.py maps broker/, protocol/, client/, pipeline/ under the weir namespace and builds the
 # C extensions (protocol/*.c, pipeline/*.c) into the source tree.
-$(VENV)/.installed: pyproject.toml setup.py $(wildcard protocol/*.[ch] pipeline/*.[ch])
+$(VENV)/.installed: pyproject.toml setup.py $(wildcard protocol/*.[ch] client/*.[ch])
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e .

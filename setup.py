@@ -8,7 +8,7 @@ C extensions:
 - protocol/_record_scan.c: the broker's record walk (validation);
 - protocol/_record_decode.c: the consumer's record walk;
 - protocol/_record_encode.c: the producer's record encoder (and the sink's, from Arrow columns);
-- pipeline/_murmur2.c: the exactly-once sink's keyed partitioner.
+- client/_murmur2.c: the keyed partitioner (per key for the producer, per Arrow column for the sink).
 Both of the last two read Arrow columns through protocol/_arrow_column.h.
 
 ``optional=True``: without a C compiler the install still succeeds and each has a pure-Python
@@ -44,4 +44,4 @@ setup(packages=PACKAGES, package_dir=PACKAGE_DIR,
       ext_modules=[_extension("weir.protocol._record_scan", "protocol/_record_scan.c"),
                    _extension("weir.protocol._record_decode", "protocol/_record_decode.c"),
                    _extension("weir.protocol._record_encode", "protocol/_record_encode.c"),
-                   _extension("weir.pipeline._murmur2", "pipeline/_murmur2.c")])
+                   _extension("weir.client._murmur2", "client/_murmur2.c")])

@@ -24,7 +24,7 @@ source warmed up, rounds interleaved; single rounds still swing +-30%, so read t
   173,818 vs 145,266 (1.20x).
 What changed in the sink task: each partition keeps up to five Produce requests in flight
 (pipeline/produce_lane.py; it was one), and a Spark Arrow batch with key/value columns is grouped
-by partition and encoded in C straight from the Arrow buffers (pipeline/_murmur2.c partition_rows,
+by partition and encoded in C straight from the Arrow buffers (client/_murmur2.c partition_rows,
 protocol/_record_encode.c append_arrow: one call per record batch, no Python object per row); rows
 with headers or topic/partition columns keep the per-row path. The source task decodes with the C
 decoder (protocol/_record_decode.c); its remaining Python cost is the consumer's fetch loop and

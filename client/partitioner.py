@@ -14,7 +14,10 @@ drain alike) that is the uniform draw.
 
 from __future__ import annotations
 
+import array
 import random
+
+from weir.protocol.record_builder import _arrow_value
 
 _SEED = 0x9747B28C
 _M = 0x5BD1E995
@@ -46,8 +49,32 @@ def murmur2(data: bytes) -> int:
     return h - (1 << 32) if h & 0x80000000 else h
 
 
-def partition_for_key(key: bytes, num_partitions: int) -> int:
+def partition_for_key_python(key: bytes, num_partitions: int) -> int:
     return (murmur2(key) & 0x7FFFFFFF) % num_partitions
+
+
+def partition_rows_python(keys, length: int, partitions: int, turn: int) -> tuple[list[bytes], int]:
+    """The rows of an Arrow key column (``protocol.record_builder.arrow_column``) grouped by partition,
+    each group the int32 row numbers (bytes) in row order: keyed rows by murmur2, null keys round-robin
+    from ``turn`` + 1 (the last turn used, returned updated)."""
+    if partitions <= 0:
+        raise ValueError("partitions must be positive")
+    groups = [array.array("i") for _ in range(partitions)]
+    for row in range(length):
+        key = _arrow_value(keys, row)
+        if key is None:
+            turn += 1
+            groups[turn % partitions].append(row)
+        else:
+            groups[partition_for_key_python(key, partitions)].append(row)
+    return [group.tobytes() for group in groups], turn
+
+
+try:  # the C ones (client/_murmur2.c), built optionally by setup.py: hashing in Python was the sink's
+    # largest cost and is a producer's with short keys
+    from ._murmur2 import partition_for_key, partition_rows
+except ImportError:
+    partition_for_key, partition_rows = partition_for_key_python, partition_rows_python
 
 
 class StickyPartitioner:

@@ -22,6 +22,7 @@ from collections import deque
 
 from weir.client.cluster import TRANSACTION, Cluster
 from weir.client.errors import BrokerResponseError, KafkaConnectionError, KafkaTimeoutError, raise_for
+from weir.client.partitioner import partition_for_key, partition_rows
 from weir.client.types import TopicPartition
 from weir.protocol.api_keys import ApiKey
 from weir.protocol.errors import Errors
@@ -29,7 +30,6 @@ from weir.protocol.messages import add_partitions_to_txn, end_txn
 from weir.protocol.messages import init_producer_id as init_producer_id_message
 from weir.protocol.record_builder import BatchBuilder
 
-from .partitioning import partition_for_key, partition_rows
 from .produce_lane import MAX_IN_FLIGHT, PartitionLane, Shipped
 
 # Answers that mean "ask again" (after finding the coordinator again for the first two).

@@ -33,7 +33,8 @@ def test_the_wheel_holds_only_the_weir_namespace(wheel):
     for package in ("weir/broker/__main__.py", "weir/protocol/schema.py", "weir/client/producer/producer.py",
                     "weir/pipeline/source.py", "weir/client/py.typed"):
         assert package in names
-    assert any(name.startswith("weir/protocol/_record_scan.") and name.endswith(".so") for name in names)
+    for extension in ("weir/protocol/_record_scan.", "weir/client/_murmur2."):
+        assert any(name.startswith(extension) and name.endswith(".so") for name in names), extension
     entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
     scripts = zipfile.ZipFile(wheel).read(entry_points).decode()
     assert "weir = weir.broker.__main__:main" in scripts

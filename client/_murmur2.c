@@ -1,6 +1,7 @@
-/* The sink's keyed partition choice in C: toPositive(murmur2(key)) % partitions, as Kafka's
- * Utils.murmur2 and the Java producer's BuiltInPartitioner compute it. The Python one
- * (client/partitioner.py) serves when this is not built; pipeline/partitioning.py picks. */
+/* The keyed partition choice in C: toPositive(murmur2(key)) % partitions, as Kafka's
+ * Utils.murmur2 and the Java producer's BuiltInPartitioner compute it, per key (the producer)
+ * and per Arrow key column (the Spark sink). client/partitioner.py holds the Python reference,
+ * which serves when this is not built. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
@@ -50,7 +51,7 @@ static PyObject *partition_for_key(PyObject *self, PyObject *args) {
  * partition_rows(keys, length, partitions, turn) -> (list of row numbers per partition, turn)
  * The rows of an Arrow key column (see protocol/_arrow_column.h) grouped by partition, each group
  * an int32 array (bytes) in row order: keyed rows by murmur2, null keys round-robin (turn + 1, + 2, ...;
- * ``turn`` is the last one used, returned updated). pipeline/partitioning.py holds the reference.
+ * ``turn`` is the last one used, returned updated). client/partitioner.py holds the reference.
  */
 static PyObject *partition_rows(PyObject *self, PyObject *args)
 {

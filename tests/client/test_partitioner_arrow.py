@@ -1,12 +1,12 @@
-"""The sink's C keyed partitioner picks what Kafka's Java producer picks."""
+"""The C keyed partitioner (client/_murmur2.c) picks what Kafka's Java producer picks, per key and per
+Arrow key column."""
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from weir.client.partitioner import partition_for_key as python_partition_for_key
-
-from weir.pipeline import _murmur2 as c_partitioner  # built by `pip install -e .` (setup.py)
+from weir.client import _murmur2 as c_partitioner  # built by `pip install -e .` (setup.py)
+from weir.client.partitioner import partition_for_key_python as python_partition_for_key
 
 
 @pytest.mark.parametrize("key,murmur2", [
@@ -46,7 +46,7 @@ def arrow_keys(keys, type_name, drop):
 @given(key_lists, arrow_types, st.integers(0, 9), st.integers(1, 40), st.integers(-1, 100))
 def test_arrow_rows_are_grouped_as_the_python_reference_and_the_per_key_partitioner_group_them(
         keys, type_name, drop, partitions, turn):
-    from weir.pipeline.partitioning import partition_rows_python
+    from weir.client.partitioner import partition_rows_python
     from weir.protocol.record_builder import arrow_column
     column = arrow_keys(keys, type_name, drop)
     spec = arrow_column(column)
