@@ -4,13 +4,16 @@ Per micro-batch:
 
 1. Each task takes the transactional id ``weir-sink-<query>-<partition id>``
    (stable across attempts and restarts, so a task fences its predecessor and
-   aborts whatever that one left open), writes its rows in a transaction,
-   flushes, and returns (transactional id, producer id, epoch) without EndTxn.
+   aborts whatever that one left open), writes its rows in a transaction with
+   the client's transactional Producer (every ``kafka.*`` producer option
+   applies), prepares it (``prepare_transaction``: flushed, left open) and
+   returns (transactional id, producer id, epoch) without EndTxn.
    A task of a batch id the decision log already holds writes nothing (Spark
    runs a batch again when the driver died before recording it as done).
 2. The driver's ``commit`` writes the decision ``{"batch", "state": "commit",
    "txns"}`` to the decision log, then commits every transaction by EndTxn with
-   the reported producer id and epoch, then writes ``{"batch", "state": "done"}``.
+   the reported producer id and epoch (``complete_prepared_transaction``), then
+   writes ``{"batch", "state": "done"}``.
 
 Recovery: ``commit`` first rolls forward a batch that was decided but not done
 (EndTxn commit is answered with success when it already completed with that
@@ -69,14 +72,14 @@ import time
 from pyspark import TaskContext
 from pyspark.sql.datasource import DataSourceStreamArrowWriter, WriterCommitMessage
 
+from weir.client import PreparedTxnState, Producer, complete_prepared_transaction, fence_transactional_id
 from weir.client.cluster import Cluster
+from weir.client.errors import BrokerResponseError
 from weir.protocol.errors import Errors
 
 from .decisions import COMMIT, DEFAULT_TOPIC, DONE, DecisionLog
 from .options import OptionError
-from .rows import byte_columns, records
-from .sink import WriteSettings
-from .transactions import TransactionalWriter, end_transaction, init_producer_id
+from .sink import WriteSettings, send_batches
 
 # Fault injection for the crash tests: after writing a decision, write the batch id to this file and
 # block until the process is killed, so a test can kill -9 the driver exactly between decision and commits;
@@ -131,14 +134,12 @@ class ExactlyOnceStreamWriter(DataSourceStreamArrowWriter):
     def __init__(self, options: dict[str, str], schema, query_key: str, *, planning: bool):
         self.settings = WriteSettings(options, schema)
         self.prefix = f"weir-sink-{query_key}"
-        self.transaction_timeout_ms = int(options.get("kafka.transaction.timeout.ms", "60000"))
+        self.transaction_timeout_ms = self.settings.producer.setdefault("transaction_timeout_ms", 60000)
         self.restart_allowance_ms = int(options.get(RESTART_ALLOWANCE_OPTION.lower(),
                                                     str(DEFAULT_RESTART_ALLOWANCE_MS)))
         trigger = options.get(TRIGGER_INTERVAL_OPTION.lower())
         check_transaction_timing(self.transaction_timeout_ms, self.restart_allowance_ms,
                                  None if trigger is None else int(trigger))
-        self.batch_size = int(options.get("kafka.batch.size", "16384"))
-        self.buffer_memory = int(options.get("kafka.buffer.memory", str(32 * 1024 * 1024)))
         self.log = DecisionLog(self.settings.bootstrap, options.get("weir.sink.decisionstopic", DEFAULT_TOPIC),
                                query_key)
         if planning:
@@ -162,25 +163,19 @@ class ExactlyOnceStreamWriter(DataSourceStreamArrowWriter):
             # Decided before: its transactions are (or will be rolled forward) committed. Writing nothing
             # also leaves their ids alone, so the roll-forward's epochs stay valid.
             return TxnCommitMessage(self.transactional_id(task), -1, -1, 0, 0)
-        cluster = Cluster(self.settings.bootstrap)
-        try:
-            writer = TransactionalWriter(cluster, self.transactional_id(task),
-                                         transaction_timeout_ms=self.transaction_timeout_ms,
-                                         batch_size=self.batch_size, buffer_memory=self.buffer_memory)
-            started_ms = int(time.time() * 1000)
-            await writer.begin()
-            topic = self.settings.topic
-            for batch in batches:
-                columns = byte_columns(batch, topic)
-                if columns is None:
-                    await writer.append_all(records([batch], topic))
-                else:
-                    await writer.append_arrow(topic, *columns, batch.num_rows, int(time.time() * 1000))
-            await writer.flush()
-            return TxnCommitMessage(writer.transactional_id, writer.producer_id, writer.producer_epoch,
-                                    len(writer.partitions), writer.records, started_ms)
-        finally:
-            await cluster.close()
+        transactional_id = self.transactional_id(task)
+        started_ms = int(time.time() * 1000)
+        async with Producer(self.settings.bootstrap, transactional_id=transactional_id,
+                            **self.settings.producer) as producer:  # start() fences the id's earlier holders
+            producer.begin_transaction()
+            deliveries, written = await send_batches(producer, self.settings.topic, batches)
+            prepared = await producer.prepare_transaction()  # raises what made the transaction abortable
+            for delivery in deliveries:
+                delivery.result()  # all settled by the prepare's flush; no failure is left unretrieved
+            partitions = len(producer.transaction_manager.partitions)
+        # close() leaves a prepared transaction open: the driver ends it
+        return TxnCommitMessage(transactional_id, prepared.producer_id, prepared.producer_epoch, partitions,
+                                written, started_ms)
 
     # ------------------------------------------------------------------ driver
 
@@ -230,24 +225,29 @@ class ExactlyOnceStreamWriter(DataSourceStreamArrowWriter):
         """A task failed: abort what the others wrote (fencing at the next run would abort it too)."""
         asyncio.run(self._end_all([m for m in messages if m is not None], commit=False))
 
-    async def _end_all(self, messages: list[TxnCommitMessage], *, commit: bool) -> None:
+    async def _end_all(self, messages: list[TxnCommitMessage], *, commit: bool) -> list[int]:
+        """End the tasks' prepared transactions; each one's error code (0 when it ended as asked)."""
+        return await self._end([(m.transactional_id, m.producer_id, m.producer_epoch) for m in messages
+                                if m.partitions], commit=commit)
+
+    async def _end(self, txns, *, commit: bool) -> list[int]:
+        async def end(cluster, txn_id, producer_id, epoch) -> int:
+            try:
+                await complete_prepared_transaction(cluster, txn_id, PreparedTxnState(producer_id, epoch),
+                                                    commit=commit)
+            except BrokerResponseError as failed:
+                return failed.code
+            return Errors.NONE
         cluster = Cluster(self.settings.bootstrap)
         try:
             await cluster.refresh([])
-            await asyncio.gather(*(end_transaction(cluster, m.transactional_id, m.producer_id, m.producer_epoch,
-                                                   commit) for m in messages if m.partitions))
+            return await asyncio.gather(*(end(cluster, *txn) for txn in txns))
         finally:
             await cluster.close()
 
     async def _roll_forward(self, decision: dict) -> None:
         """Commit every transaction of a decided batch, then mark the batch done."""
-        cluster = Cluster(self.settings.bootstrap)
-        try:
-            await cluster.refresh([])
-            codes = await asyncio.gather(*(end_transaction(cluster, txn_id, producer_id, epoch, True)
-                                           for txn_id, producer_id, epoch in decision["txns"]))
-        finally:
-            await cluster.close()
+        codes = await self._end(decision["txns"], commit=True)
         lost = [txn[0] for txn, code in zip(decision["txns"], codes) if code != Errors.NONE]
         if lost:
             raise TransactionLostError(
@@ -272,10 +272,10 @@ class ExactlyOnceStreamWriter(DataSourceStreamArrowWriter):
             await cluster.refresh([])
             task = 0
             while True:
-                _producer_id, epoch = await init_producer_id(cluster, self.transactional_id(task),
-                                                             self.transaction_timeout_ms)
+                claimed = await fence_transactional_id(cluster, self.transactional_id(task),
+                                                       transaction_timeout_ms=self.transaction_timeout_ms)
                 task += 1
-                if epoch == 0 and task >= bound:
+                if claimed.producer_epoch == 0 and task >= bound:
                     break
         finally:
             await cluster.close()

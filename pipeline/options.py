@@ -14,7 +14,7 @@ import logging
 import re
 from dataclasses import dataclass
 
-from weir.client import Consumer, TopicPartition
+from weir.client import Consumer, Producer, TopicPartition
 
 log = logging.getLogger(__name__)
 
@@ -27,6 +27,17 @@ _REFUSED = {"auto.offset.reset": "use startingOffsets instead",
             "enable.auto.commit": "offsets live in Spark's checkpoint",
             "interceptor.classes": "interceptors are not supported"}
 _CONSUMER_KEYWORDS = set(inspect.signature(Consumer.__init__).parameters) - {"self", "topics"}
+
+# Spark's Kafka sink refuses these: it serializes, and owns transactional ids (the exactly-once writer).
+_SINK_REFUSED = {"key.serializer": "keys are written as binary or string columns",
+                 "value.serializer": "values are written as binary or string columns",
+                 "interceptor.classes": "interceptors are not supported",
+                 "transactional.id": "the exactly-once sink names its tasks' transactional ids itself"}
+# Java producer settings whose keyword in the client differs from the snake_case of the name.
+_PRODUCER_RENAMED = {"max.in.flight.requests.per.connection": "max_in_flight"}
+_PRODUCER_KEYWORDS = set(inspect.signature(Producer.__init__).parameters) - {"self", "bootstrap_servers",
+                                                                             "partitioner", "transactional_id"}
+_BOOLEANS = {"true": True, "false": False}
 
 
 class OptionError(ValueError):
@@ -52,7 +63,7 @@ def bootstrap(options: dict[str, str]) -> str:
     return servers
 
 
-def client_settings(options: dict[str, str], *, allowed: set[str] = _CONSUMER_KEYWORDS) -> dict:
+def client_settings(options: dict[str, str]) -> dict:
     """``kafka.*`` options as client keywords; isolation defaults to read_committed."""
     settings: dict = {"isolation_level": "read_committed"}
     for name, value in options.items():
@@ -64,10 +75,30 @@ def client_settings(options: dict[str, str], *, allowed: set[str] = _CONSUMER_KE
         keyword = java_name.replace(".", "_")
         if keyword == "group_id":
             continue  # the source never joins a group; Spark uses group.id only to name its consumers
-        if keyword not in allowed:
+        if keyword not in _CONSUMER_KEYWORDS:
             log.warning("kafka option %s is not a setting of the Weir client; ignored", java_name)
             continue
         settings[keyword] = int(value) if value.lstrip("-").isdigit() else value
+    return settings
+
+
+def producer_settings(options: dict[str, str]) -> dict:
+    """``kafka.*`` options as Producer keywords, as Spark's Kafka sink hands them to the Java producer:
+    every producer setting the client has is honoured (typed: numbers, booleans), the ones Spark refuses
+    are refused, and any other Java producer setting is ignored with a warning naming it."""
+    settings: dict = {}
+    for name, value in options.items():
+        if not name.startswith("kafka.") or name == "kafka.bootstrap.servers":
+            continue
+        java_name = name[len("kafka."):]
+        if java_name in _SINK_REFUSED:
+            raise OptionError(f"Kafka option '{java_name}' is not supported: {_SINK_REFUSED[java_name]}")
+        keyword = _PRODUCER_RENAMED.get(java_name, java_name.replace(".", "_"))
+        if keyword not in _PRODUCER_KEYWORDS:
+            log.warning("kafka option %s is not a setting of the Weir producer; ignored", java_name)
+            continue
+        text = value.strip()
+        settings[keyword] = int(text) if text.lstrip("-").isdigit() else _BOOLEANS.get(text.lower(), text)
     return settings
 
 

@@ -8,7 +8,6 @@ are exactly once by default, by the two-phase protocol in ``exactly_once.py``.
 from __future__ import annotations
 
 import asyncio
-import inspect
 import json
 from pathlib import Path
 
@@ -17,20 +16,14 @@ from pyspark.sql.datasource import DataSourceArrowWriter, DataSourceStreamArrowW
 from weir.client import Producer
 
 from . import options as opt
-from .rows import check_schema, records
-
-_PRODUCER_KEYWORDS = set(inspect.signature(Producer.__init__).parameters) - {"self", "bootstrap_servers"}
-
+from .rows import byte_columns, check_schema, records
 
 class WriteSettings:
     def __init__(self, options: dict[str, str], schema):
         self.bootstrap = opt.bootstrap(options)
         self.topic = options.get("topic")
         check_schema(schema, self.topic)
-        producer = {k: v for k, v in options.items()
-                    if k.startswith("kafka.") and k[len("kafka."):].replace(".", "_") in _PRODUCER_KEYWORDS}
-        self.producer = {k: v for k, v in opt.client_settings(producer, allowed=_PRODUCER_KEYWORDS).items()
-                         if k != "isolation_level"}
+        self.producer = opt.producer_settings(options)  # every kafka.* producer option, as Spark's sink
 
 
 class CountMessage(WriterCommitMessage):
@@ -38,14 +31,25 @@ class CountMessage(WriterCommitMessage):
         self.records = records
 
 
+async def send_batches(producer: Producer, topic_option: str | None, batches) -> tuple[list, int]:
+    """Queue every row of ``batches`` (Arrow record batches in Spark's Kafka sink columns); (the deliveries
+    to check once flushed, the row count). Key/value-only batches go as Arrow columns, encoded in C."""
+    deliveries, rows = [], 0
+    for batch in batches:
+        columns = byte_columns(batch, topic_option)
+        if columns is None:
+            for topic, partition, key, value, headers, timestamp in records([batch], topic_option):
+                deliveries.append(await producer.send(topic, value, key, partition=partition, headers=headers,
+                                                      timestamp_ms=timestamp))
+        else:
+            deliveries.append(await producer.send_arrow(topic_option, *columns, batch.num_rows))
+        rows += batch.num_rows
+    return deliveries, rows
+
+
 async def _produce_all(settings: WriteSettings, batches) -> int:
-    sent = 0
     async with Producer(settings.bootstrap, **settings.producer) as producer:
-        deliveries = []
-        for topic, partition, key, value, headers, timestamp in records(batches, settings.topic):
-            deliveries.append(await producer.send(topic, value, key, partition=partition, headers=headers,
-                                                  timestamp_ms=timestamp))
-            sent += 1
+        deliveries, sent = await send_batches(producer, settings.topic, batches)
         await producer.flush()
         for delivery in deliveries:
             delivery.result()  # raise the first failed delivery

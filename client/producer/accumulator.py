@@ -63,15 +63,34 @@ class Accumulator:
             if added < 0:  # does not fit: this batch is done
                 self._close(batch)
         if added < 0:
-            batch = ProducerBatch(queue.tp, self.compression, time.monotonic(), future.get_loop())
-            queue.append(batch)
-            self.bytes_held += batch.size  # its header; released with the batch's whole size
-            self.data_ready.set()  # the sender times this batch's linger
+            batch = self._open(queue, future.get_loop())
             added = batch.try_append(timestamp, key, value, headers, future, bound, None)
         self.bytes_held += added
         if batch.builder.size >= self.batch_size:
             self._close(batch)
         return added
+
+    def append_arrow(self, topic: str, partition: int, timestamp: int, keys, values, length: int, rows,
+                     start: int, loop) -> tuple[int, ProducerBatch]:
+        """Add Arrow rows ``rows[start:]`` (int32 row numbers, see ``ProducerBatch.append_arrow``) to the
+        partition's open batch until it is full; (the position to go on from, the batch they went to)."""
+        queue = self._queue(TopicPartition(topic, partition))
+        batch = queue[-1] if queue else None
+        if batch is None or batch.closed:
+            batch = self._open(queue, loop)
+        before = batch.size
+        position = batch.append_arrow(timestamp, keys, values, length, rows, start, self.batch_size)
+        self.bytes_held += batch.size - before
+        if batch.size >= self.batch_size:
+            self._close(batch)
+        return position, batch
+
+    def _open(self, queue: "_PartitionQueue", loop) -> ProducerBatch:
+        batch = ProducerBatch(queue.tp, self.compression, time.monotonic(), loop)
+        queue.append(batch)
+        self.bytes_held += batch.size  # its header; released with the batch's whole size
+        self.data_ready.set()  # the sender times this batch's linger
+        return batch
 
     def _queue(self, tp: TopicPartition) -> "_PartitionQueue":
         queue = self.queues.get(tp)

@@ -1,9 +1,16 @@
-"""One batch of records bound for one partition, and the futures of its records."""
+"""One batch of records bound for one partition, and the futures of its records.
+
+Records come one by one (``send()``: a future each) or as rows of Arrow columns
+(``send_arrow()``: no future per row; the caller waits on the batches). Arrow rows
+are only ever appended after a batch's single records, so record ``i``'s offset is
+still the base offset plus ``i`` for every record that has a future.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import itertools
+from itertools import repeat
 
 from weir.protocol.compression import Compression
 from weir.protocol.record_builder import BatchBuilder
@@ -21,7 +28,7 @@ def record_size_bound(key, value, headers) -> int:
 
 class ProducerBatch:
     __slots__ = ("tp", "builder", "futures", "timestamps", "created", "base_sequence", "producer_id",
-                 "producer_epoch", "attempts", "retry_at", "closed", "settled", "_built")
+                 "producer_epoch", "attempts", "retry_at", "closed", "settled", "error", "arrow_rows", "_built")
 
     def __init__(self, tp: TopicPartition, compression: Compression, created: float, loop):
         self.tp = tp
@@ -37,6 +44,8 @@ class ProducerBatch:
         self.attempts = 0
         self.retry_at = 0.0  # a retried batch waits retry.backoff.ms
         self.closed = False
+        self.error: BaseException | None = None  # why the batch failed, for callers waiting on ``settled``
+        self.arrow_rows = 0  # rows appended from Arrow columns, after the single records
         self._built: tuple | None = None
 
     @property
@@ -52,12 +61,19 @@ class ProducerBatch:
         """Add one record (``bound``: its record_size_bound) unless the batch holds some and would
         pass ``limit`` bytes with it; the bytes it took, or -1 when it did not fit."""
         builder = self.builder
-        if limit is not None and builder.count and builder.size + bound > limit:
+        if self.arrow_rows or limit is not None and builder.count and builder.size + bound > limit:
             return -1
         added = builder.append(timestamp, key, value, headers)
         self.futures.append(future)
         self.timestamps.append(timestamp)
         return added
+
+    def append_arrow(self, timestamp: int, keys, values, length: int, rows, start: int, limit: int) -> int:
+        """Encode ``rows[start:]`` of Arrow key/value columns (see ``BatchBuilder.append_arrow``) until the
+        batch reaches ``limit`` bytes; the position in ``rows`` to go on from."""
+        end = self.builder.append_arrow(timestamp, keys, values, length, rows, start, limit)
+        self.arrow_rows += end - start
+        return end
 
     def encode(self, transactional: bool) -> bytes:
         """The batch on the wire, for the producer fields it carries now."""
@@ -77,6 +93,7 @@ class ProducerBatch:
             self.settled.set_result(None)
 
     def fail(self, error: BaseException) -> None:
+        self.error = error
         for future in self.futures:
             if not future.done():
                 future.set_exception(error)

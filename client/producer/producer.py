@@ -20,6 +20,10 @@ and aborts what they left open), so a started producer is ready to begin:
 Errors carry ``fatal`` / ``abortable`` as the Java client classifies them: after an
 abortable one, ``abort_transaction()`` and go on; after a fatal one (fenced by a
 newer producer with the same id) the producer can only be closed.
+
+``prepare_transaction()`` hands an open transaction to another process instead of
+ending it (see handoff.py); ``send_arrow()`` appends rows of Arrow key/value
+columns, encoded in C, for writers that hold their data as Arrow (the Spark sink).
 """
 
 from __future__ import annotations
@@ -37,11 +41,12 @@ from weir.protocol.records import HEADER_SIZE
 
 from ..cluster import Cluster
 from ..errors import IllegalStateError, KafkaException, MessageTooLargeError, error_for, raise_for
-from ..partitioner import StickyPartitioner, partition_for_key
+from ..partitioner import StickyPartitioner, partition_for_key, partition_rows
 from ..types import OffsetAndMetadata, RecordMetadata, TopicPartition
 from .accumulator import Accumulator, record_size_bound
 from .sender import ProducerIdentity, Sender
-from .transaction_manager import TransactionManager, TxnState
+from .batch import ProducerBatch
+from .transaction_manager import PreparedTxnState, TransactionManager, TxnState
 
 log = logging.getLogger(__name__)
 
@@ -95,6 +100,7 @@ class Producer:
             self.cluster, self.sender.identity, transactional_id, transaction_timeout_ms=transaction_timeout_ms,
             max_block_ms=max_block_ms, on_epoch_bump=self.sender.reset_sequences)
         self.sender.txn = self.transaction_manager
+        self._arrow_turns: dict[str, int] = {}  # per topic, the last partition a null-key Arrow row went to
         self._started = False
         self._closed = False
 
@@ -155,19 +161,34 @@ class Producer:
 
     # ------------------------------------------------------------------ sending
 
-    async def send(self, topic: str, value: bytes | None = None, key: bytes | None = None, *,
-                   partition: int | None = None, headers: list[tuple[str, bytes | None]] | None = None,
-                   timestamp_ms: int | None = None) -> asyncio.Future:
-        """Queue one record; the returned future resolves to its RecordMetadata once acknowledged."""
+    def _check_can_send(self) -> None:
         if not self._started or self._closed:
             raise IllegalStateError("the producer is not started" if not self._started else "the producer is closed")
         if self.sender.fatal_error is not None:
             raise self.sender.fatal_error
         if self.transaction_manager is not None:
             self.transaction_manager.require_transaction("send")
+
+    async def _partition_count(self, topic: str) -> int:
         info = self.cluster.topics.get(topic)
-        count = len(info.partitions) if info is not None and not info.error and info.partitions \
+        return len(info.partitions) if info is not None and not info.error and info.partitions \
             else await self.cluster.partitions_for(topic)
+
+    async def _send_sealed(self) -> None:
+        """A batch became full: put it on the wire now if a request slot is free, and give the loop one
+        turn so answers that came meanwhile are settled and the next requests follow them. In the Java
+        client the sender thread would send it now; here the sender shares this thread, and without
+        this a caller sending in a tight loop would fill the whole buffer before the first request left."""
+        self.accumulator.sealed = False
+        self.sender.send_now()
+        await asyncio.sleep(0)
+
+    async def send(self, topic: str, value: bytes | None = None, key: bytes | None = None, *,
+                   partition: int | None = None, headers: list[tuple[str, bytes | None]] | None = None,
+                   timestamp_ms: int | None = None) -> asyncio.Future:
+        """Queue one record; the returned future resolves to its RecordMetadata once acknowledged."""
+        self._check_can_send()
+        count = await self._partition_count(topic)
         if partition is None:
             partition = partition_for_key(key, count) if key is not None else self.partitioner.partition(topic, count)
         elif not 0 <= partition < count:
@@ -185,15 +206,56 @@ class Producer:
         if key is None:
             self.partitioner.record_appended(topic, partition, added, count)
         if accumulator.sealed:
-            # A batch is full. In the Java client the sender thread would send it now; here the
-            # sender shares this thread, so it is put on the wire here (when a request slot is
-            # free), and the loop gets one turn so answers that came meanwhile are settled and
-            # the next requests follow them. Without this a caller sending in a tight loop would
-            # fill the whole buffer before the first request left.
-            accumulator.sealed = False
-            self.sender.send_now()
-            await asyncio.sleep(0)
+            await self._send_sealed()
         return future
+
+    async def send_arrow(self, topic: str, keys, values, length: int, *,
+                         timestamp_ms: int | None = None) -> asyncio.Future:
+        """Queue ``length`` rows of Arrow key and value columns (``weir.protocol.record_builder.arrow_column``
+        specs; no headers), partitioned as ``send`` partitions keyed records and encoded in C. The returned
+        future resolves to the row count once every batch holding them is acknowledged, or fails with the
+        first batch's error.
+
+        Simplification: rows without a key go round-robin per row (the C grouping does it in one pass)
+        where ``send`` sticks to a partition per batch (KIP-480); both spread them evenly."""
+        self._check_can_send()
+        count = await self._partition_count(topic)
+        groups, self._arrow_turns[topic] = partition_rows(keys, length, count, self._arrow_turns.get(topic, -1))
+        timestamp = timestamp_ms if timestamp_ms is not None else int(time.time() * 1000)
+        accumulator = self.accumulator
+        batches: list[ProducerBatch] = []
+        for partition, rows in enumerate(groups):
+            position, end = 0, len(rows) // 4
+            while position < end:
+                if accumulator.bytes_held >= accumulator.buffer_memory:
+                    await accumulator.wait_for_room()
+                position, batch = accumulator.append_arrow(topic, partition, timestamp, keys, values, length,
+                                                           rows, position, self._loop)
+                if not batches or batches[-1] is not batch:
+                    batches.append(batch)
+                if accumulator.sealed:
+                    await self._send_sealed()
+        return self._all_settled(batches, length)
+
+    def _all_settled(self, batches: list[ProducerBatch], rows: int) -> asyncio.Future:
+        done = self._loop.create_future()
+        waiting = len(batches)
+
+        def settled(_future) -> None:
+            nonlocal waiting
+            waiting -= 1
+            if waiting or done.done():
+                return
+            error = next((batch.error for batch in batches if batch.error is not None), None)
+            if error is not None:
+                done.set_exception(error)
+            else:
+                done.set_result(rows)
+        if not batches:
+            done.set_result(0)
+        for batch in batches:
+            batch.settled.add_done_callback(settled)
+        return done
 
     async def send_and_wait(self, topic: str, value: bytes | None = None, key: bytes | None = None,
                             **kwargs) -> RecordMetadata:
@@ -241,6 +303,16 @@ class Producer:
         await self.flush()
         txn.maybe_fail_with_error()  # a batch failed: the transaction can only be aborted
         await txn.end(commit=True)
+
+    async def prepare_transaction(self) -> PreparedTxnState:
+        """Deliver every record of the transaction and leave it open for another process to end
+        (``complete_prepared_transaction`` with the returned state), as KIP-939's prepareTransaction.
+        The producer sends nothing more; ``commit_transaction`` / ``abort_transaction`` still end the
+        transaction here, and ``close()`` leaves it open."""
+        txn = self._txn()
+        txn.require_transaction("prepare a transaction")
+        await self.flush()
+        return txn.prepare()  # raises the error that made the transaction abortable, if a batch failed
 
     async def abort_transaction(self) -> None:
         """Abort: unsent records fail with TransactionAbortedError, sent ones are discarded by the brokers."""

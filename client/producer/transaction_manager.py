@@ -14,6 +14,14 @@ coordinator again.
 The sender asks for the partitions a send round needs with one
 AddPartitionsToTxn per round (``add_partitions``) and reports failed batches
 (``batch_failed``); the Producer drives begin / commit / abort.
+
+Hand-off (KIP-939's shape): ``prepare`` leaves a flushed transaction open as
+PREPARED_TRANSACTION and names it by ``PreparedTxnState`` (producer id, epoch);
+another process ``adopt``s that state and ends the transaction with EndTxn.
+Simplification: KIP-939 keeps the prepared transaction across InitProducerId
+(``keepPreparedTxn``, 2PC enabled on the broker); here the adopter sends EndTxn
+with the preparer's producer id and epoch directly, which every Kafka coordinator
+accepts, so no broker-side 2PC support is needed.
 """
 
 from __future__ import annotations
@@ -43,6 +51,7 @@ class TxnState(enum.Enum):
     INITIALIZING = "INITIALIZING"
     READY = "READY"
     IN_TRANSACTION = "IN_TRANSACTION"
+    PREPARED_TRANSACTION = "PREPARED_TRANSACTION"
     COMMITTING_TRANSACTION = "COMMITTING_TRANSACTION"
     ABORTING_TRANSACTION = "ABORTING_TRANSACTION"
     ABORTABLE_ERROR = "ABORTABLE_ERROR"
@@ -52,16 +61,26 @@ class TxnState(enum.Enum):
 S = TxnState
 #: target state -> the states it may be entered from (FATAL_ERROR: from any state).
 TRANSITIONS: dict[TxnState, frozenset[TxnState]] = {
-    S.UNINITIALIZED: frozenset({S.READY, S.ABORTABLE_ERROR}),
+    # From COMMITTING or ABORTING: an adopted transaction, once ended (its adopter holds no producer id).
+    S.UNINITIALIZED: frozenset({S.READY, S.ABORTABLE_ERROR, S.COMMITTING_TRANSACTION, S.ABORTING_TRANSACTION}),
     S.INITIALIZING: frozenset({S.UNINITIALIZED, S.ABORTING_TRANSACTION}),
     S.READY: frozenset({S.INITIALIZING, S.COMMITTING_TRANSACTION, S.ABORTING_TRANSACTION}),
     S.IN_TRANSACTION: frozenset({S.READY}),
-    S.COMMITTING_TRANSACTION: frozenset({S.IN_TRANSACTION}),
-    S.ABORTING_TRANSACTION: frozenset({S.IN_TRANSACTION, S.ABORTABLE_ERROR}),
+    # From UNINITIALIZED: a transaction another process prepared, adopted to be ended here.
+    S.PREPARED_TRANSACTION: frozenset({S.IN_TRANSACTION, S.UNINITIALIZED}),
+    S.COMMITTING_TRANSACTION: frozenset({S.IN_TRANSACTION, S.PREPARED_TRANSACTION}),
+    S.ABORTING_TRANSACTION: frozenset({S.IN_TRANSACTION, S.ABORTABLE_ERROR, S.PREPARED_TRANSACTION}),
     S.ABORTABLE_ERROR: frozenset({S.IN_TRANSACTION, S.COMMITTING_TRANSACTION, S.ABORTABLE_ERROR,
                                   S.INITIALIZING}),
     S.FATAL_ERROR: frozenset(TxnState),
 }
+
+
+@dataclass(frozen=True)
+class PreparedTxnState:
+    """A prepared transaction's identity (KIP-939): whoever holds it can commit or abort the transaction."""
+    producer_id: int
+    producer_epoch: int
 
 
 class TransactionAbortedError(KafkaException):
@@ -160,6 +179,7 @@ class TransactionManager:
         self.can_bump_epoch = True  # InitProducerId v3+ (KIP-360); learned at init
         self._on_epoch_bump = on_epoch_bump or (lambda: None)  # the sender resets its sequences
         self._offsets_added = False  # AddOffsetsToTxn done for some group in this transaction
+        self._adopted = False  # the open transaction was prepared by another process
 
     # ------------------------------------------------------------------ the state machine
 
@@ -220,6 +240,18 @@ class TransactionManager:
         self.maybe_fail_with_error()
         self.transition_to(S.IN_TRANSACTION)
 
+    def prepare(self) -> PreparedTxnState:
+        """The flushed transaction stays open, to be ended by whoever gets the returned state."""
+        self.maybe_fail_with_error()
+        self.transition_to(S.PREPARED_TRANSACTION)
+        return PreparedTxnState(self.identity.producer_id, self.identity.producer_epoch)
+
+    def adopt(self, prepared: PreparedTxnState) -> None:
+        """Take over a transaction another process prepared, so ``end`` can commit or abort it."""
+        self.identity.producer_id, self.identity.producer_epoch = prepared.producer_id, prepared.producer_epoch
+        self.transition_to(S.PREPARED_TRANSACTION)
+        self._adopted = True
+
     def begin_commit(self) -> None:
         self.maybe_fail_with_error()
         self.transition_to(S.COMMITTING_TRANSACTION)
@@ -232,7 +264,7 @@ class TransactionManager:
     async def end(self, commit: bool) -> None:
         """EndTxn for the transaction begin_commit / begin_abort started, then the epoch bump it needs."""
         lost_mapping = isinstance(self.last_error, error_for(E.INVALID_PRODUCER_ID_MAPPING))
-        if self.partitions or self._offsets_added:
+        if self.partitions or self._offsets_added or self._adopted:
             if not lost_mapping:  # the coordinator would refuse EndTxn: go straight to InitProducerId
                 await self._request(ApiKey.END_TXN, lambda _v: end_txn.REQUEST(
                     transactional_id=self.transactional_id, producer_id=self.identity.producer_id,
@@ -240,6 +272,10 @@ class TransactionManager:
         # Simplification: a transaction with nothing added sends no EndTxn (the coordinator knows of none).
         self.partitions.clear()
         self._offsets_added = False
+        if self._adopted:  # the adopter holds no producer id of its own: nothing to bump, nothing to begin
+            self._adopted = False
+            self.transition_to(S.UNINITIALIZED)
+            return
         if self.epoch_bump_required:
             self.transition_to(S.INITIALIZING)
             await self._init_producer_id(bump=True)

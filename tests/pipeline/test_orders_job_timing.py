@@ -11,7 +11,7 @@ from weir.pipeline.exactly_once import (ExactlyOnceStreamWriter, TransactionTimi
                                    check_transaction_timing)
 from weir.pipeline.jobs import orders
 from tests.compat.test_confluent_kafka import create_topic
-from tests.pipeline.test_transactions import visible, write
+from tests.pipeline.prepared import visible, write_prepared as write
 
 SCHEMA = StructType([StructField("value", BinaryType())])
 

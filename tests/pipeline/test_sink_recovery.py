@@ -4,13 +4,12 @@ import asyncio
 
 from pyspark.sql.types import BinaryType, StructField, StructType
 
+from weir.client import complete_prepared_transaction, fence_transactional_id
 from weir.client.cluster import Cluster
 from weir.pipeline.decisions import COMMIT, DONE
 from weir.pipeline.exactly_once import ExactlyOnceStreamWriter, TransactionLostError, TxnCommitMessage
-from weir.pipeline.transactions import end_transaction, init_producer_id
-from weir.protocol.errors import Errors
 from tests.compat.test_confluent_kafka import create_topic
-from tests.pipeline.test_transactions import visible, write
+from tests.pipeline.prepared import visible, write_prepared as write
 
 SCHEMA = StructType([StructField("value", BinaryType())])
 
@@ -81,9 +80,8 @@ def test_a_decided_transaction_that_timed_out_stops_the_query(shared_broker, top
     async def coordinator_aborts():  # what the coordinator does when transaction.timeout.ms passes
         cluster = Cluster(bootstrap)
         await cluster.refresh([])
-        assert await end_transaction(cluster, task.transactional_id, task.producer_id, task.producer_epoch,
-                                     False) == Errors.NONE
-        await init_producer_id(cluster, task.transactional_id, 60000)  # the epoch moves on
+        await complete_prepared_transaction(cluster, task.transactional_id, task.prepared, commit=False)
+        await fence_transactional_id(cluster, task.transactional_id)  # the epoch moves on
         await cluster.close()
     asyncio.run(coordinator_aborts())
     try:

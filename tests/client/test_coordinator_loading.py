@@ -1,12 +1,13 @@
-"""Found by the orders job against Apache Kafka: right after a (re)start, Kafka answers FindCoordinator
+"""Found by the Spark orders job against Apache Kafka: right after a (re)start, Kafka answers FindCoordinator
 for a transactional id with COORDINATOR_NOT_AVAILABLE until its transaction state topic is loaded. The
-sink's coordinator requests must retry that (as Kafka's producer does), not fail the query."""
+client's transaction requests (here: fencing an id, as the sink's recovery does) must retry that, as
+Kafka's producer does, not fail the query."""
 
 import asyncio
 from types import SimpleNamespace
 
 from weir.client.errors import error_for
-from weir.pipeline.transactions import init_producer_id
+from weir.client import PreparedTxnState, fence_transactional_id
 from weir.protocol.errors import Errors
 
 
@@ -30,18 +31,21 @@ class CoordinatorLoadingCluster:
     def forget_coordinator(self, key_type, key):
         self.forgotten += 1
 
+    async def any_connection(self):
+        return SimpleNamespace(version_for=lambda api_key, highest=None: 4)
+
 
 def test_find_coordinator_answers_that_kafka_retries_are_retried():
     for error in (Errors.COORDINATOR_NOT_AVAILABLE, Errors.NOT_COORDINATOR, Errors.COORDINATOR_LOAD_IN_PROGRESS):
         cluster = CoordinatorLoadingCluster(error, failures=3)
-        assert asyncio.run(init_producer_id(cluster, "weir-sink-q-0", 60000, timeout=10)) == (7, 3)
+        assert asyncio.run(fence_transactional_id(cluster, "weir-sink-q-0", max_block_ms=10000)) == PreparedTxnState(7, 3)
         assert cluster.finds == 4
 
 
 def test_a_find_coordinator_answer_that_is_not_retriable_still_fails():
     cluster = CoordinatorLoadingCluster(Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, failures=1)
     try:
-        asyncio.run(init_producer_id(cluster, "weir-sink-q-0", 60000, timeout=10))
+        asyncio.run(fence_transactional_id(cluster, "weir-sink-q-0", max_block_ms=10000))
     except error_for(Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED):
         pass
     else:
