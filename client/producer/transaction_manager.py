@@ -61,13 +61,12 @@ class TxnState(enum.Enum):
 S = TxnState
 #: target state -> the states it may be entered from (FATAL_ERROR: from any state).
 TRANSITIONS: dict[TxnState, frozenset[TxnState]] = {
-    # From COMMITTING or ABORTING: an adopted transaction, once ended (its adopter holds no producer id).
-    S.UNINITIALIZED: frozenset({S.READY, S.ABORTABLE_ERROR, S.COMMITTING_TRANSACTION, S.ABORTING_TRANSACTION}),
-    S.INITIALIZING: frozenset({S.UNINITIALIZED, S.ABORTING_TRANSACTION}),
+    S.UNINITIALIZED: frozenset({S.READY, S.ABORTABLE_ERROR}),
+    S.INITIALIZING: frozenset({S.UNINITIALIZED, S.COMMITTING_TRANSACTION, S.ABORTING_TRANSACTION}),
     S.READY: frozenset({S.INITIALIZING, S.COMMITTING_TRANSACTION, S.ABORTING_TRANSACTION}),
     S.IN_TRANSACTION: frozenset({S.READY}),
-    # From UNINITIALIZED: a transaction another process prepared, adopted to be ended here.
-    S.PREPARED_TRANSACTION: frozenset({S.IN_TRANSACTION, S.UNINITIALIZED}),
+    # From INITIALIZING: a transaction another process prepared, taken over to be ended here.
+    S.PREPARED_TRANSACTION: frozenset({S.IN_TRANSACTION, S.INITIALIZING}),
     S.COMMITTING_TRANSACTION: frozenset({S.IN_TRANSACTION, S.PREPARED_TRANSACTION}),
     S.ABORTING_TRANSACTION: frozenset({S.IN_TRANSACTION, S.ABORTABLE_ERROR, S.PREPARED_TRANSACTION}),
     S.ABORTABLE_ERROR: frozenset({S.IN_TRANSACTION, S.COMMITTING_TRANSACTION, S.ABORTABLE_ERROR,
@@ -247,7 +246,9 @@ class TransactionManager:
         return PreparedTxnState(self.identity.producer_id, self.identity.producer_epoch)
 
     def adopt(self, prepared: PreparedTxnState) -> None:
-        """Take over a transaction another process prepared, so ``end`` can commit or abort it."""
+        """Take over a transaction another process prepared, so ``end`` can commit or abort it (the
+        states the Java client passes through when initTransactions keeps a prepared transaction)."""
+        self.transition_to(S.INITIALIZING)
         self.identity.producer_id, self.identity.producer_epoch = prepared.producer_id, prepared.producer_epoch
         self.transition_to(S.PREPARED_TRANSACTION)
         self._adopted = True
@@ -272,10 +273,7 @@ class TransactionManager:
         # Simplification: a transaction with nothing added sends no EndTxn (the coordinator knows of none).
         self.partitions.clear()
         self._offsets_added = False
-        if self._adopted:  # the adopter holds no producer id of its own: nothing to bump, nothing to begin
-            self._adopted = False
-            self.transition_to(S.UNINITIALIZED)
-            return
+        self._adopted = False
         if self.epoch_bump_required:
             self.transition_to(S.INITIALIZING)
             await self._init_producer_id(bump=True)
