@@ -56,7 +56,8 @@ test: $(VENV)/.installed-test system-deps reference
 # (tests/broker_process.py refuses to start one under WEIR_TEST_FAST), in under a minute (42 s on 2 cores).
 FAST_TESTS := tests/protocol tests/log tests/txn tests/group tests/server tests/metrics \
 	tests/client/test_partitioner.py tests/client/test_transaction_manager.py \
-	tests/client/test_cluster_dial.py tests/client/test_admin_routing.py
+	tests/client/test_cluster_dial.py tests/client/test_admin_routing.py \
+	tests/client/test_list_offsets_retry.py
 test-fast: $(VENV)/.installed-test
 	WEIR_TEST_FAST=1 $(PY) -m pytest -q $(FAST_TESTS)
 

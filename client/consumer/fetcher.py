@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections import deque
 from dataclasses import dataclass, field
 
@@ -117,12 +118,32 @@ class Fetcher:
         return state
 
     async def list_offsets(self, timestamps: dict[TopicPartition, int]) -> dict[TopicPartition, tuple[int, int]]:
-        """ListOffsets per leader: {tp: (offset, timestamp)}; -1 offsets where none is found."""
+        """ListOffsets per leader: {tp: (offset, timestamp)}; -1 offsets where none is found.
+
+        A retriable answer for a partition (a topic just created, a leader moving, OFFSET_NOT_AVAILABLE
+        while a new leader learns its high watermark: Apache Kafka gives each) is asked again after
+        retry.backoff.ms and a metadata refresh, as the Java consumer does, until the request timeout
+        has passed; then the last such error is raised."""
+        found: dict[TopicPartition, tuple[int, int]] = {}
+        pending = dict(timestamps)
+        deadline = time.monotonic() + self.cluster.request_timeout
+        while True:
+            retriable = await self._list_offsets_once(pending, found)
+            pending = {tp: pending[tp] for tp in retriable}
+            if not pending:
+                return found
+            if time.monotonic() >= deadline:
+                raise retriable[next(iter(retriable))]
+            await asyncio.sleep(self.retry_backoff)
+            await self.cluster.refresh(sorted({tp.topic for tp in pending}), allow_auto_create=False)
+
+    async def _list_offsets_once(self, timestamps, found) -> dict[TopicPartition, BrokerResponseError]:
+        """One ListOffsets per leader; fills ``found`` and returns the partitions answered with a retriable error."""
         by_node: dict[int, list[TopicPartition]] = {}
         for tp in timestamps:
             await self.cluster.partitions_for(tp.topic)
             by_node.setdefault(self.cluster.leader(*tp), []).append(tp)
-        found = {}
+        retriable = {}
         for node, partitions in by_node.items():
             topics: dict[str, list] = {}
             for tp in partitions:
@@ -133,9 +154,15 @@ class Fetcher:
                 topics=[list_offsets.RequestTopic(name=name, partitions=parts) for name, parts in topics.items()]))
             for topic in response.topics:
                 for answer in topic.partitions:
-                    raise_for(answer.error_code, f"ListOffsets {topic.name}-{answer.partition_index}")
-                    found[TopicPartition(topic.name, answer.partition_index)] = (answer.offset, answer.timestamp)
-        return found
+                    tp = TopicPartition(topic.name, answer.partition_index)
+                    if answer.error_code:
+                        error = error_for(answer.error_code)(f"ListOffsets {tp.topic}-{tp.partition}")
+                        if not error.retriable:
+                            raise error
+                        retriable[tp] = error
+                    else:
+                        found[tp] = (answer.offset, answer.timestamp)
+        return retriable
 
     async def reset_positions(self, partitions) -> None:
         """Positions by auto_offset_reset for partitions that have none."""

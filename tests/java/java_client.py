@@ -69,13 +69,15 @@ class JavaProcess:
                 return event
 
     def stop(self, timeout: float = 30) -> None:
-        """Asks the program to finish (a "stop" line), waits for it and for its last output."""
+        """Asks the program to finish (a "stop" line), waits for it and for its last output; a program
+        that had died on its own (an exception out of main) fails the test with its stderr."""
         if self.process.poll() is None:
             self.process.stdin.write("stop\n")
             self.process.stdin.flush()
             self.process.stdin.close()
         self.process.wait(timeout)
         self._reader.join(timeout)
+        assert self.process.returncode == 0, f"exit code {self.process.returncode}: {self.process.stderr.read()[-4000:]}"
 
     def kill(self) -> None:
         if self.process.poll() is None:

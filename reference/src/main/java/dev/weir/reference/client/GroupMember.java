@@ -7,6 +7,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.errors.RebalanceInProgressException;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.StringDeserializer;
 
@@ -70,9 +71,23 @@ public final class GroupMember {
                     Out.emit("record", "member", member, "partition", record.partition(), "offset", record.offset(),
                             "value", record.value(), "t", System.nanoTime());
                 }
-                if (!records.isEmpty()) consumer.commitSync();
+                if (!records.isEmpty()) commitUnlessRebalancing(consumer);
             }
         }
         Out.emit("closed", "member", member, "t", System.nanoTime());
+    }
+
+    /**
+     * A commit while the group completes a rebalance is answered REBALANCE_IN_PROGRESS (Kafka's
+     * classic group does so between JoinGroup and SyncGroup). As Kafka's documentation advises, the
+     * member polls on: the partitions stay its own, and their positions are committed by the next
+     * commit or, if they are taken away, by onPartitionsRevoked, so no record reaches two members.
+     */
+    private static void commitUnlessRebalancing(KafkaConsumer<String, String> consumer) {
+        try {
+            consumer.commitSync();
+        } catch (RebalanceInProgressException e) {
+            Out.emit("commit-deferred", "reason", e.getClass().getSimpleName());
+        }
     }
 }
