@@ -18,6 +18,13 @@ from .errors import KafkaConnectionError, raise_for
 
 CLIENT_SOFTWARE = ("weir-python", "0.1.0")
 
+#: Our client runs transactions at transaction version 1, so it stays below the versions that mean
+#: version 2 or promise to handle TRANSACTION_ABORTABLE (KIP-890), as the Java client does when the
+#: broker does not finalize transaction.version 2. The codec knows the later versions: the broker
+#: serves them.
+_TRANSACTION_V1_HIGHEST = {ApiKey.PRODUCE: 10, ApiKey.END_TXN: 3, ApiKey.TXN_OFFSET_COMMIT: 3,
+                           ApiKey.INIT_PRODUCER_ID: 4, ApiKey.ADD_OFFSETS_TO_TXN: 3}
+
 
 class Connection:
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, client_id: str):
@@ -50,6 +57,8 @@ class Connection:
     def version_for(self, api_key: int, highest: int | None = None) -> int:
         """The highest version both sides speak (capped at ``highest``)."""
         ours = BY_KEY[api_key].REQUEST.versions
+        if api_key in _TRANSACTION_V1_HIGHEST:
+            ours = (ours[0], min(ours[1], _TRANSACTION_V1_HIGHEST[api_key]))
         theirs = self.versions.get(api_key)
         top = ours[1] if highest is None else min(ours[1], highest)
         if theirs is None or max(ours[0], theirs[0]) > min(top, theirs[1]):

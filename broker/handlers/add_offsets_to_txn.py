@@ -1,4 +1,4 @@
-"""AddOffsetsToTxn (25), v0-3: adds the group's ``__consumer_offsets`` partition
+"""AddOffsetsToTxn (25), v0-4 (v4 only lets Kafka answer TRANSACTION_ABORTABLE): adds the group's ``__consumer_offsets`` partition
 to the transaction, so TxnOffsetCommit may write there."""
 
 from weir.protocol.api_keys import ApiKey
@@ -10,7 +10,7 @@ from ..group.offsets import validate_group_id
 from ._txn_errors import fenced_for_version
 
 
-@handles(ApiKey.ADD_OFFSETS_TO_TXN, versions=(0, 3))
+@handles(ApiKey.ADD_OFFSETS_TO_TXN, versions=(0, 4))
 async def handle(context, header, request):
     try:
         validate_group_id(request.group_id)

@@ -1,4 +1,5 @@
-"""InitProducerId (22), v0-4.
+"""InitProducerId (22), v0-5 (v5: the client handles TRANSACTION_ABORTABLE, which Kafka's
+coordinator never answers here either).
 
 Without a transactional id: a fresh producer id from the persisted allocator
 (never reused across restarts) with epoch 0, as Kafka does for idempotent
@@ -16,7 +17,7 @@ from ..dispatcher import handles
 from ._txn_errors import fenced_for_version
 
 
-@handles(ApiKey.INIT_PRODUCER_ID, versions=(0, 4))
+@handles(ApiKey.INIT_PRODUCER_ID, versions=(0, 5))
 async def handle(context, header, request):
     if request.transactional_id is None:
         return msg.RESPONSE(error_code=Errors.NONE, producer_id=context.producer_ids.allocate(), producer_epoch=0)

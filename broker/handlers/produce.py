@@ -1,4 +1,4 @@
-"""Produce (0), served v3-10, advertised from v0.
+"""Produce (0), served v3-12, advertised from v0.
 
 v0-2 are advertised only so that librdkafka < 2.11.1 keeps compression enabled
 (KAFKA-18659, as Kafka 4 does); a v0-2 request closes the connection.
@@ -15,9 +15,12 @@ topics.
 A transactional batch that opens a transaction on a partition is verified with
 the transaction coordinator first (the partition must be in that producer's
 ongoing transaction, KIP-890 part 1): INVALID_TXN_STATE otherwise, as Kafka
-answers Produce below v11, INVALID_PRODUCER_EPOCH for another epoch, or
-INVALID_PRODUCER_ID_MAPPING for an unknown producer; without a transactional id,
-TRANSACTIONAL_ID_AUTHORIZATION_FAILED.
+answers Produce below v11 (TRANSACTION_ABORTABLE from v11), INVALID_PRODUCER_EPOCH
+for another epoch, or INVALID_PRODUCER_ID_MAPPING for an unknown producer; without
+a transactional id, TRANSACTIONAL_ID_AUTHORIZATION_FAILED. From v12 (transaction
+version 2, KIP-890 part 2) the batch adds its partition to the transaction itself,
+through the coordinator, where older clients sent AddPartitionsToTxn; an ended
+transaction's late write is then fenced by the epoch its end bumped.
 A partition's error answer carries its log start offset, as Kafka's ReplicaManager
 gives it, unless the error is one of ``_NO_LOG_START_OFFSET`` or a refusal before the
 log append (Kafka checks the transactional id and verifies before appending).
@@ -32,6 +35,7 @@ from weir.protocol.messages import produce as msg
 from ..dispatcher import NO_RESPONSE, handles
 from ..log.manager import INTERNAL_TOPICS
 from ..log.validator import BatchRefused, RecordValidationError
+from ._txn_errors import abortable_for_version, implicit_add_error
 
 log = logging.getLogger(__name__)
 _RECORD_ERROR = next(f.type.element for f in msg.PartitionResponse.fields if f.name == "record_errors")
@@ -49,16 +53,32 @@ class _RefusedBeforeAppend(KafkaError):
     """Refused before the log append: its answer carries no log start offset."""
 
 
-def _verify_before_append(verify):
+FIRST_ABORTABLE_VERSION, FIRST_TV2_VERSION = 11, 12
+
+
+def _verify_before_append(verify, abortable: bool):
     def check(header) -> None:
         try:
-            verify(header)
+            with abortable_for_version(abortable):
+                verify(header)
         except KafkaError as exc:
             raise _RefusedBeforeAppend(exc.error, exc.message) from None
     return check
 
 
-@handles(ApiKey.PRODUCE, versions=(3, 10), advertise_min=0)
+async def _add_to_transaction(context, partition, header, transactional_id, topic, index) -> None:
+    """Produce v12: put the partition in the producer's transaction unless this batch continues one."""
+    if partition.producers.has_open_txn(header.producer_id, header.producer_epoch):
+        return
+    try:
+        with implicit_add_error():
+            await context.txn.add_partitions_implicitly(transactional_id, header.producer_id,
+                                                        header.producer_epoch, {(topic, index)})
+    except KafkaError as exc:
+        raise _RefusedBeforeAppend(exc.error, exc.message) from None
+
+
+@handles(ApiKey.PRODUCE, versions=(3, 12), advertise_min=0)
 async def handle(context, header, request):
     acks = request.acks
     version = header.api_version
@@ -97,8 +117,12 @@ async def _produce_one(context, topic, partition_data, acks, version, now_ms, tr
             # Kafka refuses transactional records without a transactional id as unauthorised.
             raise _RefusedBeforeAppend(Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
                                       "transactional records need a transactional id")
-        verify = (_verify_before_append(context.txn.verifier(transactional_id, topic, partition_data.index))
-                  if header.is_transactional else None)
+        verify = None
+        if header.is_transactional:
+            if version >= FIRST_TV2_VERSION:
+                await _add_to_transaction(context, partition, header, transactional_id, topic, partition_data.index)
+            verify = _verify_before_append(context.txn.verifier(transactional_id, topic, partition_data.index),
+                                           abortable=version >= FIRST_ABORTABLE_VERSION)
         result = await partition.append_client_batch(validated.batch, header, now_ms, verify,
                                                      validated.log_append_time_ms)
         await logs.maybe_flush(partition)

@@ -1,10 +1,11 @@
-"""TxnOffsetCommit (28), v0-3.
+"""TxnOffsetCommit (28), v0-5.
 
 Writes the offsets as a transactional batch (the producer's id and epoch) to
-the group's ``__consumer_offsets`` partition, which AddOffsetsToTxn must have
-put in the transaction; they become the group's offsets when the COMMIT
-marker lands there and vanish on ABORT. An older producer epoch is
-INVALID_PRODUCER_EPOCH; a partition not in the transaction INVALID_TXN_STATE.
+the group's ``__consumer_offsets`` partition; they become the group's offsets
+when the COMMIT marker lands there and vanish on ABORT. An older producer epoch
+is INVALID_PRODUCER_EPOCH. Up to v4 AddOffsetsToTxn must have put the partition
+in the transaction (otherwise INVALID_TXN_STATE, or TRANSACTION_ABORTABLE from
+v4, as Kafka answers); v5 (transaction version 2, KIP-890 part 2) adds it itself.
 
 v3 (KIP-447) carries the consumer's generation, member id and instance id,
 checked as for OffsetCommit, so a zombie from an old generation cannot
@@ -12,18 +13,30 @@ commit; v0-2 carry none of them and are let through, as in Kafka.
 """
 
 from weir.protocol.api_keys import ApiKey
+from weir.protocol.errors import Errors
 from weir.protocol.messages import txn_offset_commit as msg
 
 from ..dispatcher import handles
 from ._offset_requests import commit_and_answer
+from ._txn_errors import abortable_for_version, implicit_add_error
+
+FIRST_ABORTABLE_VERSION, FIRST_TV2_VERSION = 4, 5
 
 
-@handles(ApiKey.TXN_OFFSET_COMMIT, versions=(0, 3))
+@handles(ApiKey.TXN_OFFSET_COMMIT, versions=(0, 5))
 async def handle(context, header, request):
+    version = header.api_version
+
     async def store(offsets):
         context.groups.validate_offset_commit(request.group_id, request.member_id, request.group_instance_id,
                                               request.generation_id, transactional=True)
-        verify = context.txn.verifier(request.transactional_id, *context.txn.offsets_partition(request.group_id))
-        await context.offsets.commit(request.group_id, offsets, producer_id=request.producer_id,
-                                     producer_epoch=request.producer_epoch, verify_txn=verify)
+        offsets_partition = context.txn.offsets_partition(request.group_id)
+        if version >= FIRST_TV2_VERSION:
+            with implicit_add_error(Errors.COORDINATOR_NOT_AVAILABLE):
+                await context.txn.add_partitions_implicitly(request.transactional_id, request.producer_id,
+                                                            request.producer_epoch, {offsets_partition})
+        with abortable_for_version(version >= FIRST_ABORTABLE_VERSION):
+            verify = context.txn.verifier(request.transactional_id, *offsets_partition)
+            await context.offsets.commit(request.group_id, offsets, producer_id=request.producer_id,
+                                         producer_epoch=request.producer_epoch, verify_txn=verify)
     return await commit_and_answer(context, msg, request.topics, store)

@@ -35,12 +35,15 @@ from weir.protocol.errors import Errors, KafkaError
 from ..coordinator.runtime import CoordinatorLog
 from ..group.offsets import OFFSETS_TOPIC
 from .markers import COORDINATOR_EPOCH, write_markers
-from .state import COMPLETE, MAX_EPOCH, PREPARING, TxnMetadata, TxnState, decode_key, encode_key
+from .state import (COMPLETE, MAX_EPOCH, PREPARING, TV2, TV2_EMPTY_ABORT_FROM, TxnMetadata, TxnState, decode_key,
+                    encode_key)
 
 log = logging.getLogger(__name__)
 
 TXN_TOPIC = "__transaction_state"
 NO_EPOCH = -1
+NO_PRODUCER_ID = -1
+_IMPLICIT_ADD_ROUNDS = 5
 
 
 class TransactionCoordinator:
@@ -51,8 +54,12 @@ class TransactionCoordinator:
         self.log = CoordinatorLog(context.logs, TXN_TOPIC, self.config["transaction.state.log.num.partitions"])
         self.txns: dict[str, TxnMetadata] = {}
         self._pending: dict[str, TxnState] = {}  # ids with a record write in flight
+        self._writes: dict[str, asyncio.Future] = {}  # the same writes, to wait for
         self._completions: dict[str, asyncio.Task] = {}
         self._tasks: list[asyncio.Task] = []
+        # The broker's finalized transaction.version: the version of the aborts the coordinator
+        # starts itself (timeouts, a re-initialised id), as Kafka's use its own level.
+        self.transaction_version = 1
 
     # ------------------------------------------------------------------ replay
 
@@ -78,10 +85,12 @@ class TransactionCoordinator:
         txn_id = target.transactional_id
         value = None if target.state == TxnState.DEAD else target.value_bytes()
         self._pending[txn_id] = target.state
+        written = self._writes[txn_id] = asyncio.get_running_loop().create_future()
         try:
             await self.log.append(self.log.partition_for(txn_id), [(encode_key(txn_id), value)], self.clock.now_ms())
         finally:
-            del self._pending[txn_id]
+            del self._pending[txn_id], self._writes[txn_id]
+            written.set_result(None)
         self.replay(txn_id, target)
 
     # ------------------------------------------------------------------ lifecycle
@@ -141,7 +150,10 @@ class TransactionCoordinator:
             return target.producer_id, target.producer_epoch
 
     async def add_partitions(self, txn_id: str, producer_id: int, epoch: int,
-                             partitions: set[tuple[str, int]]) -> None:
+                             partitions: set[tuple[str, int]], client_version: int = 0) -> None:
+        """AddPartitionsToTxn / AddOffsetsToTxn, or (``client_version`` 2) the implicit add of a
+        Produce v12 or TxnOffsetCommit v5; the transaction runs at the version that added last,
+        as Kafka's prepareAddPartitions records the client's version."""
         metadata = await self._checked(txn_id, producer_id, epoch)
         if metadata.state in PREPARING:
             raise KafkaError(Errors.CONCURRENT_TRANSACTIONS)
@@ -150,23 +162,103 @@ class TransactionCoordinator:
         now = self.clock.now_ms()
         start = now if metadata.state in COMPLETE else metadata.start_ms
         await self._persist(metadata.transition_to(TxnState.ONGOING, partitions=metadata.partitions | partitions,
-                                                   start_ms=start, last_update_ms=now))
+                                                   start_ms=start, last_update_ms=now,
+                                                   client_version=client_version))
 
-    async def end_txn(self, txn_id: str, producer_id: int, epoch: int, commit: bool) -> None:
+    async def end_txn(self, txn_id: str, producer_id: int, epoch: int, commit: bool,
+                      client_version: int = 0) -> tuple[int, int]:
+        """EndTxn; returns the producer id and epoch a TV2 client goes on with ((-1, -1) for TV1)."""
+        if client_version >= TV2:
+            return await self._end_txn_v2(txn_id, producer_id, epoch, commit)
         metadata = await self._checked(txn_id, producer_id, epoch)
         state = metadata.state
         if state == TxnState.ONGOING:
             target = metadata.transition_to(TxnState.PREPARE_COMMIT if commit else TxnState.PREPARE_ABORT,
-                                            last_update_ms=self.clock.now_ms())
+                                            last_update_ms=self.clock.now_ms(), client_version=client_version)
             await self._persist(target)
             self._complete_later(target)
-            return
+            return NO_PRODUCER_ID, NO_EPOCH
         if state == (TxnState.COMPLETE_COMMIT if commit else TxnState.COMPLETE_ABORT):
-            return  # a retry of the EndTxn that completed it
+            return NO_PRODUCER_ID, NO_EPOCH  # a retry of the EndTxn that completed it
         if state == (TxnState.PREPARE_COMMIT if commit else TxnState.PREPARE_ABORT):
             raise KafkaError(Errors.CONCURRENT_TRANSACTIONS)
         raise KafkaError(Errors.INVALID_TXN_STATE,
                          f"cannot {'commit' if commit else 'abort'} in state {state.name}")
+
+    async def _end_txn_v2(self, txn_id: str, producer_id: int, epoch: int, commit: bool) -> tuple[int, int]:
+        """EndTxn v5+ (KIP-890 part 2): every commit or abort bumps the epoch, so a late write from
+        the ended transaction is fenced; a retry is known by the epoch it names (one behind the
+        bumped one). Kafka's table (TransactionCoordinator.endTransaction), with
+        PF = PRODUCER_FENCED, ITS = INVALID_TXN_STATE, EB = bump and end:
+
+                           abort: retry / current      commit: retry / current
+            Empty               PF    / EB                   PF    / ITS
+            CompleteAbort       NONE  / EB                   ITS   / ITS
+            CompleteCommit      ITS   / EB                   NONE  / ITS
+        """
+        if not txn_id:
+            raise KafkaError(Errors.INVALID_REQUEST, "transactional id must not be empty")
+        metadata = await self._settled(txn_id)
+        if metadata is None:
+            raise KafkaError(Errors.INVALID_PRODUCER_ID_MAPPING,
+                             "the producer id does not belong to this transactional id")
+        state = metadata.state
+        retry_on_overflow = (metadata.previous_producer_id == producer_id and epoch == MAX_EPOCH
+                             and metadata.producer_epoch == 0)
+        retry_on_bump = metadata.producer_epoch == epoch + 1
+        if metadata.producer_id != producer_id and not retry_on_overflow:
+            raise KafkaError(Errors.INVALID_PRODUCER_ID_MAPPING,
+                             "the producer id does not belong to this transactional id")
+        if state in PREPARING:
+            valid = retry_on_bump
+        elif state in (TxnState.COMPLETE_COMMIT, TxnState.COMPLETE_ABORT):
+            valid = retry_on_bump or retry_on_overflow or epoch == metadata.producer_epoch
+        else:
+            valid = epoch == metadata.producer_epoch
+        if not valid:
+            raise KafkaError(Errors.PRODUCER_FENCED, "a newer producer epoch exists for this transactional id")
+        is_retry = retry_on_bump or retry_on_overflow
+        done = TxnState.COMPLETE_COMMIT if commit else TxnState.COMPLETE_ABORT
+        if state == TxnState.ONGOING or (not commit and not is_retry and state in TV2_EMPTY_ABORT_FROM):
+            target = self._prepare_end_v2(metadata, commit)
+            await self._persist(target)
+            self._complete_later(target)
+            return _completed_identity(target)
+        if state == done and is_retry:
+            return metadata.producer_id, metadata.producer_epoch
+        if state == (TxnState.PREPARE_COMMIT if commit else TxnState.PREPARE_ABORT):
+            raise KafkaError(Errors.CONCURRENT_TRANSACTIONS)
+        raise KafkaError(Errors.INVALID_TXN_STATE,
+                         f"cannot {'commit' if commit else 'abort'} in state {state.name}")
+
+    def _prepare_end_v2(self, metadata: TxnMetadata, commit: bool) -> TxnMetadata:
+        """Prepare* with the epoch bumped (not past Short.MAX_VALUE: an abort already there goes through
+        at that epoch, as Kafka lets it); an exhausted epoch also draws the next producer id."""
+        now = self.clock.now_ms()
+        bumped = metadata.producer_epoch if metadata.producer_epoch >= MAX_EPOCH + 1 else metadata.producer_epoch + 1
+        next_id = self.context.producer_ids.allocate() if metadata.epoch_exhausted else NO_PRODUCER_ID
+        nothing_added = metadata.state != TxnState.ONGOING
+        return metadata.transition_to(TxnState.PREPARE_COMMIT if commit else TxnState.PREPARE_ABORT,
+                                      producer_epoch=bumped, last_producer_epoch=metadata.producer_epoch,
+                                      next_producer_id=next_id, client_version=TV2, last_update_ms=now,
+                                      start_ms=now if nothing_added else metadata.start_ms)
+
+    async def add_partitions_implicitly(self, txn_id: str | None, producer_id: int, epoch: int,
+                                        partitions: set[tuple[str, int]]) -> None:
+        """The add a Produce v12 or TxnOffsetCommit v5 makes for its transaction (KIP-890 part 2).
+
+        A record write in flight for the id (another request's add) is waited for and the add
+        tried again, where Kafka's ReplicaManager retries CONCURRENT_TRANSACTIONS for these
+        requests every 20 ms for up to 100 ms; a few rounds bound it here too."""
+        for _ in range(_IMPLICIT_ADD_ROUNDS):
+            try:
+                return await self.add_partitions(txn_id or "", producer_id, epoch, partitions, client_version=TV2)
+            except KafkaError as exc:
+                write = self._writes.get(txn_id or "")
+                if exc.error != Errors.CONCURRENT_TRANSACTIONS or write is None:
+                    raise
+            await asyncio.wait([write])
+        raise KafkaError(Errors.CONCURRENT_TRANSACTIONS)
 
     def verify_partition(self, txn_id: str | None, producer_id: int, epoch: int, topic: str, index: int) -> None:
         """Is (topic, index) in this producer's ongoing transaction? (KIP-890 part 1)
@@ -254,10 +346,17 @@ class TransactionCoordinator:
         # after a coordinator abort: the fenced producer may still recover by InitProducerId
         # naming that epoch (KIP-360), e.g. after its transaction timed out; a new producer's
         # InitProducerId without an epoch clears it and fences the old one for good.
-        epoch = metadata.producer_epoch if metadata.epoch_exhausted else metadata.producer_epoch + 1
-        target = metadata.transition_to(TxnState.PREPARE_ABORT, producer_epoch=epoch,
-                                        last_producer_epoch=metadata.producer_epoch,
-                                        last_update_ms=self.clock.now_ms())
+        #
+        # Kafka aborts at the broker's finalized transaction.version: at version 2 this is the
+        # epoch-bumping abort of any EndTxn, which the producer's own abort at its old epoch then
+        # finds done (a retry, one epoch behind) and carries on from, with no ProducerFenced.
+        if self.transaction_version >= TV2:
+            target = self._prepare_end_v2(metadata, commit=False)
+        else:
+            epoch = metadata.producer_epoch if metadata.epoch_exhausted else metadata.producer_epoch + 1
+            target = metadata.transition_to(TxnState.PREPARE_ABORT, producer_epoch=epoch,
+                                            last_producer_epoch=metadata.producer_epoch,
+                                            last_update_ms=self.clock.now_ms())
         await self._persist(target)
         self._complete_later(target)
         await asyncio.wait([self._completions[target.transactional_id]])
@@ -283,9 +382,21 @@ class TransactionCoordinator:
         # epoch has fenced: neither can be fixed by retrying, so the transaction completes.
         await write_markers(self.context, prepared.producer_id, prepared.producer_epoch, COORDINATOR_EPOCH,
                             commit, sorted(prepared.partitions))
+        producer_id, epoch = _completed_identity(prepared)
+        rotated = producer_id != prepared.producer_id
         await self._persist(prepared.transition_to(
             TxnState.COMPLETE_COMMIT if commit else TxnState.COMPLETE_ABORT,
+            producer_id=producer_id, producer_epoch=epoch, next_producer_id=NO_PRODUCER_ID,
+            previous_producer_id=prepared.producer_id if rotated else prepared.previous_producer_id,
             partitions=frozenset(), last_update_ms=self.clock.now_ms()))
+
+
+def _completed_identity(prepared: TxnMetadata) -> tuple[int, int]:
+    """The producer id and epoch a prepared transaction leaves: at TV2 an exhausted epoch hands over
+    to the next producer id at epoch 0 (the client never sees Short.MAX_VALUE)."""
+    if prepared.bumps_epoch_at_end and prepared.next_producer_id != NO_PRODUCER_ID:
+        return prepared.next_producer_id, 0
+    return prepared.producer_id, prepared.producer_epoch
 
 
 def _may_recover(metadata: TxnMetadata, producer_id: int, epoch: int) -> bool:

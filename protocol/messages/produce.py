@@ -1,4 +1,5 @@
-"""Produce (key 0), v3-10; v9+ flexible. v0-2 are advertised but refused (see handlers/produce.py)."""
+"""Produce (key 0), v3-12; v9+ flexible; v11 and v12 are v10 (KIP-890: TRANSACTION_ABORTABLE; a
+transaction's partitions added by Produce itself). v0-2 are advertised but refused (see handlers/produce.py)."""
 
 from ._dsl import INT16, INT32, INT64, RECORDS, STRING, Array, Field, Message, Struct
 
@@ -15,7 +16,7 @@ TopicData = Struct(
 )
 
 REQUEST = Message(
-    "ProduceRequest", 0, "3-10", "9+",
+    "ProduceRequest", 0, "3-12", "9+",
     Field("transactional_id", STRING, "3+", nullable="3+"),
     Field("acks", INT16),
     Field("timeout_ms", INT32),
@@ -51,7 +52,7 @@ TopicResponse = Struct(
 )
 
 RESPONSE = Message(
-    "ProduceResponse", 0, "3-10", "9+",
+    "ProduceResponse", 0, "3-12", "9+",
     Field("responses", Array(TopicResponse)),
     Field("throttle_time_ms", INT32, "1+"),
     Field("node_endpoints", Array(Struct(

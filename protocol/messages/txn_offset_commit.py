@@ -1,4 +1,4 @@
-"""TxnOffsetCommit (key 28), v0-3; v2 adds leader epochs; v3 flexible plus the
+"""TxnOffsetCommit (key 28), v0-5 (v4 and v5 are v3: KIP-890's TRANSACTION_ABORTABLE, implicit add); v2 adds leader epochs; v3 flexible plus the
 KIP-447 group generation, member id and instance id."""
 
 from ._dsl import INT16, INT32, INT64, STRING, Array, Field, Message, Struct
@@ -18,7 +18,7 @@ RequestTopic = Struct(
 )
 
 REQUEST = Message(
-    "TxnOffsetCommitRequest", 28, "0-3", "3+",
+    "TxnOffsetCommitRequest", 28, "0-5", "3+",
     Field("transactional_id", STRING),
     Field("group_id", STRING),
     Field("producer_id", INT64),
@@ -42,7 +42,7 @@ ResponseTopic = Struct(
 )
 
 RESPONSE = Message(
-    "TxnOffsetCommitResponse", 28, "0-3", "3+",
+    "TxnOffsetCommitResponse", 28, "0-5", "3+",
     Field("throttle_time_ms", INT32),
     Field("topics", Array(ResponseTopic)),
 )

@@ -4,7 +4,8 @@ from weir.broker import handlers  # noqa: F401
 from weir.broker.dispatcher import advertised_versions
 
 EXPECTED = {
-    0: (0, 10),   # Produce: min 0 keeps old librdkafka's compression on (KAFKA-18659); v0-2 are refused
+    0: (0, 12),   # Produce: min 0 keeps old librdkafka's compression on (KAFKA-18659); v0-2 are refused;
+                  # v11 TRANSACTION_ABORTABLE, v12 transaction version 2 (v13 topic ids is not served)
     1: (4, 12),   # Fetch: v13+ switches librdkafka to topic ids
     2: (1, 7),    # ListOffsets
     3: (0, 12),   # Metadata
@@ -21,13 +22,13 @@ EXPECTED = {
     19: (2, 7),   # CreateTopics (v5+ answers partitions, replication factor, configs; v7 topic id)
     20: (1, 4),   # DeleteTopics
     21: (0, 2),   # DeleteRecords
-    22: (0, 4),   # InitProducerId: aiokafka sends only v0
+    22: (0, 5),   # InitProducerId: aiokafka sends only v0; v6 is KIP-939's two-phase commit
     23: (2, 4),   # OffsetForLeaderEpoch: librdkafka sends exactly v2
     24: (0, 3),   # AddPartitionsToTxn: v4+ is broker-to-broker
-    25: (0, 3),   # AddOffsetsToTxn
-    26: (0, 3),   # EndTxn: v5 is transaction version 2
+    25: (0, 4),   # AddOffsetsToTxn
+    26: (0, 5),   # EndTxn: v5 is transaction version 2
     27: (1, 1),   # WriteTxnMarkers: what admin "abort transaction" tools send
-    28: (0, 3),   # TxnOffsetCommit
+    28: (0, 5),   # TxnOffsetCommit: v5 is transaction version 2
     32: (1, 4),   # DescribeConfigs (v3 documentation and config types)
     33: (0, 2),   # AlterConfigs
     37: (0, 3),   # CreatePartitions
