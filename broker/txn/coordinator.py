@@ -3,10 +3,15 @@
 Every change is first a record in ``__transaction_state`` (partition = hash of
 the transactional id); ``replay`` alone installs it, and start-up replays the
 topic, then finishes any commit or abort found half done. Semantics follow
-Kafka's transaction version 1 (PROTOCOL.md 4.4-4.6):
+Kafka's coordinator (PROTOCOL.md 4.4-4.6), at the transaction version each
+client's requests speak, as Kafka decides it per request: version 1 for EndTxn
+up to v4, version 2 (KIP-890 part 2) from EndTxn v5, Produce v12 and
+TxnOffsetCommit v5, so librdkafka's TV1 producers and Java's TV2 ones share it.
 
 - EndTxn persists PrepareCommit/PrepareAbort, answers the client, then a
   completion task writes the markers and persists CompleteCommit/CompleteAbort.
+  At version 2 the prepare bumps the epoch (or, exhausted, draws the next
+  producer id), the markers carry the bumped epoch, and the answer names it.
 - A write in flight for an id makes other requests for it fail with
   CONCURRENT_TRANSACTIONS, as Kafka's pending transitions do. One deliberate
   difference: a request arriving while a completion is still writing markers
@@ -14,15 +19,11 @@ Kafka's transaction version 1 (PROTOCOL.md 4.4-4.6):
   Kafka answers CONCURRENT_TRANSACTIONS and the client retries after a backoff.
   The outcome is the one the retry would get; only the round trip is saved.
 - An Ongoing transaction past its timeout, or one whose transactional id is
-  re-initialised, is fenced (epoch + 1) and aborted at the new epoch.
-
-Deliberate difference from Kafka 4 (which finalizes transaction.version 2, KIP-890 part 2),
-visible to the Java producer (tests/java/test_transactions.py): after the coordinator aborts
-a timed-out transaction, the producer's abortTransaction sends EndTxn at its old epoch. Under
-version 2 Kafka takes that for a retry of the epoch-bumping abort and hands the producer the
-new epoch, so it carries on; under version 1, which Weir speaks (EndTxn v0-3, no
-transaction.version feature), the old epoch is PRODUCER_FENCED, as Kafka's coordinator
-answers a version-1 client, and the application makes a new producer.
+  re-initialised, is fenced and aborted at the broker's finalized
+  transaction.version (``transaction_version``), as Kafka does: at version 1
+  the producer's own abort at its old epoch is PRODUCER_FENCED (the Java
+  producer then needs a new instance); at version 2 it is the retry of an
+  epoch-bumping abort, answered with the new epoch, and the producer carries on.
 """
 
 from __future__ import annotations
@@ -35,8 +36,8 @@ from weir.protocol.errors import Errors, KafkaError
 from ..coordinator.runtime import CoordinatorLog
 from ..group.offsets import OFFSETS_TOPIC
 from .markers import COORDINATOR_EPOCH, write_markers
-from .state import (COMPLETE, MAX_EPOCH, PREPARING, TV2, TV2_EMPTY_ABORT_FROM, TxnMetadata, TxnState, decode_key,
-                    encode_key)
+from . import version2
+from .state import COMPLETE, MAX_EPOCH, PREPARING, TV2, TxnMetadata, TxnState, decode_key, encode_key
 
 log = logging.getLogger(__name__)
 
@@ -186,62 +187,15 @@ class TransactionCoordinator:
                          f"cannot {'commit' if commit else 'abort'} in state {state.name}")
 
     async def _end_txn_v2(self, txn_id: str, producer_id: int, epoch: int, commit: bool) -> tuple[int, int]:
-        """EndTxn v5+ (KIP-890 part 2): every commit or abort bumps the epoch, so a late write from
-        the ended transaction is fenced; a retry is known by the epoch it names (one behind the
-        bumped one). Kafka's table (TransactionCoordinator.endTransaction), with
-        PF = PRODUCER_FENCED, ITS = INVALID_TXN_STATE, EB = bump and end:
-
-                           abort: retry / current      commit: retry / current
-            Empty               PF    / EB                   PF    / ITS
-            CompleteAbort       NONE  / EB                   ITS   / ITS
-            CompleteCommit      ITS   / EB                   NONE  / ITS
-        """
         if not txn_id:
             raise KafkaError(Errors.INVALID_REQUEST, "transactional id must not be empty")
-        metadata = await self._settled(txn_id)
-        if metadata is None:
-            raise KafkaError(Errors.INVALID_PRODUCER_ID_MAPPING,
-                             "the producer id does not belong to this transactional id")
-        state = metadata.state
-        retry_on_overflow = (metadata.previous_producer_id == producer_id and epoch == MAX_EPOCH
-                             and metadata.producer_epoch == 0)
-        retry_on_bump = metadata.producer_epoch == epoch + 1
-        if metadata.producer_id != producer_id and not retry_on_overflow:
-            raise KafkaError(Errors.INVALID_PRODUCER_ID_MAPPING,
-                             "the producer id does not belong to this transactional id")
-        if state in PREPARING:
-            valid = retry_on_bump
-        elif state in (TxnState.COMPLETE_COMMIT, TxnState.COMPLETE_ABORT):
-            valid = retry_on_bump or retry_on_overflow or epoch == metadata.producer_epoch
-        else:
-            valid = epoch == metadata.producer_epoch
-        if not valid:
-            raise KafkaError(Errors.PRODUCER_FENCED, "a newer producer epoch exists for this transactional id")
-        is_retry = retry_on_bump or retry_on_overflow
-        done = TxnState.COMPLETE_COMMIT if commit else TxnState.COMPLETE_ABORT
-        if state == TxnState.ONGOING or (not commit and not is_retry and state in TV2_EMPTY_ABORT_FROM):
-            target = self._prepare_end_v2(metadata, commit)
-            await self._persist(target)
-            self._complete_later(target)
-            return _completed_identity(target)
-        if state == done and is_retry:
-            return metadata.producer_id, metadata.producer_epoch
-        if state == (TxnState.PREPARE_COMMIT if commit else TxnState.PREPARE_ABORT):
-            raise KafkaError(Errors.CONCURRENT_TRANSACTIONS)
-        raise KafkaError(Errors.INVALID_TXN_STATE,
-                         f"cannot {'commit' if commit else 'abort'} in state {state.name}")
-
-    def _prepare_end_v2(self, metadata: TxnMetadata, commit: bool) -> TxnMetadata:
-        """Prepare* with the epoch bumped (not past Short.MAX_VALUE: an abort already there goes through
-        at that epoch, as Kafka lets it); an exhausted epoch also draws the next producer id."""
-        now = self.clock.now_ms()
-        bumped = metadata.producer_epoch if metadata.producer_epoch >= MAX_EPOCH + 1 else metadata.producer_epoch + 1
-        next_id = self.context.producer_ids.allocate() if metadata.epoch_exhausted else NO_PRODUCER_ID
-        nothing_added = metadata.state != TxnState.ONGOING
-        return metadata.transition_to(TxnState.PREPARE_COMMIT if commit else TxnState.PREPARE_ABORT,
-                                      producer_epoch=bumped, last_producer_epoch=metadata.producer_epoch,
-                                      next_producer_id=next_id, client_version=TV2, last_update_ms=now,
-                                      start_ms=now if nothing_added else metadata.start_ms)
+        outcome = version2.end_txn(await self._settled(txn_id), producer_id, epoch, commit, self.clock.now_ms(),
+                                   self.context.producer_ids.allocate)
+        if isinstance(outcome, TxnMetadata):
+            await self._persist(outcome)
+            self._complete_later(outcome)
+            return version2.completed_identity(outcome)
+        return outcome
 
     async def add_partitions_implicitly(self, txn_id: str | None, producer_id: int, epoch: int,
                                         partitions: set[tuple[str, int]]) -> None:
@@ -351,7 +305,7 @@ class TransactionCoordinator:
         # epoch-bumping abort of any EndTxn, which the producer's own abort at its old epoch then
         # finds done (a retry, one epoch behind) and carries on from, with no ProducerFenced.
         if self.transaction_version >= TV2:
-            target = self._prepare_end_v2(metadata, commit=False)
+            target = version2.prepare_end(metadata, False, self.clock.now_ms(), self.context.producer_ids.allocate)
         else:
             epoch = metadata.producer_epoch if metadata.epoch_exhausted else metadata.producer_epoch + 1
             target = metadata.transition_to(TxnState.PREPARE_ABORT, producer_epoch=epoch,
@@ -382,7 +336,7 @@ class TransactionCoordinator:
         # epoch has fenced: neither can be fixed by retrying, so the transaction completes.
         await write_markers(self.context, prepared.producer_id, prepared.producer_epoch, COORDINATOR_EPOCH,
                             commit, sorted(prepared.partitions))
-        producer_id, epoch = _completed_identity(prepared)
+        producer_id, epoch = version2.completed_identity(prepared)
         rotated = producer_id != prepared.producer_id
         await self._persist(prepared.transition_to(
             TxnState.COMPLETE_COMMIT if commit else TxnState.COMPLETE_ABORT,
@@ -390,13 +344,6 @@ class TransactionCoordinator:
             previous_producer_id=prepared.producer_id if rotated else prepared.previous_producer_id,
             partitions=frozenset(), last_update_ms=self.clock.now_ms()))
 
-
-def _completed_identity(prepared: TxnMetadata) -> tuple[int, int]:
-    """The producer id and epoch a prepared transaction leaves: at TV2 an exhausted epoch hands over
-    to the next producer id at epoch 0 (the client never sees Short.MAX_VALUE)."""
-    if prepared.bumps_epoch_at_end and prepared.next_producer_id != NO_PRODUCER_ID:
-        return prepared.next_producer_id, 0
-    return prepared.producer_id, prepared.producer_epoch
 
 
 def _may_recover(metadata: TxnMetadata, producer_id: int, epoch: int) -> bool:
