@@ -99,8 +99,8 @@ class Wire:
         await self.wait_for_partitions(name, partitions)
         return answer
 
-    async def init_producer_id(self, txn_id: str | None, **extra):
-        return await self.call(ApiKey.INIT_PRODUCER_ID, V_INIT_PRODUCER_ID, init_producer_id.REQUEST(
+    async def init_producer_id(self, txn_id: str | None, version=V_INIT_PRODUCER_ID, **extra):
+        return await self.call(ApiKey.INIT_PRODUCER_ID, version, init_producer_id.REQUEST(
             transactional_id=txn_id, transaction_timeout_ms=60000, **extra))
 
     async def add_partitions(self, txn_id, pid, epoch, topic, partitions=(0,), version=V_ADD_PARTITIONS):
@@ -115,8 +115,9 @@ class Wire:
         return await self.call(ApiKey.ADD_OFFSETS_TO_TXN, V_ADD_OFFSETS, add_offsets_to_txn.REQUEST(
             transactional_id=txn_id, producer_id=pid, producer_epoch=epoch, group_id=group))
 
-    async def txn_offset_commit(self, txn_id, group, pid, epoch, topic, offset, metadata="m"):
-        return await self.call(ApiKey.TXN_OFFSET_COMMIT, V_TXN_OFFSET_COMMIT, txn_offset_commit.REQUEST(
+    async def txn_offset_commit(self, txn_id, group, pid, epoch, topic, offset, metadata="m",
+                                version=V_TXN_OFFSET_COMMIT):
+        return await self.call(ApiKey.TXN_OFFSET_COMMIT, version, txn_offset_commit.REQUEST(
             transactional_id=txn_id, group_id=group, producer_id=pid, producer_epoch=epoch, topics=[
                 txn_offset_commit.RequestTopic(name=topic, partitions=[txn_offset_commit.RequestPartition(
                     partition_index=0, committed_offset=offset, committed_metadata=metadata)])]),
@@ -134,13 +135,16 @@ class Wire:
         return await self.call(ApiKey.END_TXN, version, end_txn.REQUEST(
             transactional_id=txn_id, producer_id=pid, producer_epoch=epoch, committed=commit))
 
-    async def produce(self, topic, values, *, pid=-1, epoch=-1, seq=-1, txn_id=None, partition=0):
-        """One batch; never retried (a retry is a scenario's own, explicit step)."""
+    async def produce(self, topic, values, *, pid=-1, epoch=-1, seq=-1, txn_id=None, partition=0,
+                      version=V_PRODUCE, retry=frozenset()):
+        """One batch; retried only on the answers in ``retry`` (which say nothing was written), as a
+        scenario's own, explicit choice."""
         batch = encode_batch([Record(value) for value in values], producer_id=pid, producer_epoch=epoch,
                              base_sequence=seq, transactional=txn_id is not None)
-        return await self.connection.request(ApiKey.PRODUCE, V_PRODUCE, produce.REQUEST(
+        return await self.call(ApiKey.PRODUCE, version, produce.REQUEST(
             transactional_id=txn_id, acks=-1, timeout_ms=5000, topic_data=[produce.TopicData(
-                name=topic, partition_data=[produce.PartitionData(index=partition, records=batch)])]))
+                name=topic, partition_data=[produce.PartitionData(index=partition, records=batch)])]),
+            error=lambda answer: answer.responses[0].partition_responses[0].error_code, retry=retry)
 
     async def list_offsets(self, topic, isolation: int, timestamp: int = -1, partitions: int = 1):
         return await self.connection.request(ApiKey.LIST_OFFSETS, V_LIST_OFFSETS,
