@@ -7,10 +7,15 @@ update fails the whole request with INVALID_UPDATE_VERSION at the top level and
 "The update failed for all features since the following feature had an error: ...",
 with no per-feature results. A success answers per-feature results (error NONE,
 message "NONE", as Kafka's Errors.NONE.message()) up to v1 and none from v2.
-v0's ``allow_downgrade`` reads as a safe downgrade, as Kafka's UpdateFeaturesRequest
-reads it. ``validate_only`` (v1+, the tools' --dry-run) checks and changes nothing.
-No authorizer: Kafka's CLUSTER ALTER check has nothing to refuse.
+v0's ``allow_downgrade`` is ignored: Kafka 4.3.1's controller reads the upgrade type,
+which v0 does not carry, so every v0 update is an upgrade (seen on the wire: a v0
+downgrade with allow_downgrade is refused). ``validate_only`` (v1+, the tools' --dry-run) checks and changes nothing.
+No authorizer: Kafka's CLUSTER ALTER check has nothing to refuse. A change that cannot
+be written to disk (ENOSPC, EIO) is answered KAFKA_STORAGE_ERROR and changes nothing,
+as the design answers every failed write.
 """
+
+import logging
 
 from weir.protocol.api_keys import ApiKey
 from weir.protocol.errors import Errors, KafkaError
@@ -18,23 +23,23 @@ from weir.protocol.messages import update_features as msg
 
 from ..dispatcher import handles
 
-
-def _upgrade_type(version: int, update) -> int:
-    if version == 0:
-        return msg.SAFE_DOWNGRADE if update.allow_downgrade else msg.UPGRADE
-    return update.upgrade_type
+log = logging.getLogger(__name__)
 
 
 @handles(ApiKey.UPDATE_FEATURES, versions=(0, 2))
 def handle(context, header, request):
     version = header.api_version
-    updates = [(update.feature, update.max_version_level, _upgrade_type(version, update))
+    updates = [(update.feature, update.max_version_level, update.upgrade_type)  # v0: the default, UPGRADE
                for update in request.feature_updates]
     try:
         context.features.update(updates, validate_only=request.validate_only)
     except KafkaError as exc:
         return msg.RESPONSE(error_code=exc.code, error_message="The update failed for all features since the "
                                                                f"following feature had an error: {exc.message}")
+    except OSError as exc:
+        log.error("finalized features could not be written: %s", exc)
+        return msg.RESPONSE(error_code=Errors.KAFKA_STORAGE_ERROR,
+                            error_message=f"The finalized features could not be written: {exc}")
     results = [] if version >= 2 else [
         msg.FeatureResult(feature=update.feature, error_code=Errors.NONE, error_message=Errors.NONE.name)
         for update in request.feature_updates]
