@@ -49,8 +49,17 @@ def wait_for_level(broker, level: int, deadline: float = 30.0):
 
 def update(broker, version: int, *updates, validate_only: bool = False):
     """UpdateFeatures of (feature, level, upgrade type) triples; (error code, message, results)."""
-    answer = ask(broker, ApiKey.UPDATE_FEATURES, version, update_features.REQUEST(
+    return _outcome(ask(broker, ApiKey.UPDATE_FEATURES, version, update_features.REQUEST(
         validate_only=validate_only, feature_updates=[
             update_features.FeatureUpdate(feature=name, max_version_level=level, upgrade_type=kind)
-            for name, level, kind in updates]))
+            for name, level, kind in updates])))
+
+
+def update_v0(broker, name: str, level: int, allow_downgrade: bool):
+    """UpdateFeatures v0, whose updates carry allow_downgrade instead of an upgrade type."""
+    return _outcome(ask(broker, ApiKey.UPDATE_FEATURES, 0, update_features.REQUEST(feature_updates=[
+        update_features.FeatureUpdate(feature=name, max_version_level=level, allow_downgrade=allow_downgrade)])))
+
+
+def _outcome(answer):
     return answer.error_code, answer.error_message, [(r.feature, r.error_code, r.error_message) for r in answer.results]
