@@ -4,10 +4,12 @@ file that keeps them (written whole or not at all)."""
 
 import errno
 import json
+import os
 from types import SimpleNamespace
 
 import pytest
 
+import weir.broker.durable_file
 import weir.broker.features
 from weir.broker import handlers  # noqa: F401  (registers the handlers)
 from weir.broker.config import ConfigError
@@ -215,3 +217,25 @@ def test_update_features_that_cannot_be_written_answers_storage_error(tmp_path, 
     answer = call(ApiKey.UPDATE_FEATURES, 2, update_request((TV, 0, SAFE_DOWNGRADE)), features)
     assert answer.error_code == Errors.KAFKA_STORAGE_ERROR and "Input/output error" in answer.error_message
     assert (features.level(TV), features.epoch) == (1, 0)
+
+
+def test_the_file_is_replaced_durably(tmp_path, monkeypatch):
+    """Temp file synced before the rename, directory synced after it: a power loss leaves the old
+    levels or the new ones, never an empty or missing file."""
+    features = FinalizedFeatures(tmp_path, node_id=1)
+    calls = []
+    real_fsync, real_replace = os.fsync, os.replace
+
+    def fsync(fd):
+        calls.append(("fsync", os.readlink(f"/proc/self/fd/{fd}")))
+        real_fsync(fd)
+
+    def replace(source, target):
+        calls.append(("rename", str(source), str(target)))
+        real_replace(source, target)
+    monkeypatch.setattr(weir.broker.durable_file.os, "fsync", fsync)
+    monkeypatch.setattr(weir.broker.durable_file.os, "replace", replace)
+    features.update([(TV, 0, SAFE_DOWNGRADE)], validate_only=False)
+    path = str(tmp_path / FILE_NAME)
+    assert calls == [("fsync", path + ".tmp"), ("rename", path + ".tmp", path), ("fsync", str(tmp_path))]
+    assert stored(tmp_path) == {"version": 1, "epoch": 1, "features": {}}
