@@ -1,5 +1,5 @@
 """Command line: ``weir`` or ``python -m weir.broker`` ``[--host H] [--port P] [--data-dir D]
-[--config server.properties] [--override name=value ...]``.
+[--config server.properties] [--override name=value ...] [--feature name=level ...]``.
 
 Settings use Kafka's broker config names; an unknown name or bad value stops
 start-up with a clear message (exit code 2). One log line says when the
@@ -23,6 +23,7 @@ from . import handlers  # noqa: F401  (registers every API handler)
 from .config import BrokerConfig, ConfigError, read_properties
 from .context import BrokerContext
 from .dispatcher import Dispatcher
+from .features import parse_feature_flag
 from .log.open_files import raise_open_files_limit
 from .metrics.listener import MetricsListener
 from .server import Server
@@ -38,6 +39,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--config", help="a server.properties file with Kafka broker settings")
     parser.add_argument("--override", action="append", default=[], metavar="NAME=VALUE",
                         help="a Kafka broker setting; wins over --config; may repeat")
+    parser.add_argument("--feature", action="append", default=[], metavar="NAME=LEVEL",
+                        help="finalized level of a new data directory, as kafka-storage format --feature "
+                             "(e.g. transaction.version=0); ignored once the directory has levels; may repeat")
     parser.add_argument("--log-level", default="INFO", help="logging level (default INFO)")
     return parser.parse_args(argv)
 
@@ -98,7 +102,9 @@ def main(argv=None) -> int:
     raise_open_files_limit()  # before anything sizes itself by the limit (weir.max.open.segment.files)
     try:
         config = load_config(args)
-        context = BrokerContext(config, Path(args.data_dir), args.host, args.port)  # loads dynamic settings
+        features = dict(parse_feature_flag(text) for text in args.feature)
+        context = BrokerContext(config, Path(args.data_dir), args.host, args.port,  # loads dynamic settings
+                                initial_features=features)
     except (ConfigError, OSError) as exc:
         print(f"weir: configuration error: {exc}", file=sys.stderr)
         return 2

@@ -9,6 +9,7 @@ from pathlib import Path
 from weir.broker.clock import Clock, SystemClock
 from weir.broker.config import BrokerConfig
 from weir.broker.dynamic_config import DynamicBrokerConfigs
+from weir.broker.features import FinalizedFeatures
 from weir.broker.log.manager import LogManager
 from weir.broker.metrics import recorder_for
 from weir.broker.group.coordinator import GroupCoordinator
@@ -37,6 +38,7 @@ class BrokerContext:
     host: str
     port: int
     clock: Clock = field(default_factory=SystemClock)
+    initial_features: dict[str, int] = field(default_factory=dict)  # --feature: levels of a new data directory
 
     def __post_init__(self):
         self.data_dir = Path(self.data_dir)
@@ -44,6 +46,7 @@ class BrokerContext:
         self.node_id = self.config.node_id
         self.advertised_host, self.advertised_port = self._advertised()
         self.cluster_id = _load_meta(self.data_dir, self.node_id)
+        self.features = FinalizedFeatures(self.data_dir, self.node_id, self.initial_features)
         self.dynamic_configs = DynamicBrokerConfigs(self.data_dir, self.config)
         self.dynamic_configs.load()  # before the log store: topic defaults depend on it
         self.logs = LogManager(self.data_dir, self.config, self.clock)

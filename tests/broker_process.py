@@ -29,8 +29,9 @@ class BrokerProcess:
     kind = "weir"
 
     def __init__(self, data_dir: Path, port: int | None = None, overrides: dict[str, str] | None = None,
-                 open_files_limit: int | None = None):
+                 open_files_limit: int | None = None, args: list[str] | None = None):
         self.data_dir = Path(data_dir)
+        self.args = list(args or [])  # further command-line arguments, e.g. --feature name=level
         self.port = port or free_port()
         self.overrides = dict(overrides or {})
         self.open_files_limit = open_files_limit  # RLIMIT_NOFILE (soft and hard) of the broker process
@@ -47,7 +48,7 @@ class BrokerProcess:
                "--data-dir", str(self.data_dir)]
         for name, value in self.overrides.items():
             cmd += ["--override", f"{name}={value}"]
-        return cmd
+        return cmd + self.args
 
     def start(self, timeout: float = 20.0) -> "BrokerProcess":
         if os.environ.get(FAST_ONLY):

@@ -6,4 +6,4 @@ from . import (add_offsets_to_txn, add_partitions_to_txn, alter_configs, api_ver
                describe_transactions, end_txn, fetch, find_coordinator, heartbeat, incremental_alter_configs,
                init_producer_id, join_group, leave_group, list_groups, list_offsets, list_transactions, metadata,
                offset_commit, offset_delete, offset_fetch, offset_for_leader_epoch, produce, sync_group,
-               txn_offset_commit, write_txn_markers)
+               txn_offset_commit, update_features, write_txn_markers)

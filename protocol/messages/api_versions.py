@@ -15,23 +15,27 @@ ApiVersion = Struct(
     Field("max_version", INT16),
 )
 
+SupportedFeature = Struct(
+    "SupportedFeatureKey",
+    Field("name", STRING, "3+"),
+    Field("min_version", INT16, "3+"),
+    Field("max_version", INT16, "3+"),
+)
+
+FinalizedFeature = Struct(
+    "FinalizedFeatureKey",
+    Field("name", STRING, "3+"),
+    Field("max_version_level", INT16, "3+"),
+    Field("min_version_level", INT16, "3+"),
+)
+
 RESPONSE = Message(
     "ApiVersionsResponse", 18, "0-4", "3+",
     Field("error_code", INT16),
     Field("api_keys", Array(ApiVersion)),
     Field("throttle_time_ms", INT32, "1+"),
-    Field("supported_features", Array(Struct(
-        "SupportedFeatureKey",
-        Field("name", STRING, "3+"),
-        Field("min_version", INT16, "3+"),
-        Field("max_version", INT16, "3+"),
-    )), "3+", tag=0, tagged="3+"),
+    Field("supported_features", Array(SupportedFeature), "3+", tag=0, tagged="3+"),
     Field("finalized_features_epoch", INT64, "3+", tag=1, tagged="3+", default=-1),
-    Field("finalized_features", Array(Struct(
-        "FinalizedFeatureKey",
-        Field("name", STRING, "3+"),
-        Field("max_version_level", INT16, "3+"),
-        Field("min_version_level", INT16, "3+"),
-    )), "3+", tag=2, tagged="3+"),
+    Field("finalized_features", Array(FinalizedFeature), "3+", tag=2, tagged="3+"),
     Field("zk_migration_ready", BOOL, "3+", tag=3, tagged="3+"),
 )

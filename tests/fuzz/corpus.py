@@ -17,7 +17,7 @@ from weir.broker.dispatcher import advertised_versions
 from weir.protocol.api_keys import ApiKey
 from weir.protocol.headers import RequestHeader, decode_request_header, encode_request_header, peek_key_and_version
 from weir.protocol.messages import (BY_KEY, describe_topic_partitions, offset_delete, offset_for_leader_epoch,
-                               write_txn_markers)
+                               update_features, write_txn_markers)
 from weir.protocol.primitives import DecodeError
 
 PER_VERSION_CAP = 6  # distinct recorded frames kept per (API, version); Produce/Fetch/Heartbeat repeat a lot
@@ -69,6 +69,8 @@ def hand_built(topic: str) -> dict[int, object]:
                 epoch_partition(partition=0, current_leader_epoch=0, leader_epoch=0)])]),
         ApiKey.OFFSET_DELETE: offset_delete.REQUEST(group_id="fuzz-confluent", topics=[
             offset_delete.RequestTopic(name=topic, partitions=[offset_delete.RequestPartition(partition_index=0)])]),
+        ApiKey.UPDATE_FEATURES: update_features.REQUEST(feature_updates=[  # kafka-features; level 1 is the default
+            update_features.FeatureUpdate(feature="transaction.version", max_version_level=1)]),
         ApiKey.DESCRIBE_TOPIC_PARTITIONS: describe_topic_partitions.REQUEST(  # Kafka's Java admin only
             topics=[describe_topic_partitions.TopicRequest(name=topic)], response_partition_limit=1,
             cursor=describe_topic_partitions.Cursor(topic_name=topic, partition_index=1)),

@@ -35,6 +35,7 @@ EXPECTED = {
     42: (0, 2),   # DeleteGroups
     44: (0, 1),   # IncrementalAlterConfigs
     47: (0, 0),   # OffsetDelete
+    57: (0, 2),   # UpdateFeatures (kafka-features upgrade/downgrade; v2 answers no per-feature results)
     60: (0, 2),   # DescribeCluster (v2 fenced brokers: one node is never fenced)
     61: (0, 0),   # DescribeProducers
     65: (0, 0),   # DescribeTransactions

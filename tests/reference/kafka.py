@@ -132,8 +132,9 @@ class KafkaProcess:
     kind = "kafka"
 
     def __init__(self, run_dir: Path, port: int | None = None, overrides: dict[str, str] | None = None,
-                 jvm_options: list[str] | None = None):
+                 jvm_options: list[str] | None = None, features: dict[str, int] | None = None):
         self.run_dir = Path(run_dir)
+        self.features = dict(features or {})  # kafka-storage format --feature name=level
         self.jvm_options = list(JVM_OPTIONS if jvm_options is None else jvm_options)  # the broker's JVM
         self.port = port or free_port()
         self.controller_port = free_port()
@@ -178,8 +179,10 @@ class KafkaProcess:
 
     def _format_storage(self, properties: Path) -> None:
         began = time.monotonic()
+        features = [arg for name, level in self.features.items() for arg in ("--feature", f"{name}={level}")]
         result = subprocess.run(self._java("kafka.tools.StorageTool", "format", "--standalone",
-                                           "--cluster-id", random_cluster_id(), "--config", str(properties)),
+                                           "--cluster-id", random_cluster_id(), "--config", str(properties),
+                                           *features),
                                 timeout=120, capture_output=True, text=True)
         if result.returncode != 0:
             raise RuntimeError(f"Kafka's StorageTool failed ({result.returncode}):\n{result.stdout}{result.stderr}")

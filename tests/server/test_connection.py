@@ -11,6 +11,7 @@ from weir.broker import handlers  # noqa: F401  (registers every API handler)
 from weir.broker.clock import ManualClock
 from weir.broker.config import BrokerConfig
 from weir.broker.dispatcher import Dispatcher
+from weir.broker.features import FinalizedFeatures
 from weir.broker.server import Server
 from weir.protocol.api_keys import ApiKey
 from weir.protocol.connection import ClientConnection
@@ -19,12 +20,13 @@ from weir.protocol.messages import api_versions
 
 
 @pytest.fixture
-async def serve():
+async def serve(tmp_path):
     servers = []
 
     async def start(dispatcher=None, **overrides):
         config = BrokerConfig({name.replace("_", "."): str(value) for name, value in overrides.items()})
-        context = SimpleNamespace(config=config, clock=ManualClock(), host="127.0.0.1", port=0)
+        context = SimpleNamespace(config=config, clock=ManualClock(), host="127.0.0.1", port=0,
+                                  features=FinalizedFeatures(tmp_path, node_id=0))  # ApiVersions v3 reads them
         server = Server(context, dispatcher or Dispatcher(context))
         await server.start()
         servers.append(server)
