@@ -17,7 +17,9 @@ is "not found" even where Kafka knows it (group.version, share.version, ...), an
 level of 0 removes the feature from the finalized set, as Kafka's replay does.
 
 Weir's transaction coordinator behaves the same at transaction.version 0 and 1
-(Kafka's level 1 changes only the version of its own __transaction_state values).
+(Kafka's level 1 changes only the version of its own __transaction_state values);
+at 2 the aborts it starts itself (timeouts, a re-initialised id) bump the epoch
+as version 2 ends do, and clients that read the level switch to version 2.
 """
 
 from __future__ import annotations
@@ -37,12 +39,12 @@ log = logging.getLogger(__name__)
 FILE_NAME = "finalized-features.json"
 TRANSACTION_VERSION = "transaction.version"
 
-# The one place of the supported ranges and of a new data directory's levels. transaction.version
-# stops at 1 until the TV2 protocol (Produce v12 implicit partition adds, EndTxn v5 epoch bumps,
-# TxnOffsetCommit v5) is implemented: a Java 4.x producer that sees it finalized at 2 switches to
-# that protocol. Both numbers become 2 (Kafka 4's default) when it lands.
-SUPPORTED: dict[str, tuple[int, int]] = {TRANSACTION_VERSION: (0, 1)}
-DEFAULT_LEVELS: dict[str, int] = {TRANSACTION_VERSION: 1}
+# The one place of the supported ranges and of a new data directory's levels: transaction.version
+# 2 (KIP-890 part 2) by default, as Kafka 4 formats it. A Java 4.x producer that sees it finalized
+# at 2 runs its transactions that way (Produce v12, TxnOffsetCommit v5, EndTxn v5); librdkafka and
+# the Python clients speak version 1 whatever the level, and the coordinator serves both.
+SUPPORTED: dict[str, tuple[int, int]] = {TRANSACTION_VERSION: (0, 2)}
+DEFAULT_LEVELS: dict[str, int] = {TRANSACTION_VERSION: 2}
 
 _UPGRADE_TYPES = (UPGRADE, SAFE_DOWNGRADE, UNSAFE_DOWNGRADE)
 

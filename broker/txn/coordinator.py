@@ -34,6 +34,7 @@ import logging
 from weir.protocol.errors import Errors, KafkaError
 
 from ..coordinator.runtime import CoordinatorLog
+from ..features import TRANSACTION_VERSION
 from ..group.offsets import OFFSETS_TOPIC
 from .markers import COORDINATOR_EPOCH, write_markers
 from . import version2
@@ -58,9 +59,12 @@ class TransactionCoordinator:
         self._writes: dict[str, asyncio.Future] = {}  # the same writes, to wait for
         self._completions: dict[str, asyncio.Task] = {}
         self._tasks: list[asyncio.Task] = []
-        # The broker's finalized transaction.version: the version of the aborts the coordinator
-        # starts itself (timeouts, a re-initialised id), as Kafka's use its own level.
-        self.transaction_version = 1
+
+    @property
+    def transaction_version(self) -> int:
+        """The broker's finalized transaction.version: the version of the aborts the coordinator
+        starts itself (timeouts, a re-initialised id), as Kafka's use their own level."""
+        return self.context.features.level(TRANSACTION_VERSION)
 
     # ------------------------------------------------------------------ replay
 

@@ -20,7 +20,7 @@ class Lines(logging.Handler):
 
 
 def test_librdkafka_reads_the_v3_answer_with_features(broker):
-    assert features(broker, 3)[1:] == (1, 0)  # finalized transaction.version=1 at epoch 0 in the v3 answer
+    assert features(broker, 3)[1:] == (2, 0)  # finalized transaction.version=2 at epoch 0 in the v3 answer
     captured = Lines()
     logger = logging.getLogger(f"librdkafka-{broker.port}")
     logger.addHandler(captured)

@@ -1,11 +1,9 @@
-"""Features on Weir and on Apache Kafka 4.3.1, both at transaction.version=1 (Kafka formatted with
-``kafka-storage format --feature transaction.version=1``, Weir at its default), asked the same
-things: raw ApiVersions and UpdateFeatures through our codec, and Kafka's own kafka-features tool.
+"""Features on Weir and on Apache Kafka 4.3.1, both started at transaction.version=1 (Kafka formatted
+with ``kafka-storage format --feature transaction.version=1``, Weir with the same ``--feature``), asked
+the same things: raw ApiVersions and UpdateFeatures through our codec, and Kafka's own kafka-features
+tool. Both support 0-2.
 
 Where the two must differ, and how the assertions allow for it:
-- SUPPORTED_MAX: Weir supports transaction.version 0-1 until the TV2 protocol is implemented
-  (broker/features.py), Kafka 0-2. So "only supports versions 0-1" against Kafka's "0-2", and an
-  upgrade to 2 that Kafka makes is refused by Weir the way Kafka refuses a level above its maximum.
 - OTHER_FEATURES: Kafka lists metadata.version, kraft.version, group.version and more; Weir has
   only transaction.version, so only its rows are compared, and Kafka's other names are unknown
   ("Feature group.version not found.") to Weir.
@@ -36,7 +34,8 @@ FAILED_ALL = "The update failed for all features since the following feature had
 
 @pytest.fixture(scope="module")
 def weir(tmp_path_factory):
-    process = BrokerProcess(tmp_path_factory.mktemp("weir-features") / "data", overrides=SHARED_TEST_SETTINGS).start()
+    process = BrokerProcess(tmp_path_factory.mktemp("weir-features") / "data", overrides=SHARED_TEST_SETTINGS,
+                            args=["--feature", f"{TV}=1"]).start()
     yield process
     process.stop()
 
@@ -59,10 +58,6 @@ def both(weir, kafka):
     return weir, kafka
 
 
-def kafka_range(text: str) -> str:
-    return text.replace("only supports versions 0-1", "only supports versions 0-2")  # SUPPORTED_MAX
-
-
 def test_api_versions_advertises_transaction_version(both):
     weir, kafka = both
     for broker in both:
@@ -71,8 +66,7 @@ def test_api_versions_advertises_transaction_version(both):
         assert [(k.min_version, k.max_version) for k in answer.api_keys if k.api_key == ApiKey.UPDATE_FEATURES] == \
             [(0, 2)]
         assert answer.zk_migration_ready is False
-    assert features(weir, 4)[:2] == ((0, 1), 1)
-    assert features(kafka, 4)[:2] == ((0, 2), 1)  # SUPPORTED_MAX
+    assert features(weir, 4)[:2] == features(kafka, 4)[:2] == ((0, 2), 1)
     # v3 leaves out supported ranges that start at 0 (KAFKA-17492); the finalized level is there
     assert features(weir, 3)[:2] == features(kafka, 3)[:2] == (None, 1)
     assert features(weir, 3)[2] >= 0 and features(kafka, 3)[2] >= 0
@@ -104,34 +98,26 @@ def test_update_features_answers_as_kafka(both):
     on_kafka = [step(kafka) for step in steps]
     assert on_weir[0] == (0, None, [(TV, 0, "NONE")]) and on_weir[1] == (0, None, [])
     assert on_weir[4] == (Errors.INVALID_UPDATE_VERSION, FAILED_ALL + f"Invalid update version 3 for feature {TV}. "
-                          "Local controller 1 only supports versions 0-1", [])
+                          "Local controller 1 only supports versions 0-2", [])
     assert on_weir[6] == (Errors.INVALID_UPDATE_VERSION,
                           FAILED_ALL + "Invalid update version 0 for feature foo. Feature foo not found.", [])
     assert on_weir[-6:] == [1, (0, None, []), 0, (Errors.INVALID_UPDATE_VERSION, FAILED_ALL + "Invalid update "
                             f"version 1 for feature {TV}. Can't downgrade to a newer version.", []),
                             (0, None, [(TV, 0, "NONE")]), 1]
-    assert [as_kafka_says(answer) for answer in on_weir] == on_kafka
+    assert on_weir == on_kafka
     # EPOCH: two changes (1 -> 0 -> 1); Weir counts them, Kafka's metadata offset moved on
     assert features(weir)[2] == epochs["weir"] + 2 and features(kafka)[2] > epochs["kafka"]
 
 
-def as_kafka_says(answer):
-    """Weir's answer with Kafka's supported range in its message (SUPPORTED_MAX)."""
-    if not isinstance(answer, tuple) or answer[1] is None:
-        return answer
-    code, message, results = answer
-    return code, kafka_range(message), results
-
-
-def test_an_upgrade_to_2_is_refused_as_above_the_supported_maximum(both):
-    weir, kafka = both
+def test_an_upgrade_to_2_and_back(both):
+    weir, _kafka = both
     epoch = features(weir)[2]
-    assert update(weir, 2, (TV, 2, UPGRADE)) == (
-        Errors.INVALID_UPDATE_VERSION, FAILED_ALL + f"Invalid update version 2 for feature {TV}. "
-        "Local controller 1 only supports versions 0-1", [])
-    assert features(weir) == ((0, 1), 1, epoch)
-    # the same refusal Kafka gives one level above its own maximum
-    assert update(kafka, 2, (TV, 3, UPGRADE))[1] == kafka_range(update(weir, 2, (TV, 3, UPGRADE))[1])
+    for broker in both:
+        assert update(broker, 2, (TV, 2, UPGRADE)) == (0, None, [])
+        assert wait_for_level(broker, 2)[1] == 2
+        assert update(broker, 2, (TV, 1, SAFE_DOWNGRADE)) == (0, None, [])
+        assert wait_for_level(broker, 1)[1] == 1
+    assert features(weir) == ((0, 2), 1, epoch + 2)
 
 
 ROW = re.compile(r"Feature: (\S+)\s+SupportedMinVersion: (\S+)\s+SupportedMaxVersion: (\S+)\s+"
@@ -159,7 +145,7 @@ def test_kafka_features_tool(both):
     weir, kafka = both
     rows = {broker.kind: described(broker) for broker in both}
     assert set(rows["weir"]) == {TV} and TV in rows["kafka"]  # OTHER_FEATURES
-    assert rows["weir"][TV][:3] == ("0", "1", "1") and rows["kafka"][TV][:3] == ("0", "2", "1")
+    assert rows["weir"][TV][:3] == rows["kafka"][TV][:3] == ("0", "2", "1")
     assert int(rows["weir"][TV][3]) >= 0 and int(rows["kafka"][TV][3]) >= 0
 
     script = [
@@ -187,7 +173,7 @@ def test_kafka_features_tool(both):
             assert wait_for_described(broker, level)[2] == str(level), (broker.kind, args)
     expected = [
         (1, f"Could not upgrade {TV} to 3. {FAILED_ALL}Invalid update version 3 for feature {TV}. "
-            "Local controller 1 only supports versions 0-1\n1 out of 1 operation(s) failed."),
+            "Local controller 1 only supports versions 0-2\n1 out of 1 operation(s) failed."),
         (0, f"{TV} can be downgraded to 0."),
         (1, f"Could not upgrade foo to 1. {FAILED_ALL}Invalid update version 1 for feature foo. "
             "Local controller 1 does not support this feature.\n1 out of 1 operation(s) failed."),
@@ -205,11 +191,4 @@ def test_kafka_features_tool(both):
         (0, f"{TV} can be upgraded to 1."),
         (0, f"{TV} was upgraded to 1."),
     ]
-    assert answers["weir"] == expected
-    assert answers["kafka"] == [(code, kafka_range(text)) for code, text in expected]  # SUPPORTED_MAX
-
-    # Weir refuses 2 as Kafka refuses 3: above the supported maximum
-    assert tool(weir, "upgrade", "--feature", f"{TV}=2") == (
-        1, f"Could not upgrade {TV} to 2. {FAILED_ALL}Invalid update version 2 for feature {TV}. "
-           "Local controller 1 only supports versions 0-1\n1 out of 1 operation(s) failed.")
-    assert wait_for_described(weir, 1)[2] == "1"
+    assert answers["weir"] == answers["kafka"] == expected

@@ -12,42 +12,42 @@ from tests.features.raw import TV, features, update
 
 
 def test_levels_and_epoch_survive_restart_and_kill_9(broker):
-    assert features(broker) == ((0, 1), 1, 0)
+    assert features(broker) == ((0, 2), 2, 0)
     assert update(broker, 2, (TV, 0, SAFE_DOWNGRADE))[0] == Errors.NONE
-    assert features(broker) == ((0, 1), 0, 1)
+    assert features(broker) == ((0, 2), 0, 1)
     broker.stop()
     broker.start()
-    assert features(broker) == ((0, 1), 0, 1)
+    assert features(broker) == ((0, 2), 0, 1)
 
-    assert update(broker, 2, (TV, 1, UPGRADE))[0] == Errors.NONE
+    assert update(broker, 2, (TV, 2, UPGRADE))[0] == Errors.NONE
     broker.kill()  # right after the answer: it was on disk before it was answered
     broker.start()
-    assert features(broker) == ((0, 1), 1, 2)
+    assert features(broker) == ((0, 2), 2, 2)
 
     assert update(broker, 2, (TV, 0, SAFE_DOWNGRADE), validate_only=True)[0] == Errors.NONE
-    assert update(broker, 2, (TV, 2, UPGRADE))[0] == Errors.INVALID_UPDATE_VERSION
+    assert update(broker, 2, (TV, 3, UPGRADE))[0] == Errors.INVALID_UPDATE_VERSION
     broker.kill()
     broker.start()
-    assert features(broker) == ((0, 1), 1, 2)  # neither a dry run nor a refusal wrote anything
+    assert features(broker) == ((0, 2), 2, 2)  # neither a dry run nor a refusal wrote anything
 
 
 def test_feature_flag_sets_a_new_directory_only(tmp_path):
     data = tmp_path / "data"
     first = BrokerProcess(data, args=["--feature", f"{TV}=0"]).start()
     try:
-        assert features(first) == ((0, 1), 0, 0)
+        assert features(first) == ((0, 2), 0, 0)
     finally:
         first.stop()
     again = BrokerProcess(data, args=["--feature", f"{TV}=1"]).start()
     try:
-        assert features(again) == ((0, 1), 0, 0)  # the persisted level wins
+        assert features(again) == ((0, 2), 0, 0)  # the persisted level wins
         assert again.log_contains("--feature {'transaction.version': 1} ignored")
     finally:
         again.stop()
 
 
 def test_a_feature_flag_this_broker_cannot_serve_stops_start_up(tmp_path):
-    for flag, complaint in [(f"{TV}=2", "transaction.version=2 is outside the supported range 0-1"),
+    for flag, complaint in [(f"{TV}=3", "transaction.version=3 is outside the supported range 0-2"),
                             ("group.version=1", "unsupported feature 'group.version'")]:
         result = subprocess.run([sys.executable, "-m", "weir.broker", "--port", str(free_port()),
                                  "--data-dir", str(tmp_path / "data"), "--feature", flag],

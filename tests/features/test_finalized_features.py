@@ -36,15 +36,15 @@ def refusal(features, *updates, validate_only=False) -> str:
     return caught.value.message
 
 
-def test_transaction_version_stops_at_one_until_the_tv2_protocol_lands():
-    # A Java 4.x producer switches to the TV2 protocol when it sees 2 finalized.
-    assert SUPPORTED == {TV: (0, 1)} and DEFAULT_LEVELS == {TV: 1}
+def test_transaction_version_is_supported_and_finalized_as_kafka_4_formats_it():
+    # A Java 4.x producer runs its transactions at version 2 (KIP-890 part 2) when it sees 2 finalized.
+    assert SUPPORTED == {TV: (0, 2)} and DEFAULT_LEVELS == {TV: 2}
 
 
 def test_a_new_data_directory_starts_at_the_defaults_and_writes_them(tmp_path):
     features = FinalizedFeatures(tmp_path, node_id=1)
-    assert (features.levels, features.epoch) == ({TV: 1}, 0)
-    assert stored(tmp_path) == {"version": 1, "epoch": 0, "features": {TV: 1}}
+    assert (features.levels, features.epoch) == ({TV: 2}, 0)
+    assert stored(tmp_path) == {"version": 1, "epoch": 0, "features": {TV: 2}}
     assert [p.name for p in tmp_path.iterdir()] == [FILE_NAME]  # no temp file left behind
 
 
@@ -69,9 +69,9 @@ def test_updates_bump_the_epoch_and_persist(tmp_path):
 def test_validate_only_and_unchanged_levels_change_nothing(tmp_path):
     features = FinalizedFeatures(tmp_path, node_id=1)
     features.update([(TV, 0, SAFE_DOWNGRADE)], validate_only=True)
-    features.update([(TV, 1, UPGRADE)], validate_only=False)  # already 1
+    features.update([(TV, 2, UPGRADE)], validate_only=False)  # already 2
     features.update([], validate_only=False)
-    assert (features.levels, features.epoch) == ({TV: 1}, 0)
+    assert (features.levels, features.epoch) == ({TV: 2}, 0)
     assert stored(tmp_path)["epoch"] == 0
 
 
@@ -79,8 +79,8 @@ def test_validate_only_and_unchanged_levels_change_nothing(tmp_path):
     ((TV, 1, 0), "The controller does not support the given upgrade type."),
     ((TV, 1, 4), "The controller does not support the given upgrade type."),
     ((TV, -1, SAFE_DOWNGRADE), "A feature version cannot be less than 0."),
-    ((TV, 2, UPGRADE), "Local controller 7 only supports versions 0-1"),
-    ((TV, 3, UPGRADE), "Local controller 7 only supports versions 0-1"),
+    ((TV, 3, UPGRADE), "Local controller 7 only supports versions 0-2"),
+    ((TV, 4, UPGRADE), "Local controller 7 only supports versions 0-2"),
     ((TV, 0, UPGRADE), "Can't downgrade the version of this feature without setting the upgrade type to "
                        "either safe or unsafe downgrade."),
     (("foo", 1, UPGRADE), "Local controller 7 does not support this feature."),
@@ -92,7 +92,7 @@ def test_refusals_carry_kafkas_messages(tmp_path, update, reason):
     name, level, _ = update
     assert refusal(features, update) == f"{PREFIX} {level} for feature {name}. {reason}"
     assert refusal(features, update, validate_only=True) == f"{PREFIX} {level} for feature {name}. {reason}"
-    assert (features.levels, features.epoch) == ({TV: 1}, 0)
+    assert (features.levels, features.epoch) == ({TV: 2}, 0)
 
 
 def test_a_downgrade_type_cannot_raise_a_level(tmp_path):
@@ -104,7 +104,7 @@ def test_a_downgrade_type_cannot_raise_a_level(tmp_path):
 def test_one_refused_update_refuses_them_all(tmp_path):
     features = FinalizedFeatures(tmp_path, node_id=1)
     assert "feature foo" in refusal(features, (TV, 0, SAFE_DOWNGRADE), ("foo", 1, UPGRADE))
-    assert (features.levels, features.epoch) == ({TV: 1}, 0)
+    assert (features.levels, features.epoch) == ({TV: 2}, 0)
 
 
 def test_a_failed_write_leaves_the_levels_as_they_were(tmp_path, monkeypatch):
@@ -115,15 +115,15 @@ def test_a_failed_write_leaves_the_levels_as_they_were(tmp_path, monkeypatch):
     monkeypatch.setattr(weir.broker.features, "replace_durably", full_disk)
     with pytest.raises(OSError):
         features.update([(TV, 0, SAFE_DOWNGRADE)], validate_only=False)
-    assert (features.levels, features.epoch) == ({TV: 1}, 0)
-    assert stored(tmp_path)["features"] == {TV: 1}
+    assert (features.levels, features.epoch) == ({TV: 2}, 0)
+    assert stored(tmp_path)["features"] == {TV: 2}
 
 
 @pytest.mark.parametrize("contents,complaint", [
     ("{not json", "unreadable finalized features"),
     ('{"version": 1, "epoch": 2}', "unreadable finalized features"),
-    ('{"version": 1, "epoch": 2, "features": {"transaction.version": 2}}',
-     "transaction.version is finalized at 2, which this broker does not support (0-1)"),
+    ('{"version": 1, "epoch": 2, "features": {"transaction.version": 3}}',
+     "transaction.version is finalized at 3, which this broker does not support (0-2)"),
     ('{"version": 1, "epoch": 2, "features": {"group.version": 1}}',
      "group.version is finalized at 1, which this broker does not support (0)"),
 ])
@@ -138,7 +138,7 @@ def test_feature_flag():
     assert parse_feature_flag(" transaction.version = 1 ") == (TV, 1)
     for text, complaint in [("transaction.version", "expects name=level"), ("=1", "expects name=level"),
                             ("transaction.version=x", "expects name=level"), ("group.version=1", "unsupported feature"),
-                            ("transaction.version=2", "outside the supported range 0-1")]:
+                            ("transaction.version=3", "outside the supported range 0-2")]:
         with pytest.raises(ConfigError, match=complaint):
             parse_feature_flag(text)
 
@@ -156,7 +156,7 @@ def test_api_versions_carries_the_features(tmp_path, version):
     answer = call(ApiKey.API_VERSIONS, version, api_versions.REQUEST(), features)
     # below v4 a supported range that starts at 0 is left out, as Kafka does (KAFKA-17492)
     assert [(f.name, f.min_version, f.max_version) for f in answer.supported_features] == \
-        ([] if version == 3 else [(TV, 0, 1)])
+        ([] if version == 3 else [(TV, 0, 2)])
     assert answer.finalized_features_epoch == 2
     assert [(f.name, f.min_version_level, f.max_version_level) for f in answer.finalized_features] == [(TV, 1, 1)]
     encoded = api_versions.RESPONSE.encode(version, answer)
@@ -178,17 +178,17 @@ def update_request(*updates, validate_only=False):
 @pytest.mark.parametrize("version,results", [(0, [(TV, 0, "NONE")]), (1, [(TV, 0, "NONE")]), (2, [])])
 def test_update_features_answers_per_feature_results_up_to_v1(tmp_path, version, results):
     features = FinalizedFeatures(tmp_path, node_id=1)
-    answer = call(ApiKey.UPDATE_FEATURES, version, update_request((TV, 1, UPGRADE)), features)
+    answer = call(ApiKey.UPDATE_FEATURES, version, update_request((TV, 1, SAFE_DOWNGRADE)), features)
     assert (answer.error_code, answer.error_message) == (0, None)
     assert [(r.feature, r.error_code, r.error_message) for r in answer.results] == results
 
 
 def test_update_features_refusal_is_top_level(tmp_path):
     features = FinalizedFeatures(tmp_path, node_id=1)
-    answer = call(ApiKey.UPDATE_FEATURES, 1, update_request((TV, 2, UPGRADE)), features)
+    answer = call(ApiKey.UPDATE_FEATURES, 1, update_request((TV, 3, UPGRADE)), features)
     assert answer.error_code == Errors.INVALID_UPDATE_VERSION and answer.results == []
     assert answer.error_message == ("The update failed for all features since the following feature had an error: "
-                                    f"{PREFIX} 2 for feature {TV}. Local controller 1 only supports versions 0-1")
+                                    f"{PREFIX} 3 for feature {TV}. Local controller 1 only supports versions 0-2")
 
 
 def test_update_features_v0_is_always_an_upgrade(tmp_path):
@@ -199,13 +199,13 @@ def test_update_features_v0_is_always_an_upgrade(tmp_path):
     decoded = update_features.REQUEST.decode(0, update_features.REQUEST.encode(0, request))
     answer = call(ApiKey.UPDATE_FEATURES, 0, decoded, features)
     assert answer.error_code == Errors.INVALID_UPDATE_VERSION and "Can't downgrade" in answer.error_message
-    assert features.level(TV) == 1
+    assert features.level(TV) == 2
 
 
 def test_update_features_validate_only(tmp_path):
     features = FinalizedFeatures(tmp_path, node_id=1)
     answer = call(ApiKey.UPDATE_FEATURES, 2, update_request((TV, 0, SAFE_DOWNGRADE), validate_only=True), features)
-    assert answer.error_code == 0 and (features.level(TV), features.epoch) == (1, 0)
+    assert answer.error_code == 0 and (features.level(TV), features.epoch) == (2, 0)
 
 
 def test_update_features_that_cannot_be_written_answers_storage_error(tmp_path, monkeypatch):
@@ -216,7 +216,7 @@ def test_update_features_that_cannot_be_written_answers_storage_error(tmp_path, 
     monkeypatch.setattr(weir.broker.features, "replace_durably", broken_disk)
     answer = call(ApiKey.UPDATE_FEATURES, 2, update_request((TV, 0, SAFE_DOWNGRADE)), features)
     assert answer.error_code == Errors.KAFKA_STORAGE_ERROR and "Input/output error" in answer.error_message
-    assert (features.level(TV), features.epoch) == (1, 0)
+    assert (features.level(TV), features.epoch) == (2, 0)
 
 
 def test_the_file_is_replaced_durably(tmp_path, monkeypatch):

@@ -114,7 +114,7 @@ async def test_a_timed_out_transaction_at_tv2_lets_the_producer_abort_and_go_on(
     the old epoch is then a retry of that abort, answered with the new epoch (not PRODUCER_FENCED)."""
     clock = ManualClock()
     context = make_context(tmp_path, clock)
-    context.txn.transaction_version = TV2
+    assert context.txn.transaction_version == TV2  # the default level, as Kafka 4 formats
     try:
         pid, epoch = await context.txn.init_producer_id(TXN, 5000)
         await produce(context, pid, epoch, 0, b"stalled")
