@@ -8,8 +8,16 @@
   entry point): fixtures ``weir_broker`` and ``weir_topic``, marker ``weir(settings=...)``.
 """
 
-from .container import WeirContainer
-from .embedded import Broker
-from .process import BrokerStartError, ProcessBroker, run_broker
+from importlib import import_module
 
-__all__ = ["Broker", "BrokerStartError", "ProcessBroker", "WeirContainer", "run_broker"]
+_HOMES = {"Broker": "embedded", "BrokerStartError": "process", "ProcessBroker": "process",
+          "WeirContainer": "container", "run_broker": "process"}
+__all__ = sorted(_HOMES)
+
+
+def __getattr__(name: str):
+    # Imported on first use: pytest imports this package for the plugin in every session, and a
+    # session that never asks for a broker should pay for nothing more than the plugin module.
+    if name in _HOMES:
+        return getattr(import_module(f".{_HOMES[name]}", __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
