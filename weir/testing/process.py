@@ -65,6 +65,7 @@ class ProcessBroker:
         self.lines_logged = 0  # all lines ever logged (log_lines keeps the last LOG_LINES_KEPT)
         self._process: subprocess.Popen | None = None
         self._settled = threading.Event()  # ready, or the process ended
+        self._ready = False  # the current process logged its ready line
 
     @property
     def bootstrap_servers(self) -> str:
@@ -96,7 +97,7 @@ class ProcessBroker:
         for attempt in range(1, PORT_ATTEMPTS + 1):
             logged_before = self.lines_logged
             self._spawn()
-            if self._settled.wait(self.startup_timeout) and self.alive():
+            if self._settled.wait(self.startup_timeout) and self._ready:
                 return self
             self.kill()
             this_run = list(self.log_lines)[len(self.log_lines) - (self.lines_logged - logged_before):]
@@ -110,6 +111,7 @@ class ProcessBroker:
 
     def _spawn(self) -> None:
         self._settled.clear()
+        self._ready = False
         process = subprocess.Popen(self.command(), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                    stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
         self._process = process
@@ -121,7 +123,8 @@ class ProcessBroker:
         for line in process.stderr:
             self.log_lines.append(line)
             self.lines_logged += 1
-            if READY in line:
+            if READY in line and process is self._process:
+                self._ready = True
                 self._settled.set()
         process.stderr.close()
         if process is self._process:
