@@ -27,6 +27,15 @@ CONTAINER_LAYOUT_SETTINGS = frozenset({
     "node.id", "log.dirs", "jmx.port", "jmx.hostname", "opts", "heap.opts",
 })
 
+#: Replication settings a single-node Kafka needs lowered (users of KafkaContainer set them):
+#: applied where Weir has the setting, otherwise ignored without a warning, since one node
+#: holds one replica of everything anyway.
+SINGLE_NODE_SETTINGS = frozenset({
+    "offsets.topic.replication.factor", "transaction.state.log.replication.factor",
+    "transaction.state.log.min.isr", "default.replication.factor", "min.insync.replicas",
+    "confluent.license.topic.replication.factor", "confluent.balancer.topic.replication.factor",
+})
+
 
 def env_to_setting(name: str) -> str | None:
     """The Kafka setting a Confluent image environment variable sets, as the image's
@@ -46,13 +55,15 @@ class WeirContainer:
         self.port = port  # the "container port" get_exposed_port() is asked about
         self.env: dict[str, str] = {}
         self.cluster_id: str | None = None
+        self.kraft_enabled = False  # KafkaContainer's attribute; Weir runs no ZooKeeper either way
         self._name: str | None = None
         self._broker: ProcessBroker | None = None
 
     # -------------------------------------------------------------- configuring
 
     def with_kraft(self) -> "WeirContainer":
-        """Weir has no ZooKeeper to leave: a no-op, returning self."""
+        """Weir has no ZooKeeper to leave: only notes it, as KafkaContainer's ``kraft_enabled``."""
+        self.kraft_enabled = True
         return self
 
     def with_cluster_id(self, cluster_id: str) -> "WeirContainer":
@@ -89,7 +100,7 @@ class WeirContainer:
                 continue
             if name in SETTINGS:
                 settings[name] = value
-            else:
+            elif name not in SINGLE_NODE_SETTINGS:
                 warnings.warn(f"WeirContainer: {key} sets {name!r}, a setting Weir does not have; ignored",
                               stacklevel=3)
         return settings
@@ -120,7 +131,7 @@ class WeirContainer:
     def __enter__(self) -> "WeirContainer":
         return self.start()
 
-    def __exit__(self, *exc_info) -> None:
+    def __exit__(self, exc_type, exc_val, exc_tb) -> None:
         self.stop()
 
     # -------------------------------------------------------------- reading
