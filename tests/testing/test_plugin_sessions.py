@@ -57,6 +57,11 @@ async def test_async(weir_broker, weir_topic):
 def test_fails(weir_broker, weir_topic):
     weir_topic(name="topic-of-the-failing-test")
     assert False, "failing on purpose"
+
+
+def test_default_after_marked_ones(weir_broker, session_topic):
+    """Runs before the marked tests (the plugin's order), so session_topic is made once."""
+    record("default_again", weir_broker)
 '''
 
 NO_BROKER_SUITE = '''
@@ -107,9 +112,10 @@ def outcomes(result: subprocess.CompletedProcess) -> dict[str, int]:
 
 def test_brokers_per_settings_session_fixtures_and_failure_logs(tmp_path):
     result, out = run_pytest(tmp_path, USERS_SUITE)
-    assert outcomes(result) == {"passed": 5, "failed": 1}, result.stdout + result.stderr
+    assert outcomes(result) == {"passed": 6, "failed": 1}, result.stdout + result.stderr
     seen = {path.name: json.loads(path.read_text()) for path in out.iterdir()}
-    assert seen["default"]["bootstrap"] == seen["bare"]["bootstrap"] == seen["async"]["bootstrap"]
+    assert (seen["default"]["bootstrap"] == seen["bare"]["bootstrap"] == seen["async"]["bootstrap"]
+            == seen["default_again"]["bootstrap"])
     assert seen["marked_a"]["bootstrap"] == seen["marked_b"]["bootstrap"] != seen["default"]["bootstrap"]
     for record in seen.values():
         assert not Path(record["data_dir"]).exists(), "the temporary data directory outlived the session"

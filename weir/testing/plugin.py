@@ -63,6 +63,28 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
                          ids=[",".join(f"{name}={value}" for name, value in key)])
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests on a marker's broker run after the others, grouped by settings.
+
+    A session fixture that changes value (another broker) tears down the session fixtures
+    built on it, as pytest does for any parametrized session fixture; run in this order, the
+    default broker's dependents are set up once and each marker's broker's once. (Under
+    pytest-xdist's load distribution a worker may still interleave them: such fixtures are
+    then set up again.)
+    """
+    default, by_settings = [], {}
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        key = callspec.params.get("weir_broker") if callspec is not None else None
+        if key is None:
+            default.append(item)
+        else:
+            by_settings.setdefault(key, []).append(item)
+    if by_settings:
+        items[:] = default + [item for group in by_settings.values() for item in group]
+
+
 class BrokerPool:
     """The session's brokers, one per settings, started on first use and closed at the session's end."""
 
