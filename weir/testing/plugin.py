@@ -12,8 +12,8 @@
   ``create_topic()``, ``kill()``, ``restart()``, ``log``) on a free port with a temporary data
   directory removed at the end. Started on first request: a session that never asks for it
   starts nothing. One per distinct ``weir`` marker settings (tests with equal settings share
-  it); under pytest-xdist each worker has its own. A test that killed it and left it dead
-  gets it restarted by the next test that asks for it.
+  it, and run after the others, grouped by settings); under pytest-xdist each worker has its
+  own. A test that killed it and left it dead gets it restarted by the next test that asks.
 - ``weir_topic`` (function scope): ``weir_topic(partitions=1, config=None, name=None)``
   creates a topic with a name unique to the test and returns the name.
 - A failing test that used ``weir_broker`` gets the broker's log lines written during the
