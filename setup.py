@@ -25,7 +25,7 @@ SUBPACKAGES = ("broker", "protocol", "client", "pipeline")
 
 def _packages() -> tuple[list[str], dict[str, str]]:
     """Every package below the mapped folders, named under ``weir``, and the folder of each root."""
-    packages, package_dir = ["weir"], {"weir": "weir"}
+    packages, package_dir = ["weir", "weir.testing"], {"weir": "weir"}
     for folder in SUBPACKAGES:
         package_dir[f"weir.{folder}"] = folder
         for init in sorted((HERE / folder).rglob("__init__.py")):

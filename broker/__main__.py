@@ -19,14 +19,11 @@ from pathlib import Path
 
 import uvloop
 
-from . import handlers  # noqa: F401  (registers every API handler)
 from .config import BrokerConfig, ConfigError, read_properties
 from .context import BrokerContext
-from .dispatcher import Dispatcher
 from .features import parse_feature_flag
+from .lifecycle import ListenError, RunningBroker
 from .log.open_files import raise_open_files_limit
-from .metrics.listener import MetricsListener
-from .server import Server
 
 log = logging.getLogger("weir")
 
@@ -58,39 +55,24 @@ def load_config(args: argparse.Namespace) -> BrokerConfig:
 
 async def serve(context: BrokerContext, started: float) -> None:
     try:
-        server = Server(context, Dispatcher(context))
+        broker = RunningBroker(context)
     except ConfigError as exc:
         log.error("configuration error: %s", exc)
         raise SystemExit(2) from None
-    context.open()
     try:
-        await server.start()
-    except OSError as exc:
-        log.error("cannot listen on %s:%d: %s", context.host, context.port, exc)
-        await context.close()
+        await broker.start()
+    except ListenError as exc:
+        log.error("%s", exc.strerror)
         raise SystemExit(1) from None
-    metrics = MetricsListener(context, server) if context.config["metrics.listener"] else None
-    if metrics is not None:
-        try:
-            await metrics.start()
-        except OSError as exc:
-            log.error("cannot listen for metrics on %s:%d: %s", metrics.host, metrics.port_wanted, exc)
-            await server.stop()
-            await context.close()
-            raise SystemExit(1) from None
-    context.start_background_jobs()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
-    log.info("Weir broker ready on %s:%d (node %d, data %s) in %.0f ms", context.host, server.port,
+    log.info("Weir broker ready on %s:%d (node %d, data %s) in %.0f ms", context.host, broker.port,
              context.node_id, context.data_dir, (time.monotonic() - started) * 1000)
     await stop.wait()
     log.info("shutting down")
-    if metrics is not None:
-        await metrics.stop()
-    await server.stop()
-    await context.close()
+    await broker.stop()
     log.info("stopped cleanly")
 
 

@@ -31,7 +31,7 @@ def test_the_wheel_holds_only_the_weir_namespace(wheel):
     top_level = {name.split("/")[0] for name in names}
     assert {t for t in top_level if not t.endswith(".dist-info")} == {"weir"}
     for package in ("weir/broker/__main__.py", "weir/protocol/schema.py", "weir/client/producer/producer.py",
-                    "weir/pipeline/source.py", "weir/client/py.typed"):
+                    "weir/pipeline/source.py", "weir/client/py.typed", "weir/testing/plugin.py"):
         assert package in names
     for extension in ("weir/protocol/_record_scan.", "weir/client/_murmur2."):
         assert any(name.startswith(extension) and name.endswith(".so") for name in names), extension
@@ -39,6 +39,7 @@ def test_the_wheel_holds_only_the_weir_namespace(wheel):
     scripts = zipfile.ZipFile(wheel).read(entry_points).decode()
     assert "weir = weir.broker.__main__:main" in scripts
     assert "weir-admin = weir.client.cli:main" in scripts
+    assert "[pytest11]\nweir = weir.testing.plugin" in scripts  # the pytest plugin comes with the package
 
 
 def test_installed_commands_ignore_a_users_own_modules(wheel, tmp_path):

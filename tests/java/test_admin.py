@@ -45,9 +45,9 @@ def scenario(broker, prefix: str) -> dict[str, dict]:
     return steps
 
 
-def test_admin_client_answers_as_kafka_does(weir_broker, kafka_broker, topic_name):
+def test_admin_client_answers_as_kafka_does(weir_process, kafka_broker, topic_name):
     kafka = scenario(kafka_broker, topic_name)
-    weir = scenario(weir_broker, topic_name)
+    weir = scenario(weir_process, topic_name)
     assert list(weir) == list(kafka)
     expected = {step: DEVIATIONS.get(step, lambda answer: answer)(answer) for step, answer in kafka.items()}
     differences = {step: {"weir": weir[step], "kafka": expected[step]} for step in kafka if weir[step] != expected[step]}

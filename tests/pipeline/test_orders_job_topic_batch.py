@@ -16,8 +16,8 @@ from tests.pipeline.test_source import ck_read
 
 
 @pytest.mark.timeout(600)
-def test_topic_batch_sums_committed_updates_per_key(weir_broker, topic_name, tmp_path):
-    bootstrap = weir_broker.bootstrap
+def test_topic_batch_sums_committed_updates_per_key(weir_process, topic_name, tmp_path):
+    bootstrap = weir_process.bootstrap
     source, target = f"{topic_name}-updates", f"{topic_name}-totals"
     create_topic(bootstrap, source, 2)
     plain = CKProducer({"bootstrap.servers": bootstrap, "linger.ms": 5})

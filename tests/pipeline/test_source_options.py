@@ -139,10 +139,10 @@ def batch_sizes(spark, fmt, bootstrap, topic, produce_more, **options):
         query.stop()
 
 
-def test_min_offsets_per_trigger_holds_batches_back(spark, weir_broker, topic_name):
+def test_min_offsets_per_trigger_holds_batches_back(spark, weir_process, topic_name):
     """Checked on Weir only (each format needs a fresh topic and the steps take a while); the answer is
     compared with Spark's own source on the same broker."""
-    bootstrap = weir_broker.bootstrap
+    bootstrap = weir_process.bootstrap
     sizes = {}
     for fmt in ("weir", "kafka"):
         topic = f"{topic_name}-{fmt}"
@@ -156,8 +156,8 @@ def test_min_offsets_per_trigger_holds_batches_back(spark, weir_broker, topic_na
     assert sizes["weir"] == sizes["kafka"] == [10, 60]
 
 
-def test_max_trigger_delay_lets_a_small_batch_through(spark, weir_broker, topic_name):
-    bootstrap = weir_broker.bootstrap
+def test_max_trigger_delay_lets_a_small_batch_through(spark, weir_process, topic_name):
+    bootstrap = weir_process.bootstrap
     create_topic(bootstrap, topic_name, 1)
     produce(bootstrap, topic_name, 3, 1)
     stream = (spark.readStream.format("weir").option("kafka.bootstrap.servers", bootstrap)

@@ -30,8 +30,10 @@ def kafka_broker(tmp_path_factory):
     process.stop()
 
 
+# Not weir_broker: that is the fixture of Weir's pytest plugin (weir.testing.plugin), which
+# pytest loads in this venv too; the suites here want the process tests.broker_process runs.
 @pytest.fixture(scope="session")
-def weir_broker(tmp_path_factory):
+def weir_process(tmp_path_factory):
     process = _weir(tmp_path_factory, "weir")
     yield process
     process.stop()
@@ -39,7 +41,7 @@ def weir_broker(tmp_path_factory):
 
 @pytest.fixture(params=["weir", "kafka"])
 def any_broker(request):
-    return request.getfixturevalue(f"{request.param}_broker")
+    return request.getfixturevalue({"weir": "weir_process", "kafka": "kafka_broker"}[request.param])
 
 
 @pytest.fixture(scope="module")

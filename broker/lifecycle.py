@@ -1,0 +1,65 @@
+"""Starting and stopping a broker in the running event loop: the one way Weir starts.
+
+The ``weir`` command (``__main__.py``) and the embeddable ``weir.Broker`` both go through
+``RunningBroker``: server built (a bad listener setting fails here, before any file is
+touched), log store and coordinators loaded, listener and optional metrics listener
+opened, background jobs started; ``stop()`` undoes it in reverse, flushing files and
+snapshotting producer state.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from . import handlers  # noqa: F401  (registers every API handler)
+from .context import BrokerContext
+from .dispatcher import Dispatcher
+from .metrics.listener import MetricsListener
+from .server import Server
+
+log = logging.getLogger("weir")
+
+
+class ListenError(OSError):
+    """The broker's or the metrics listener's address could not be bound; ``what`` says which."""
+
+    def __init__(self, what: str, host: str, port: int, cause: OSError):
+        super().__init__(cause.errno, f"cannot listen{what} on {host}:{port}: {cause.strerror or cause}")
+        self.what = what
+
+
+class RunningBroker:
+    def __init__(self, context: BrokerContext):
+        self.context = context
+        self.server = Server(context, Dispatcher(context))  # ConfigError for a bad listener setting
+        self.metrics: MetricsListener | None = None
+
+    @property
+    def port(self) -> int:
+        return self.server.port
+
+    async def start(self) -> None:
+        """Serve; on a port that cannot be bound, everything opened is closed again and ListenError raised."""
+        context = self.context
+        context.open()
+        try:
+            await self.server.start()
+        except OSError as exc:
+            await context.close()
+            raise ListenError("", context.host, context.port, exc) from exc
+        if context.config["metrics.listener"]:
+            self.metrics = MetricsListener(context, self.server)
+            try:
+                await self.metrics.start()
+            except OSError as exc:
+                await self.server.stop()
+                await context.close()
+                raise ListenError(" for metrics", self.metrics.host, self.metrics.port_wanted, exc) from exc
+        context.start_background_jobs()
+
+    async def stop(self) -> None:
+        """Clean shutdown: listeners and connections closed, files flushed, producer state snapshotted."""
+        if self.metrics is not None:
+            await self.metrics.stop()
+        await self.server.stop()
+        await self.context.close()
