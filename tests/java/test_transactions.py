@@ -3,8 +3,12 @@ commit and abort visibility, the LSO holding a read_committed consumer until the
 ends, a transaction the broker times out, a fenced zombie, and transactional offsets in a
 consume-transform-produce loop."""
 
+import pytest
 from confluent_kafka import Producer
 
+from weir.protocol.errors import Errors
+from weir.protocol.messages.update_features import SAFE_DOWNGRADE, UPGRADE
+from tests.features.raw import TV, update, wait_for_level
 from tests.java.java_client import create_topic, only, read_all, run
 
 
@@ -54,20 +58,36 @@ def test_a_timed_out_transaction_is_aborted_by_the_broker(any_broker, topic_name
     after = only(events, "after_timeout")
     # The producer learns of the abort from its next send, an abortable error in both.
     assert (after["send"], after["commit"]) == ("InvalidProducerEpochException", "InvalidProducerEpochException")
-    if any_broker.kind == "kafka":
-        # Kafka 4.3 finalizes transaction.version 2 (KIP-890): the client's EndTxn(ABORT) at the
-        # old epoch counts as a retry of the coordinator's epoch-bumping abort and hands the
-        # producer the new epoch, so the producer carries on.
-        assert (after["abort"], after["next"]) == ("ok", "ok")
-        committed = ["next-1"]
-    else:
-        # Deliberate difference: Weir speaks transaction version 1 (EndTxn v0-3, no
-        # transaction.version feature; broker/txn/coordinator.py), where an EndTxn at an epoch
-        # the coordinator has bumped is PRODUCER_FENCED, as in Kafka before version 2. The
-        # producer is done and a new one must be made.
-        assert (after["abort"], after["next"]) == ("ProducerFencedException", "ProducerFencedException")
-        committed = []
+    # Both finalize transaction.version 2 (KIP-890): the client's EndTxn(ABORT) at the old epoch
+    # counts as a retry of the coordinator's epoch-bumping abort and hands the producer the new
+    # epoch, so the producer carries on (at version 1 it was PRODUCER_FENCED: see
+    # test_a_timed_out_transaction_at_transaction_version_1).
+    assert (after["abort"], after["next"]) == ("ok", "ok")
+    committed = ["next-1"]
     assert values(read_all(any_broker.bootstrap, topic_name, 1)[0]) == committed
+
+
+@pytest.fixture
+def at_transaction_version_1(any_broker):
+    """The broker finalizes transaction.version 1 for one test (UpdateFeatures, as kafka-features
+    downgrade does), and 2 again afterwards."""
+    assert update(any_broker, 2, (TV, 1, SAFE_DOWNGRADE))[0] == Errors.NONE
+    assert wait_for_level(any_broker, 1)[1] == 1
+    yield
+    assert update(any_broker, 2, (TV, 2, UPGRADE))[0] == Errors.NONE
+    assert wait_for_level(any_broker, 2)[1] == 2
+
+
+def test_a_timed_out_transaction_at_transaction_version_1(any_broker, at_transaction_version_1, topic_name):
+    """At version 1 (both brokers finalizing it) the producer reads the level and speaks version 1:
+    its EndTxn(ABORT) at the epoch the coordinator's abort bumped is PRODUCER_FENCED, and the
+    application must make a new producer."""
+    create_topic(any_broker.bootstrap, topic_name, 1)
+    events = run("Transactions", "timeout", any_broker.bootstrap, topic_name, f"{topic_name}-txn")
+    after = only(events, "after_timeout")
+    assert (after["send"], after["commit"]) == ("InvalidProducerEpochException", "InvalidProducerEpochException")
+    assert (after["abort"], after["next"]) == ("ProducerFencedException", "ProducerFencedException")
+    assert values(read_all(any_broker.bootstrap, topic_name, 1)[0]) == []
 
 
 def test_consume_transform_produce_commits_offsets_with_the_output(any_broker, topic_name):

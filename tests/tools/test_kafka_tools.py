@@ -7,9 +7,6 @@ Differences that are deliberate, and how the assertions allow for them:
   controller sets a cluster-wide ``min.insync.replicas=1``; kafka-topics --describe then lists it
   among each topic's non-default configs and kafka-configs among the brokers' defaults. Weir has
   one node and no replication, so no ELR and no such record.
-- TRANSACTION_VERSION: Kafka 4 runs transaction version 2 with its own Java producer, which bumps
-  the producer epoch at every commit and restarts sequences; Weir offers version 1
-  (broker/coordinator/records.py), so epochs and LastSequence of a transactional producer differ.
 - STATIC_BROKER_CONFIGS: Weir changes only ``config.DYNAMIC_SETTINGS`` at run time (it has no
   cleaner thread pool, so e.g. log.cleaner.threads is no setting of Weir's); the broker-config
   test uses settings both brokers change dynamically.
