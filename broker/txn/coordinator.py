@@ -300,21 +300,20 @@ class TransactionCoordinator:
         return metadata
 
     async def _fence_and_abort(self, metadata: TxnMetadata) -> None:
-        # The fenced epoch stays the last epoch, as Kafka 4 (transaction.version 2) leaves it
-        # after a coordinator abort: the fenced producer may still recover by InitProducerId
-        # naming that epoch (KIP-360), e.g. after its transaction timed out; a new producer's
-        # InitProducerId without an epoch clears it and fences the old one for good.
-        #
-        # Kafka aborts at the broker's finalized transaction.version: at version 2 this is the
-        # epoch-bumping abort of any EndTxn, which the producer's own abort at its old epoch then
-        # finds done (a retry, one epoch behind) and carries on from, with no ProducerFenced.
+        # Kafka aborts at the broker's finalized transaction.version, not the transaction's own.
+        # At version 2 this is the epoch-bumping abort of any EndTxn: the fenced epoch stays the
+        # last epoch, so the producer's own abort at its old epoch finds it done (a retry, one
+        # epoch behind) and carries on, and an InitProducerId naming that epoch recovers it
+        # (KIP-360); a new producer's InitProducerId without an epoch clears it for good.
+        # At version 1 the fence forgets the last epoch (Kafka's prepareFenceProducerEpoch), so
+        # the fenced producer's EndTxn and its InitProducerId naming its epoch are both
+        # PRODUCER_FENCED (tests/reference/test_differential_recovery.py at both levels).
         if self.transaction_version >= TV2:
             target = version2.prepare_end(metadata, False, self.clock.now_ms(), self.context.producer_ids.allocate)
         else:
             epoch = metadata.producer_epoch if metadata.epoch_exhausted else metadata.producer_epoch + 1
             target = metadata.transition_to(TxnState.PREPARE_ABORT, producer_epoch=epoch,
-                                            last_producer_epoch=metadata.producer_epoch,
-                                            last_update_ms=self.clock.now_ms())
+                                            last_producer_epoch=NO_EPOCH, last_update_ms=self.clock.now_ms())
         await self._persist(target)
         self._complete_later(target)
         await asyncio.wait([self._completions[target.transactional_id]])

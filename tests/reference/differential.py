@@ -17,7 +17,9 @@ from dataclasses import dataclass
 from tests.reference.transcript import Transcript, differences
 from tests.reference.wire import Wire
 
-_kafka_transcripts: dict[str, dict] = {}
+#: (scenario, Kafka's port) -> Kafka's transcript: one per scenario and reference Kafka (the
+#: scenarios run on a Kafka finalizing each transaction version).
+_kafka_transcripts: dict[tuple[str, int], dict] = {}
 
 
 @dataclass(frozen=True)
@@ -47,9 +49,10 @@ async def transcript_of(broker, scenario) -> dict:
 
 
 async def kafka_transcript(kafka_broker, scenario) -> dict:
-    if scenario.__name__ not in _kafka_transcripts:
-        _kafka_transcripts[scenario.__name__] = await transcript_of(kafka_broker, scenario)
-    return _kafka_transcripts[scenario.__name__]
+    key = (scenario.__name__, kafka_broker.port)
+    if key not in _kafka_transcripts:
+        _kafka_transcripts[key] = await transcript_of(kafka_broker, scenario)
+    return _kafka_transcripts[key]
 
 
 async def differential(any_broker, kafka_broker, scenario, *, facts, deviations=None) -> dict:

@@ -2,6 +2,11 @@
 ``any_broker``: the same scenario run once against each. Scenarios that kill -9 a broker
 get a pair of their own (``any_broker_to_kill``), so the shared ones keep their history.
 
+Both finalize transaction.version 2, as Kafka 4 formats its storage. The transaction scenarios
+also run on a second pair finalizing version 1 (Kafka formatted with ``--feature
+transaction.version=1``, Weir started with the same ``--feature``): ``broker_at_level`` and
+``kafka_at_level`` pick the pair by ``finalized_transaction_version``.
+
 A pytest plugin (named in tests/conftest.py) rather than a conftest, so that every suite
 (reference, client, pipeline) shares the one Kafka JVM a session starts."""
 
@@ -10,17 +15,20 @@ import pytest
 from tests.broker_process import BrokerProcess
 from tests.reference.kafka import SHARED_TEST_SETTINGS, KafkaProcess, kafka_version
 
+TRANSACTION_VERSION = "transaction.version"
 _started: list[KafkaProcess] = []
 
 
-def _kafka(tmp_path_factory, name):
-    process = KafkaProcess(tmp_path_factory.mktemp(name)).start()
+def _kafka(tmp_path_factory, name, transaction_version: int = 2):
+    features = {} if transaction_version == 2 else {TRANSACTION_VERSION: transaction_version}
+    process = KafkaProcess(tmp_path_factory.mktemp(name), features=features).start()
     _started.append(process)
     return process
 
 
-def _weir(tmp_path_factory, name):
-    return BrokerProcess(tmp_path_factory.mktemp(name) / "data", overrides=SHARED_TEST_SETTINGS).start()
+def _weir(tmp_path_factory, name, transaction_version: int = 2):
+    args = [] if transaction_version == 2 else ["--feature", f"{TRANSACTION_VERSION}={transaction_version}"]
+    return BrokerProcess(tmp_path_factory.mktemp(name) / "data", overrides=SHARED_TEST_SETTINGS, args=args).start()
 
 
 @pytest.fixture(scope="session")
@@ -61,6 +69,64 @@ def weir_broker_to_kill(tmp_path_factory):
 @pytest.fixture(params=["weir", "kafka"])
 def any_broker_to_kill(request):
     return request.getfixturevalue(f"{request.param}_broker_to_kill")
+
+
+@pytest.fixture(scope="session")
+def kafka_broker_tv1(tmp_path_factory):
+    process = _kafka(tmp_path_factory, "kafka-tv1", transaction_version=1)
+    yield process
+    process.stop()
+
+
+@pytest.fixture(scope="session")
+def weir_process_tv1(tmp_path_factory):
+    process = _weir(tmp_path_factory, "weir-tv1", transaction_version=1)
+    yield process
+    process.stop()
+
+
+@pytest.fixture(params=[2, 1], ids=["tv2-finalized", "tv1-finalized"])
+def finalized_transaction_version(request):
+    return request.param
+
+
+_AT_LEVEL = {("weir", 2): "weir_process", ("kafka", 2): "kafka_broker",
+             ("weir", 1): "weir_process_tv1", ("kafka", 1): "kafka_broker_tv1"}
+
+
+@pytest.fixture(params=["weir", "kafka"])
+def broker_at_level(request, finalized_transaction_version):
+    """``any_broker`` among the brokers finalizing ``finalized_transaction_version``."""
+    return request.getfixturevalue(_AT_LEVEL[request.param, finalized_transaction_version])
+
+
+@pytest.fixture
+def kafka_at_level(request, finalized_transaction_version):
+    return request.getfixturevalue(_AT_LEVEL["kafka", finalized_transaction_version])
+
+
+@pytest.fixture(scope="module", params=[2, 1], ids=["tv2-finalized", "tv1-finalized"])
+def kill_pair_level(request):
+    return request.param
+
+
+@pytest.fixture(scope="module")
+def kafka_to_kill_at_level(tmp_path_factory, kill_pair_level):
+    process = _kafka(tmp_path_factory, f"kafka-to-kill-tv{kill_pair_level}", kill_pair_level)
+    yield process
+    process.stop()
+
+
+@pytest.fixture(scope="module")
+def weir_to_kill_at_level(tmp_path_factory, kill_pair_level):
+    process = _weir(tmp_path_factory, f"weir-to-kill-tv{kill_pair_level}", kill_pair_level)
+    yield process
+    process.stop()
+
+
+@pytest.fixture(params=["weir", "kafka"])
+def broker_to_kill_at_level(request):
+    return request.getfixturevalue(f"{request.param}_to_kill_at_level")
 
 
 def pytest_terminal_summary(terminalreporter):

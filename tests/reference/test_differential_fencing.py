@@ -37,7 +37,7 @@ def _produced(answer):
     return partition["error_code"], partition["log_start_offset"]
 
 
-async def test_a_produce_with_the_old_epoch_after_a_reinit_is_fenced(any_broker, kafka_broker):
+async def test_a_produce_with_the_old_epoch_after_a_reinit_is_fenced(broker_at_level, kafka_at_level):
     def facts(steps):
         assert steps["re-init aborts it and bumps the epoch"]["producer_epoch"] == 2  # abort marker took 1
         assert _produced(steps["produce with the old epoch"]) == (Errors.INVALID_PRODUCER_EPOCH, -1)
@@ -52,7 +52,7 @@ async def test_a_produce_with_the_old_epoch_after_a_reinit_is_fenced(any_broker,
         committed = steps["read_committed fetch"]["responses"][0]["partitions"][0]
         assert log_of(steps["read_committed fetch"]) == [b"a", "ABORT", b"b", "COMMIT"]
         assert [t["producer_id"] for t in committed["aborted_transactions"]] == ["producer_id#0"]
-    await differential(any_broker, kafka_broker, old_epoch_after_reinit, facts=facts)
+    await differential(broker_at_level, kafka_at_level, old_epoch_after_reinit, facts=facts)
 
 
 async def end_txn_in_every_wrong_state(wire, t):
@@ -80,7 +80,7 @@ async def end_txn_in_every_wrong_state(wire, t):
     t.add("read_uncommitted fetch", await wire.fetch("ender", isolation=0))
 
 
-async def test_b_end_txn_in_every_wrong_state(any_broker, kafka_broker):
+async def test_b_end_txn_in_every_wrong_state(broker_at_level, kafka_at_level):
     def facts(steps):
         expected = {
             "commit with no transaction": Errors.INVALID_TXN_STATE,
@@ -99,4 +99,4 @@ async def test_b_end_txn_in_every_wrong_state(any_broker, kafka_broker):
         }
         assert {step: codes(steps[step]) for step in expected} == {step: [code] for step, code in expected.items()}
         assert log_of(steps["read_uncommitted fetch"]) == ["COMMIT", "ABORT"]  # one marker each, no data
-    await differential(any_broker, kafka_broker, end_txn_in_every_wrong_state, facts=facts)
+    await differential(broker_at_level, kafka_at_level, end_txn_in_every_wrong_state, facts=facts)

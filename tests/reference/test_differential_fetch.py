@@ -38,7 +38,7 @@ def _partition(answer):
     return answer["responses"][0]["partitions"][0]
 
 
-async def test_fetches_around_interleaved_transactions(any_broker, kafka_broker):
+async def test_fetches_around_interleaved_transactions(broker_at_level, kafka_at_level):
     def facts(steps):
         open_from_0 = _partition(steps["one open: read_committed from 0"])
         assert (open_from_0["high_watermark"], open_from_0["last_stable_offset"]) == (6, 2)
@@ -50,4 +50,4 @@ async def test_fetches_around_interleaved_transactions(any_broker, kafka_broker)
         assert log_of(steps["all closed: read_committed from 0"]) == [
             b"p0", b"a1", b"c2", b"a3", "ABORT", b"p5", "COMMIT"]
         assert _partition(steps["all closed: read_uncommitted from 0"])["aborted_transactions"] is None
-    await differential(any_broker, kafka_broker, fetches_around_interleaved_transactions, facts=facts)
+    await differential(broker_at_level, kafka_at_level, fetches_around_interleaved_transactions, facts=facts)

@@ -34,10 +34,10 @@ async def markers_for_absent_transactions(wire, t):
     t.add("read_committed fetch", await wire.fetch(TOPIC, isolation=1))
 
 
-async def test_f_write_txn_markers_for_an_absent_transaction(any_broker, kafka_broker):
+async def test_f_write_txn_markers_for_an_absent_transaction(broker_at_level, kafka_at_level):
     def facts(steps):
         assert codes(steps["abort marker, producer never seen"]) == [Errors.NONE]
         assert codes(steps["abort marker, unknown topic"]) == [Errors.UNKNOWN_TOPIC_OR_PARTITION]
         assert codes(steps["abort marker"]) == [Errors.NONE]
         assert log_of(steps["read_committed fetch"])[0] == b"plain"
-    await differential(any_broker, kafka_broker, markers_for_absent_transactions, facts=facts)
+    await differential(broker_at_level, kafka_at_level, markers_for_absent_transactions, facts=facts)

@@ -36,7 +36,7 @@ def _partition(answer):
     return answer["responses"][0]["partitions"][0]
 
 
-async def test_c_list_offsets_latest_under_both_isolation_levels_around_a_transaction(any_broker, kafka_broker):
+async def test_c_list_offsets_latest_under_both_isolation_levels_around_a_transaction(broker_at_level, kafka_at_level):
     def facts(steps):
         assert [_offset(steps[f"open: {step}"]) for step in ("latest, read_uncommitted", "latest, read_committed",
                                                              "earliest, read_committed")] == [3, 1, 0]
@@ -46,7 +46,7 @@ async def test_c_list_offsets_latest_under_both_isolation_levels_around_a_transa
         assert (open_fetch["high_watermark"], open_fetch["last_stable_offset"]) == (3, 1)
         assert log_of(steps["open: read_committed fetch"]) == [b"plain"]
         assert log_of(steps["committed: read_committed fetch"]) == [b"plain", b"t1", b"t2", "COMMIT"]
-    await differential(any_broker, kafka_broker, list_offsets_around_a_transaction, facts=facts)
+    await differential(broker_at_level, kafka_at_level, list_offsets_around_a_transaction, facts=facts)
 
 
 async def require_stable_with_a_pending_transactional_offset(wire, t):
@@ -71,7 +71,7 @@ def _committed(answer):
     return partition["committed_offset"], partition["error_code"]
 
 
-async def test_d_offset_fetch_require_stable_with_a_pending_transactional_offset(any_broker, kafka_broker):
+async def test_d_offset_fetch_require_stable_with_a_pending_transactional_offset(broker_at_level, kafka_at_level):
     def facts(steps):
         assert _committed(steps["committed: pending, require_stable"]) == (-1, Errors.UNSTABLE_OFFSET_COMMIT)
         assert _committed(steps["committed: pending, not require_stable"]) == (-1, Errors.NONE)
@@ -80,7 +80,7 @@ async def test_d_offset_fetch_require_stable_with_a_pending_transactional_offset
         assert _committed(steps["aborted: pending, not require_stable"]) == (3, Errors.NONE)
         assert _committed(steps["aborted: ended, require_stable"]) == (3, Errors.NONE)
         assert codes(steps["aborted: end"]) == [Errors.NONE]
-    await differential(any_broker, kafka_broker, require_stable_with_a_pending_transactional_offset, facts=facts)
+    await differential(broker_at_level, kafka_at_level, require_stable_with_a_pending_transactional_offset, facts=facts)
 
 
 async def plain_commit_during_a_pending_transactional_offset(wire, t):
@@ -102,13 +102,13 @@ async def plain_commit_during_a_pending_transactional_offset(wire, t):
         t.add(f"{outcome}: ended", await wire.offset_fetch(group, topic, True))
 
 
-async def test_a_plain_commit_after_a_pending_transactional_offset_stays(any_broker, kafka_broker):
+async def test_a_plain_commit_after_a_pending_transactional_offset_stays(broker_at_level, kafka_at_level):
     def facts(steps):
         # The transactional offset was written first; its commit does not overwrite the newer one.
         assert _committed(steps["commit: pending"]) == (20, Errors.NONE)
         assert _committed(steps["commit: ended"]) == (20, Errors.NONE)
         assert _committed(steps["abort: ended"]) == (40, Errors.NONE)
-    await differential(any_broker, kafka_broker, plain_commit_during_a_pending_transactional_offset, facts=facts)
+    await differential(broker_at_level, kafka_at_level, plain_commit_during_a_pending_transactional_offset, facts=facts)
 
 
 _EMPTY_GROUP = ("Weir refuses the empty group id wherever it names a group (broker/group/offsets.py "
@@ -143,9 +143,9 @@ async def the_empty_group_id(wire, t):
     t.add("abort", await wire.end_txn(txn, pid, epoch, False))
 
 
-async def test_the_empty_group_id(any_broker, kafka_broker):
+async def test_the_empty_group_id(broker_at_level, kafka_at_level):
     def facts(steps):
         assert codes(steps["add offsets"]) == [Errors.NONE]
         assert codes(steps["txn offset commit"]) == [Errors.INVALID_GROUP_ID]
         assert _committed(steps["offset fetch"]) == (4, Errors.NONE)
-    await differential(any_broker, kafka_broker, the_empty_group_id, facts=facts, deviations=EMPTY_GROUP_DEVIATIONS)
+    await differential(broker_at_level, kafka_at_level, the_empty_group_id, facts=facts, deviations=EMPTY_GROUP_DEVIATIONS)

@@ -49,7 +49,7 @@ async def open_transaction_across_kill_9(wire, t):
     t.add("committed: read_committed fetch", await wire.fetch(TOPIC, READ_COMMITTED))
 
 
-async def test_an_open_transaction_survives_kill_9_and_commits(any_broker_to_kill, kafka_broker_to_kill):
+async def test_an_open_transaction_survives_kill_9_and_commits(broker_to_kill_at_level, kafka_to_kill_at_level):
     def facts(steps):
         offsets = [steps[f"restarted: latest, {level}"]["topics"][0]["partitions"][0]["offset"]
                    for level in ("read_uncommitted", "read_committed")]
@@ -60,5 +60,5 @@ async def test_an_open_transaction_survives_kill_9_and_commits(any_broker_to_kil
         assert codes(steps["restarted: commit"]) == [Errors.NONE]
         assert log_of(steps["committed: read_committed fetch"]) == [b"before", b"t1", b"t2", b"t3", "COMMIT"]
         assert _restarted(steps["restarted: latest, read_committed"]["topics"][0]["partitions"][0]["leader_epoch"])
-    await differential(any_broker_to_kill, kafka_broker_to_kill, open_transaction_across_kill_9, facts=facts,
+    await differential(broker_to_kill_at_level, kafka_to_kill_at_level, open_transaction_across_kill_9, facts=facts,
                        deviations=KNOWN_DEVIATIONS)

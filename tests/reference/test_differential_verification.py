@@ -57,7 +57,7 @@ async def unverifiable_transactional_writes(wire, t):
     await write("produce, transactional without a producer id", pid=-1, epoch=-1, seq=-1)
 
 
-async def test_unverifiable_transactional_writes(any_broker, kafka_broker):
+async def test_unverifiable_transactional_writes(broker_at_level, kafka_at_level):
     def facts(steps):
         # Weir answered INVALID_TXN_STATE to all but the older epoch until
         # broker/txn/coordinator.py verify_partition and broker/handlers/produce.py answered
@@ -81,5 +81,5 @@ async def test_unverifiable_transactional_writes(any_broker, kafka_broker):
         }
         assert {step: codes(steps[step]) for step in expected} == {step: [code] for step, code in expected.items()}
         assert log_of(steps["fetch"]) == [b"unverified", "ABORT"]
-    await differential(any_broker, kafka_broker, unverifiable_transactional_writes, facts=facts,
+    await differential(broker_at_level, kafka_at_level, unverifiable_transactional_writes, facts=facts,
                        deviations=KNOWN_DEVIATIONS)
