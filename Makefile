@@ -30,7 +30,7 @@ system-deps:
 # Apache Kafka's jars (version pinned in reference/pom.xml) into the local Maven cache, our
 # Java test programs (reference/src/main/java) compiled, and the jars' classpath written to
 # $(REFERENCE_CP); Spark's Kafka connector (reference/spark/pom.xml) likewise.
-# tests/reference/kafka.py and spark_connector.py rebuild on their own when a source is newer.
+# reference/kafka.py and reference/spark.py rebuild on their own when a source is newer.
 REFERENCE_CP := reference/target/classpath.txt
 reference: system-deps
 	mvn -q -B -Dstyle.color=never -f reference/pom.xml compile dependency:build-classpath -Dmdep.outputFile=$(CURDIR)/$(REFERENCE_CP)

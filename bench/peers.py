@@ -1,7 +1,7 @@
 """The brokers a benchmark compares: Weir (this tree, or another checkout as a "before"), Tansu
 and Apache Kafka. Each round starts a fresh broker with a fresh data directory.
 
-Apache Kafka is the reference broker of the tests (``tests/reference/kafka.py``, KRaft,
+Apache Kafka is the reference broker of the tests (``reference/kafka.py``, KRaft,
 one node) started with the JVM options its own start scripts give a broker (1 GiB heap,
 G1, C2; ``--kafka-jvm test`` uses the tests' quick-start options instead) and warmed
 before timing: a produce and a fetch of ``KAFKA_WARM_UP`` records on a topic of its own,
@@ -65,7 +65,7 @@ start_tansu.peer = "tansu"
 def kafka_starter(jvm: str = "production"):
     def start_kafka() -> Broker:
         sys.path.insert(0, str(REPO))
-        from tests.reference.kafka import JVM_OPTIONS, PRODUCTION_JVM_OPTIONS, KafkaProcess
+        from reference.kafka import JVM_OPTIONS, PRODUCTION_JVM_OPTIONS, KafkaProcess
         workdir = Path(tempfile.mkdtemp(prefix="kafka-bench-"))
         kafka = KafkaProcess(workdir, jvm_options=PRODUCTION_JVM_OPTIONS if jvm == "production" else JVM_OPTIONS)
         kafka.start()

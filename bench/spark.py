@@ -110,7 +110,7 @@ def main(argv=None) -> int:
     parser.add_argument("--bootstrap", help="an already running broker (default: start a Weir)")
     args = parser.parse_args(argv)
     sys.path.insert(0, str(REPO))
-    from tests.pipeline.spark_session import start_spark
+    from reference.spark import start_spark
 
     broker = None if args.bootstrap else weir_starter()()
     bootstrap = args.bootstrap or broker.bootstrap

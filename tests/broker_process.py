@@ -5,22 +5,17 @@ from __future__ import annotations
 import os
 import resource
 import signal
-import socket
 import subprocess
 import sys
 import threading
 import time
 from pathlib import Path
 
+from weir.testing.settings import free_port
+
 READY = "Weir broker ready on"
 FAST_ONLY = "WEIR_TEST_FAST"  # set by make test-fast, whose tests must start no broker process
 REPO = Path(__file__).resolve().parent.parent
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 class BrokerProcess:

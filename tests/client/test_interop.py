@@ -23,7 +23,7 @@ from weir.client import Consumer, Producer, TopicPartition
 from weir.client.partitioner import partition_for_key
 from tests.client.test_producer import read_back as confluent_read
 from tests.compat.test_confluent_kafka import create_topic
-from tests.reference.kafka import java_command
+from reference.kafka import java_command
 
 CODECS = [None, "gzip", "snappy", "lz4", "zstd"]
 PER_CODEC = 40

@@ -25,7 +25,7 @@ from weir.protocol.messages import api_versions
 from weir.protocol.messages.update_features import SAFE_DOWNGRADE, UNSAFE_DOWNGRADE, UPGRADE
 from tests.broker_process import BrokerProcess
 from tests.features.raw import TV, ask, features, update, update_v0, wait_for_level
-from tests.reference.kafka import SHARED_TEST_SETTINGS, KafkaProcess
+from reference.kafka import SHARED_TEST_SETTINGS, KafkaProcess
 from tests.tools.tools import run_tool
 
 FEATURES = "org.apache.kafka.tools.FeatureCommand"

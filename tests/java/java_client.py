@@ -12,7 +12,7 @@ import time
 from confluent_kafka import Consumer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from tests.reference.kafka import java_command
+from reference.kafka import java_command
 
 PACKAGE = "dev.weir.reference.client."
 

@@ -5,7 +5,7 @@ import subprocess
 from collections import defaultdict
 
 from tests.java.java_client import create_topic, read_all, run
-from tests.reference.kafka import java_command
+from reference.kafka import java_command
 
 PARTITIONS = 3
 COUNT = 400

@@ -1,6 +1,6 @@
 import pytest
 
-from tests.pipeline.spark_session import start_spark
+from reference.spark import start_spark
 
 
 @pytest.fixture(scope="module")

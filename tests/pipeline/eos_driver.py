@@ -10,7 +10,7 @@ the JVM and its Python workers) while it holds after a decision
 
 import sys
 
-from tests.pipeline.spark_session import start_spark
+from reference.spark import start_spark
 
 
 def main(bootstrap: str, source: str, target: str, checkpoint: str) -> None:

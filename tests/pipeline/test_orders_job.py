@@ -230,7 +230,7 @@ def test_orders_job_killed_repeatedly_confirms_each_order_once_with_exact_totals
 
 @pytest.mark.timeout(1800)
 def test_spark_kafka_sink_in_the_same_scenario_is_at_least_once(weir_broker_to_kill, tmp_path):
-    from tests.reference.spark_connector import connector_jars
+    from reference.spark import connector_jars
     broker = weir_broker_to_kill
     names = run_scenario(broker, tmp_path, "kafka", jars=connector_jars())
     total = FIRST_ORDERS + LATER_ORDERS

@@ -13,7 +13,7 @@ A pytest plugin (named in tests/conftest.py) rather than a conftest, so that eve
 import pytest
 
 from tests.broker_process import BrokerProcess
-from tests.reference.kafka import SHARED_TEST_SETTINGS, KafkaProcess, kafka_version
+from reference.kafka import SHARED_TEST_SETTINGS, KafkaProcess, kafka_version
 
 TRANSACTION_VERSION = "transaction.version"
 _started: list[KafkaProcess] = []

@@ -25,7 +25,7 @@ from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from tests.compat.groups import wait_until
-from tests.reference.kafka import java_command
+from reference.kafka import java_command
 
 ORDERS_TOTAL = 4000
 PARTITIONS = 3

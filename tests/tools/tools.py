@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from tests.reference.kafka import java_command
+from reference.kafka import java_command
 
 TOPICS = "org.apache.kafka.tools.TopicCommand"
 CONFIGS = "kafka.admin.ConfigCommand"  # 4.3 still ships it in kafka_2.13 (Scala), not in kafka-tools

@@ -1,15 +1,17 @@
-"""Spark's own Kafka connector (spark-sql-kafka-0-10, resolved by reference/spark/pom.xml)
-for a local SparkSession: the jars to pass as ``spark.jars``."""
+"""A small local Spark session with Spark's own Kafka connector (spark-sql-kafka-0-10, resolved by
+reference/spark/pom.xml) and the ``weir`` data source, as the pipeline tests, the driver processes
+they start and the pipeline benchmark run it."""
 
 from __future__ import annotations
 
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pyspark
 
-from tests.broker_process import REPO
+REPO = Path(__file__).resolve().parents[1]
 
 POM = REPO / "reference" / "spark" / "pom.xml"
 SETTINGS = REPO / "reference" / "spark" / "settings.xml"
@@ -41,3 +43,27 @@ def _resolved() -> bool:
         return False
     jars = CLASSPATH_FILE.read_text().strip().split(os.pathsep)
     return bool(jars) and all(Path(jar).is_file() for jar in jars)
+
+
+def start_spark(app: str):
+    # Python workers must run this interpreter (it has pyarrow and the client) and import this checkout.
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
+    from pyspark.sql import SparkSession
+
+    from weir import pipeline
+    # Spark's own Kafka connector on every session: spark.jars reaches the driver's classpath only when
+    # the JVM starts, and one JVM serves every session of a pytest process.
+    spark = (SparkSession.builder.master("local[2]").appName(app)
+             .config("spark.jars", ",".join(connector_jars()))
+             .config("spark.ui.enabled", "false")
+             .config("spark.sql.shuffle.partitions", "2")
+             .config("spark.default.parallelism", "2")
+             .config("spark.sql.session.timeZone", "UTC")
+             .config("spark.driver.memory", "512m")
+             .config("spark.sql.streaming.pollingDelay", "50ms")
+             .getOrCreate())
+    spark.sparkContext.setLogLevel("ERROR")
+    pipeline.register(spark)
+    return spark

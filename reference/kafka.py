@@ -20,7 +20,9 @@ from pathlib import Path
 from weir.protocol.api_keys import ApiKey
 from weir.protocol.connection import ClientConnection
 from weir.protocol.messages import metadata
-from tests.broker_process import REPO, free_port
+from weir.testing.settings import free_port
+
+REPO = Path(__file__).resolve().parents[1]
 
 POM = REPO / "reference" / "pom.xml"
 CLASSPATH_FILE = REPO / "reference" / "target" / "classpath.txt"
