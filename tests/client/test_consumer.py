@@ -5,7 +5,7 @@ import asyncio
 from confluent_kafka import Producer as CKProducer
 
 from weir.client import Consumer, Producer, TopicPartition
-from tests.compat.test_confluent_kafka import create_topic
+from tests.support.topics import create_topic
 
 
 async def read(consumer, expected, timeout=20.0):

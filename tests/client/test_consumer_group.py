@@ -5,7 +5,7 @@ import asyncio
 import pytest
 
 from weir.client import Consumer, Producer, TopicPartition
-from tests.compat.test_confluent_kafka import create_topic
+from tests.support.topics import create_topic
 
 PARTITIONS = 6
 

@@ -22,7 +22,7 @@ from kafka import TopicPartition as KPTopicPartition
 from weir.client import Consumer, Producer, TopicPartition
 from weir.client.partitioner import partition_for_key
 from tests.client.test_producer import read_back as confluent_read
-from tests.compat.test_confluent_kafka import create_topic
+from tests.support.topics import KEEP_FOREVER, create_topic
 from reference.kafka import java_command
 
 CODECS = [None, "gzip", "snappy", "lz4", "zstd"]
@@ -108,7 +108,7 @@ def _headers_text(headers) -> str:
 
 
 async def test_our_records_read_by_confluent_aiokafka_kafka_python_and_java(any_broker, topic_name):
-    await asyncio.to_thread(create_topic, any_broker.bootstrap, topic_name, PARTITIONS)
+    await asyncio.to_thread(create_topic, any_broker.bootstrap, topic_name, PARTITIONS, KEEP_FOREVER)
     written = await _write_ours(any_broker.bootstrap, topic_name)
     total = len(CODECS) * PER_CODEC
     assert len(written) == total
@@ -173,7 +173,7 @@ async def _read_ours(bootstrap, topic, expected) -> list:
 
 @pytest.mark.parametrize("writer", ["confluent-kafka", "aiokafka", "kafka-python", "java"])
 async def test_their_records_read_by_ours(any_broker, topic_name, writer):
-    await asyncio.to_thread(create_topic, any_broker.bootstrap, topic_name, PARTITIONS)
+    await asyncio.to_thread(create_topic, any_broker.bootstrap, topic_name, PARTITIONS, KEEP_FOREVER)
     records = [(f"k{i % 11}".encode(), f"from {writer} {i}".encode(),
                 [("writer", writer.encode()), ("i", str(i).encode())], BASE_TS + i) for i in range(200)]
     if writer == "confluent-kafka":
@@ -214,7 +214,7 @@ async def test_our_consumer_and_a_java_consumer_share_a_group(any_broker, topic_
     assignor (the first both list) gives each two; then every record is read exactly once."""
     partitions, per_partition = 4, 50
     group = f"{topic_name}-g"
-    await asyncio.to_thread(create_topic, any_broker.bootstrap, topic_name, partitions)
+    await asyncio.to_thread(create_topic, any_broker.bootstrap, topic_name, partitions, KEEP_FOREVER)
     java = subprocess.Popen(java_command(
         "org.apache.kafka.tools.consumer.ConsoleConsumer", "--bootstrap-server", any_broker.bootstrap,
         "--topic", topic_name, "--group", group, "--max-messages", str(2 * per_partition), "--timeout-ms", "90000",

@@ -9,7 +9,7 @@ from confluent_kafka import Consumer, TopicPartition as CKTopicPartition
 from weir.client.errors import IllegalStateError, MessageTooLargeError
 from weir.client.partitioner import partition_for_key
 from weir.client.producer import Producer
-from tests.compat.test_confluent_kafka import create_topic
+from tests.support.topics import KEEP_FOREVER, create_topic
 
 
 def read_back(bootstrap, topic, partitions, expected):
@@ -32,7 +32,7 @@ def read_back(bootstrap, topic, partitions, expected):
 
 @pytest.mark.parametrize("codec", [None, "gzip", "snappy", "lz4", "zstd"])
 async def test_records_land_where_the_java_client_puts_them_and_read_back(any_broker, topic_name, codec):
-    await asyncio.to_thread(create_topic, any_broker.bootstrap, topic_name, 3)
+    await asyncio.to_thread(create_topic, any_broker.bootstrap, topic_name, 3, KEEP_FOREVER)
     async with Producer(any_broker.bootstrap, compression_type=codec, linger_ms=2) as producer:
         deliveries = []
         for i in range(600):

@@ -8,7 +8,7 @@ import time
 
 from weir.client.producer import Producer
 from tests.client.test_producer import read_back
-from tests.compat.test_confluent_kafka import create_topic
+from tests.support.topics import create_topic
 
 RECORDS = 6000
 

@@ -8,7 +8,7 @@ from weir.client.producer import Producer
 from weir.client.producer.accumulator import Accumulator
 from weir.client.producer.sender import Sender
 from weir.protocol.compression import Compression
-from tests.compat.test_confluent_kafka import create_topic
+from tests.support.topics import create_topic
 
 
 async def test_a_full_batch_leaves_while_the_caller_keeps_sending(any_broker, topic_name):

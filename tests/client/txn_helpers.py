@@ -8,7 +8,7 @@ import time
 
 from confluent_kafka import Consumer as CKConsumer, TopicPartition as CKTopicPartition
 
-from tests.compat.test_confluent_kafka import create_topic
+from tests.support.topics import create_topic
 
 
 async def new_topic(bootstrap: str, name: str, partitions: int = 1) -> str:

@@ -2,15 +2,11 @@
 
 import pytest
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka.admin import AdminClient
+
+from tests.support.topics import create_topic
 
 CODECS = ["none", "gzip", "snappy", "lz4", "zstd"]
-
-
-def create_topic(bootstrap, name, partitions):
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    futures = admin.create_topics([NewTopic(name, num_partitions=partitions, replication_factor=1)])
-    futures[name].result(10)
 
 
 def produce(bootstrap, topic, messages, **config):

@@ -8,7 +8,7 @@ from kafka.admin import KafkaAdminClient, MemberToRemove
 from kafka.errors import NoError
 from kafka.structs import OffsetAndMetadata
 
-from tests.compat.test_confluent_kafka import create_topic
+from tests.support.topics import create_topic
 from tests.compat.groups import Member, produce, wait_until
 
 

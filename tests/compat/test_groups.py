@@ -7,7 +7,7 @@ properly (SIGTERM) or die (SIGKILL) while the others carry on.
 import pytest
 
 from tests.compat.groups import Member, produce, shares, wait_until
-from tests.compat.test_confluent_kafka import create_topic
+from tests.support.topics import create_topic
 
 CLIENTS = ["confluent-kafka", "aiokafka", "kafka-python"]
 

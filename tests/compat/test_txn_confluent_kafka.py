@@ -6,7 +6,7 @@ import pytest
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 
 from tests.broker_process import BrokerProcess
-from tests.compat.test_confluent_kafka import create_topic
+from tests.support.topics import create_topic
 
 
 def txn_producer(bootstrap, txn_id, **config):

@@ -14,7 +14,8 @@ from weir.client import Connection
 from weir.protocol.api_keys import ApiKey
 from weir.protocol.messages import fetch
 from tests.broker_process import BrokerProcess, free_port
-from tests.compat.test_confluent_kafka import create_topic, produce
+from tests.compat.test_confluent_kafka import produce
+from tests.support.topics import create_topic
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ from collections import defaultdict
 
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 
-from tests.compat.test_confluent_kafka import create_topic
+from tests.support.topics import create_topic
 
 TOPICS = ("orders", "audit")
 PARTITIONS = 2

@@ -13,7 +13,7 @@ from confluent_kafka import Producer as CKProducer
 from weir.client import Consumer, TopicPartition
 from weir.pipeline.exactly_once import HOLD_AFTER_DECISION
 from tests.broker_process import REPO
-from tests.compat.test_confluent_kafka import create_topic
+from tests.support.topics import create_topic
 from tests.pipeline.test_source import ck_read
 
 RECORDS = 200

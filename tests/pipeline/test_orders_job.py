@@ -23,7 +23,7 @@ from confluent_kafka import TopicPartition as CKTopicPartition
 from weir.client import Consumer, TopicPartition
 from weir.pipeline.exactly_once import HOLD_AFTER_DECISION, HOLD_FROM_BATCH
 from tests.broker_process import REPO
-from tests.compat.test_confluent_kafka import create_topic
+from tests.support.topics import create_topic
 from tests.pipeline.test_source import ck_read
 
 FIRST_ORDERS, LATER_ORDERS = 240, 40  # the later ones arrive after the broker's restart

@@ -10,7 +10,7 @@ from pyspark.sql.types import BinaryType, StructField, StructType
 from weir.pipeline.exactly_once import (ExactlyOnceStreamWriter, TransactionTimingError, TxnCommitMessage,
                                    check_transaction_timing)
 from weir.pipeline.jobs import orders
-from tests.compat.test_confluent_kafka import create_topic
+from tests.support.topics import create_topic
 from tests.pipeline.prepared import visible, write_prepared as write
 
 SCHEMA = StructType([StructField("value", BinaryType())])

@@ -10,7 +10,7 @@ import pytest
 from confluent_kafka import Producer as CKProducer
 
 from tests.broker_process import REPO
-from tests.compat.test_confluent_kafka import create_topic
+from tests.support.topics import create_topic
 from tests.pipeline.test_orders_job import SPARK_CONF
 from tests.pipeline.test_source import ck_read
 

@@ -8,7 +8,7 @@ from weir.client import complete_prepared_transaction, fence_transactional_id
 from weir.client.cluster import Cluster
 from weir.pipeline.decisions import COMMIT, DONE
 from weir.pipeline.exactly_once import ExactlyOnceStreamWriter, TransactionLostError, TxnCommitMessage
-from tests.compat.test_confluent_kafka import create_topic
+from tests.support.topics import create_topic
 from tests.pipeline.prepared import visible, write_prepared as write
 
 SCHEMA = StructType([StructField("value", BinaryType())])

@@ -8,7 +8,7 @@ import pytest
 from confluent_kafka import Consumer as CKConsumer
 from confluent_kafka import Producer as CKProducer
 
-from tests.compat.test_confluent_kafka import create_topic
+from tests.support.topics import KEEP_FOREVER, create_topic
 
 
 def ck_read(bootstrap, topic, isolation="read_committed", expected=None, timeout=20.0):
@@ -41,7 +41,7 @@ def ck_read(bootstrap, topic, isolation="read_committed", expected=None, timeout
 def topic(shared_broker):
     """Three partitions: plain records with headers, a committed and an aborted transaction."""
     name = "orders-batch"
-    create_topic(shared_broker.bootstrap, name, 3)
+    create_topic(shared_broker.bootstrap, name, 3, KEEP_FOREVER)
     plain = CKProducer({"bootstrap.servers": shared_broker.bootstrap, "linger.ms": 5})
     for i in range(60):
         plain.produce(name, value=f"v{i}".encode(), key=f"k{i}".encode(), partition=i % 3,

@@ -9,7 +9,7 @@ from confluent_kafka import Producer as CKProducer
 from confluent_kafka.admin import AdminClient
 from confluent_kafka import TopicPartition as CKTopicPartition
 
-from tests.compat.test_confluent_kafka import create_topic
+from tests.support.topics import KEEP_FOREVER, create_topic
 from tests.pipeline.test_source import ck_read
 
 # A Spark session and a Kafka JVM start within the first test; on a loaded 2-core machine that alone can
@@ -48,7 +48,7 @@ def both(spark, bootstrap, topic, **options):
 @pytest.fixture
 def topic(any_broker, topic_name):
     """Two partitions, 40 records one second apart (partition = i % 2)."""
-    create_topic(any_broker.bootstrap, topic_name, 2)
+    create_topic(any_broker.bootstrap, topic_name, 2, KEEP_FOREVER)
     produce(any_broker.bootstrap, topic_name, 40, 2)
     return topic_name
 

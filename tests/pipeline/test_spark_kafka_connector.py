@@ -9,7 +9,7 @@ import time
 import pytest
 from confluent_kafka import Producer as CKProducer
 
-from tests.compat.test_confluent_kafka import create_topic
+from tests.support.topics import create_topic
 from tests.pipeline.test_source import ck_read
 
 # A Spark session and a Kafka JVM start within the first test; on a loaded 2-core machine that alone can

@@ -6,6 +6,7 @@ from weir.protocol.messages import produce
 from weir.protocol.records import Record, encode_batch
 from tests.reference.differential import differential
 from tests.reference.wire import V_PRODUCE
+from tests.support.topics import KEEP_FOREVER
 
 TOPIC = "by-time"
 T0 = 1_700_000_000_000
@@ -13,7 +14,7 @@ LATEST, EARLIEST, MAX_TIMESTAMP = -1, -2, -3
 
 
 async def offsets_by_timestamp(wire, t):
-    await wire.create_topic(TOPIC, partitions=2)
+    await wire.create_topic(TOPIC, partitions=2, config=KEEP_FOREVER)  # T0 is in 2023
     for timestamp in (LATEST, EARLIEST, MAX_TIMESTAMP, T0):
         t.add(f"empty, {timestamp}", await wire.list_offsets(TOPIC, 0, timestamp))
     batch = encode_batch([Record(b"a", timestamp=T0), Record(b"b", timestamp=T0 + 50),

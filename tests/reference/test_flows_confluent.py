@@ -10,7 +10,7 @@ import pytest
 from confluent_kafka import Consumer, IsolationLevel, KafkaError, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec
 
-from tests.compat.test_confluent_kafka import create_topic
+from tests.support.topics import create_topic
 from tests.compat.test_txn_confluent_kafka import in_txn, txn_producer
 from tests.reference import flows
 from tests.reference.flows import wait_until

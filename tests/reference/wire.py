@@ -92,10 +92,12 @@ class Wire:
             key_type=COORDINATOR[key_type], coordinator_keys=[key]),
             error=lambda answer: answer.coordinators[0].error_code)
 
-    async def create_topic(self, name: str, partitions: int = 1):
+    async def create_topic(self, name: str, partitions: int = 1, config: dict[str, str] | None = None):
         answer = await self.connection.request(ApiKey.CREATE_TOPICS, V_CREATE_TOPICS, create_topics.REQUEST(
             timeout_ms=10000, topics=[create_topics.CreatableTopic(
-                name=name, num_partitions=partitions, replication_factor=1, assignments=[], configs=[])]))
+                name=name, num_partitions=partitions, replication_factor=1, assignments=[],
+                configs=[create_topics.CreatableTopicConfig(name=key, value=value)
+                         for key, value in (config or {}).items()])]))
         await self.wait_for_partitions(name, partitions)
         return answer
 
