@@ -4,11 +4,11 @@ against Weir and the reference Apache Kafka alike."""
 import asyncio
 import os
 import signal
-import time
 
 from weir.client.producer import Producer
 from tests.client.test_producer import read_back
 from tests.support.topics import create_topic
+from tests.support.waiting import wait_until_async
 
 RECORDS = 6000
 
@@ -17,13 +17,6 @@ def stopped(pid: int) -> bool:
     """The process is in state T (stopped by SIGSTOP)."""
     with open(f"/proc/{pid}/stat") as stat:
         return stat.read().rsplit(")", 1)[1].split()[0] == "T"
-
-
-async def wait_until(condition, timeout=10.0):
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "condition not reached"
-        await asyncio.sleep(0.01)
 
 
 async def test_idempotent_producer_survives_broker_kill_without_duplicates(any_broker_to_kill, topic_name):
@@ -43,7 +36,7 @@ async def test_idempotent_producer_survives_broker_kill_without_duplicates(any_b
             if i == RECORDS // 3:
                 # Freeze the broker, so no request outstanding from now on gets its answer...
                 os.kill(broker.process.pid, signal.SIGSTOP)
-                await wait_until(lambda: stopped(broker.process.pid))
+                await wait_until_async(lambda: stopped(broker.process.pid), "the broker process stopped")
                 frozen_at = producer.sender.requests
             # ...and kill it once a request written after the freeze is outstanding, or every
             # in-flight slot is taken (then none can be written: against Kafka, waiting for a

@@ -6,7 +6,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 
 from confluent_kafka import Producer
 
@@ -51,22 +50,6 @@ class Member:
     def kill(self) -> None:
         self.process.kill()
         self.process.wait(10)
-
-
-def eventually(condition, timeout: float) -> bool:
-    """Poll ``condition`` until it holds (True) or ``timeout`` seconds pass (False)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.05)
-    return condition()
-
-
-def wait_until(condition, timeout: float, what) -> None:
-    """``what`` names the awaited state; a callable is asked only on failure (to describe what was seen)."""
-    if not eventually(condition, timeout):
-        raise AssertionError(f"timed out waiting for {what() if callable(what) else what}")
 
 
 def shares(members: list[Member], partitions: int) -> bool:

@@ -9,7 +9,8 @@ from kafka.errors import NoError
 from kafka.structs import OffsetAndMetadata
 
 from tests.support.topics import create_topic
-from tests.compat.groups import Member, produce, wait_until
+from tests.compat.groups import Member, produce
+from tests.support.waiting import wait_until
 
 
 def test_list_describe_delete_groups_and_offsets(group_broker, members, topic_name):
@@ -18,7 +19,7 @@ def test_list_describe_delete_groups_and_offsets(group_broker, members, topic_na
     produce(bootstrap, topic_name, 2, 3)
     member = Member("kafka-python", bootstrap, "admin-group", topic_name)
     members.append(member)
-    wait_until(lambda: member.committed == {0: 3, 1: 3}, 60, "the member to commit everything")
+    wait_until(lambda: member.committed == {0: 3, 1: 3}, "the member to commit everything", 60)
     kafka_admin = KafkaAdminClient(bootstrap_servers=bootstrap)
     confluent_admin = AdminClient({"bootstrap.servers": bootstrap})
     try:
@@ -53,7 +54,7 @@ def test_list_describe_delete_groups_and_offsets(group_broker, members, topic_na
         assert list(removed.values()) == [NoError]
         member.kill()
         wait_until(lambda: kafka_admin.describe_groups(["admin-group"])["admin-group"]["group_state"] == "Empty",
-                   30, "the group to empty")
+                   "the group to empty", 30)
 
         # an empty group's offsets may be rewritten and deleted by admin tools
         assert list(kafka_admin.alter_group_offsets(

@@ -6,7 +6,8 @@ properly (SIGTERM) or die (SIGKILL) while the others carry on.
 
 import pytest
 
-from tests.compat.groups import Member, produce, shares, wait_until
+from tests.compat.groups import Member, produce, shares
+from tests.support.waiting import wait_until
 from tests.support.topics import create_topic
 
 CLIENTS = ["confluent-kafka", "aiokafka", "kafka-python"]
@@ -19,16 +20,16 @@ def test_group_of_three_shares_partitions_and_hands_them_on(group_broker, member
     produce(bootstrap, topic_name, 6, 5)
     members.extend(Member(client, bootstrap, "shared", topic_name) for _ in range(3))
     first, second, third = members
-    wait_until(lambda: shares(members, 6) and all(m.assignment for m in members), 60,
-               lambda: f"three members sharing; assignments {[m.assignment for m in members]}")
+    wait_until(lambda: shares(members, 6) and all(m.assignment for m in members),
+               lambda: f"three members sharing; assignments {[m.assignment for m in members]}", 60)
     third.kill()  # dies: no LeaveGroup, no more heartbeats; its session times out
-    wait_until(lambda: shares([first, second], 6), 30, "the dead member's partitions to move")
+    wait_until(lambda: shares([first, second], 6), "the dead member's partitions to move", 30)
     assert group_broker.log_contains("missed its session timeout")
     second.leave()  # leaves: LeaveGroup, rebalance at once
-    wait_until(lambda: shares([first], 6), 30, "the last member to own everything")
+    wait_until(lambda: shares([first], 6), "the last member to own everything", 30)
     everything = {f"{p}-{i}" for p in range(6) for i in range(5)}
-    wait_until(lambda: {value for m in members for _p, _o, value in m.records} == everything, 30,
-               "every record to have been read by some member")
+    wait_until(lambda: {value for m in members for _p, _o, value in m.records} == everything,
+               "every record to have been read by some member", 30)
     first.leave()
 
 
@@ -42,7 +43,8 @@ def test_committed_offsets_resume_after_consumer_restart_and_broker_kill(group_b
         produce(bootstrap, topic_name, 3, 10, start)
         member = Member(client, bootstrap, "resume", topic_name)
         members.append(member)
-        wait_until(lambda: member.committed == {p: start + 10 for p in range(3)}, 60, f"commits up to {start + 10}")
+        wait_until(lambda: member.committed == {p: start + 10 for p in range(3)},
+                   f"commits up to {start + 10}", 60)
         member.leave()
         return member.records
 
@@ -60,14 +62,14 @@ def test_static_member_restart_keeps_its_partitions_without_a_rebalance(group_br
     static = Member(client, bootstrap, "static", topic_name, instance="worker-1", session_ms=15000)
     dynamic = Member(client, bootstrap, "static", topic_name)
     members.extend([static, dynamic])
-    wait_until(lambda: shares([static, dynamic], 4) and static.assignment and dynamic.assignment, 60,
-               "two members sharing")
+    wait_until(lambda: shares([static, dynamic], 4) and static.assignment and dynamic.assignment,
+               "two members sharing", 60)
     rebalances = sum("preparing to rebalance" in line for line in group_broker.lines)
     owned = set(static.assignment)
     static.kill()  # within its session a restarted static member is the same member (KIP-345)
     restarted = Member(client, bootstrap, "static", topic_name, instance="worker-1", session_ms=15000)
     members.append(restarted)
-    wait_until(lambda: bool(restarted.assignment), 30, "the restarted member's assignment")
+    wait_until(lambda: bool(restarted.assignment), "the restarted member's assignment", 30)
     assert restarted.assignment == owned
     assert dynamic.assignment and shares([restarted, dynamic], 4)
     assert sum("preparing to rebalance" in line for line in group_broker.lines) == rebalances

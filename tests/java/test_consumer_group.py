@@ -4,11 +4,11 @@ the third joining mid-way, against each broker: no partition is owned by two mem
 consumed exactly once and no aborted one is."""
 
 import itertools
-import time
 
 from confluent_kafka import Producer
 
 from tests.java.java_client import JavaProcess, create_topic
+from tests.support.waiting import wait_until
 
 PARTITIONS = 6
 
@@ -31,13 +31,6 @@ def produce_transactions(bootstrap: str, topic: str, txn_id: str, prefix: str, c
 
 def consumed(members: list[JavaProcess]) -> list[str]:
     return [event["value"] for member in members for event in list(member.events) if event["event"] == "record"]
-
-
-def wait_until(condition, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.1)  # poll interval of a deadline-bounded wait on other processes' output
 
 
 def ownership(member: JavaProcess) -> list[tuple[int, int, int]]:
@@ -63,13 +56,13 @@ def test_cooperative_sticky_group_with_a_member_joining_midway(any_broker, topic
     expected = produce_transactions(bootstrap, topic_name, f"{topic_name}-txn1", "first", 120, 30)
     members = [JavaProcess("GroupMember", bootstrap, topic_name, group, name) for name in ("a", "b")]
     try:
-        wait_until(lambda: set(expected) <= set(consumed(members)), 60, "the first batch")
+        wait_until(lambda: set(expected) <= set(consumed(members)), "the first batch", 60)
         members.append(JavaProcess("GroupMember", bootstrap, topic_name, group, "c"))
         members[2].wait_for(lambda event: event["event"] == "started")
         expected += produce_transactions(bootstrap, topic_name, f"{topic_name}-txn2", "second", 120, 20)
         members[2].wait_for(lambda event: event["event"] == "assigned" and event["partitions"])
         expected += produce_transactions(bootstrap, topic_name, f"{topic_name}-txn3", "third", 60, 10)
-        wait_until(lambda: set(expected) <= set(consumed(members)), 60, "the second and third batches")
+        wait_until(lambda: set(expected) <= set(consumed(members)), "the second and third batches", 60)
         for member in members:
             member.stop()
     finally:

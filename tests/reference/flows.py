@@ -8,8 +8,6 @@ marker per transaction and partition) take offsets that consumers never see as r
 
 from __future__ import annotations
 
-import time
-
 #: A stalled producer's transaction.timeout.ms: librdkafka's minimum. Both reference brokers
 #: look for timed-out transactions every 500 ms, so the abort comes within ~1.5 s.
 STALL_TIMEOUT_MS = 1000
@@ -39,14 +37,6 @@ HELD_AFTER = {"commit": [(1, b"h0"), (2, b"h1"), (3, b"plain"), (4, b"other")],
 HELD_END = 7
 
 
-def wait_until(predicate, what: str, timeout: float = DEADLINE_S):
-    """Poll ``predicate`` (which does the blocking, e.g. a consumer poll) until it is true."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        result = predicate()
-        if result:
-            return result
-    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
 
 # Interleaved transactions, one partition, one batch per record: a0 @0, b0 @1, a1 @2, b1 @3 from
 # transactions A and B, "plain" @4; then A aborts and B commits (their markers @5 and @6, in

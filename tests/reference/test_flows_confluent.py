@@ -13,7 +13,7 @@ from confluent_kafka.admin import AdminClient, OffsetSpec
 from tests.support.topics import create_topic
 from tests.compat.test_txn_confluent_kafka import in_txn, txn_producer
 from tests.reference import flows
-from tests.reference.flows import wait_until
+from tests.support.waiting import wait_until
 
 
 def _consumer(bootstrap, isolation, **config):

@@ -15,7 +15,7 @@ from kafka.structs import OffsetAndMetadata
 
 from tests.compat.test_kafka_python import create_topic
 from tests.reference import flows
-from tests.reference.flows import wait_until
+from tests.support.waiting import wait_until
 
 
 def txn_producer(bootstrap, txn_id, **config):

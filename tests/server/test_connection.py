@@ -17,6 +17,7 @@ from weir.protocol.api_keys import ApiKey
 from weir.protocol.connection import ClientConnection
 from weir.protocol.framing import FrameReader
 from weir.protocol.messages import api_versions
+from tests.support.waiting import wait_until_async
 
 
 @pytest.fixture
@@ -64,13 +65,6 @@ class Client:
         assert answer.error_code == 0
 
 
-async def wait_until(predicate, what, timeout=10.0):
-    deadline = asyncio.get_running_loop().time() + timeout
-    while not predicate():
-        assert asyncio.get_running_loop().time() < deadline, f"timed out waiting until {what}"
-        await asyncio.sleep(0.005)
-
-
 async def test_idle_connection_is_closed_after_connections_max_idle_ms_of_no_activity(serve):
     idle_ms = 5000
     server = await serve(connections_max_idle_ms=idle_ms)
@@ -85,7 +79,7 @@ async def test_idle_connection_is_closed_after_connections_max_idle_ms_of_no_act
     clock.advance(idle_ms)
     async with asyncio.timeout(10):
         assert await client.reader.read(1) == b""
-    await wait_until(lambda: server.connection_count == 0, "the closed connection is forgotten")
+    await wait_until_async(lambda: server.connection_count == 0, "the closed connection is forgotten")
     assert server.counters.idle_closed == 1
 
 
@@ -126,7 +120,7 @@ async def test_a_client_that_does_not_read_is_held_to_the_bound_then_gets_every_
         nonlocal largest_seen
         largest_seen = max(largest_seen, server.bytes_held)
         return largest_seen >= at_least
-    await wait_until(lambda: held(bound), "unsent answers pile up to the bound")
+    await wait_until_async(lambda: held(bound), "unsent answers pile up to the bound")
     for _ in range(50):  # and no further while the client reads nothing
         await asyncio.sleep(0.005)
         held(0)
@@ -141,4 +135,4 @@ async def test_a_client_that_does_not_read_is_held_to_the_bound_then_gets_every_
             assert data, "connection closed"
             got += [struct.unpack_from(">i", frame)[0] for frame in frames.feed(data)]
     assert got == list(range(pipelined)), "every answer whole and in request order"
-    await wait_until(lambda: server.bytes_held == 0, "nothing held once the client has read everything")
+    await wait_until_async(lambda: server.bytes_held == 0, "nothing held once the client has read everything")
