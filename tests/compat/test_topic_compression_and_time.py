@@ -3,17 +3,12 @@
 import time
 
 from confluent_kafka import TIMESTAMP_LOG_APPEND_TIME, Consumer, Producer, TopicPartition
-from confluent_kafka.admin import AdminClient, NewTopic
 from kafka import KafkaConsumer
 from kafka import TopicPartition as KafkaPythonPartition
 
 from weir.protocol import records as rec
 from weir.protocol.compression import Compression
-
-
-def create_topic(bootstrap, name, **configs):
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    admin.create_topics([NewTopic(name, 1, 1, config=configs)])[name].result(10)
+from tests.support.topics import create_topic
 
 
 def produce(bootstrap, topic, count, **config):
@@ -69,7 +64,7 @@ def stored_headers(broker, topic):
 
 
 def test_zstd_topic_stores_uncompressed_batches_as_zstd(shared_broker, topic_name):
-    create_topic(shared_broker.bootstrap, topic_name, **{"compression.type": "zstd"})
+    create_topic(shared_broker.bootstrap, topic_name, config={"compression.type": "zstd"})
     produce(shared_broker.bootstrap, topic_name, 500, **{"compression.type": "none", "enable.idempotence": True})
     headers = stored_headers(shared_broker, topic_name)
     assert headers and {h.compression for h in headers} == {Compression.ZSTD}
@@ -82,14 +77,14 @@ def test_zstd_topic_stores_uncompressed_batches_as_zstd(shared_broker, topic_nam
 
 
 def test_uncompressed_topic_stores_gzip_batches_uncompressed(shared_broker, topic_name):
-    create_topic(shared_broker.bootstrap, topic_name, **{"compression.type": "uncompressed"})
+    create_topic(shared_broker.bootstrap, topic_name, config={"compression.type": "uncompressed"})
     produce(shared_broker.bootstrap, topic_name, 200, **{"compression.type": "gzip"})
     assert {h.compression for h in stored_headers(shared_broker, topic_name)} == {Compression.NONE}
     assert len(confluent_read(shared_broker.bootstrap, topic_name, 200)) == 200
 
 
 def test_log_append_time_topic_returns_and_shows_the_append_time(shared_broker, topic_name):
-    create_topic(shared_broker.bootstrap, topic_name, **{"message.timestamp.type": "LogAppendTime"})
+    create_topic(shared_broker.bootstrap, topic_name, config={"message.timestamp.type": "LogAppendTime"})
     before = int(time.time() * 1000)
     reports = produce(shared_broker.bootstrap, topic_name, 300, **{"compression.type": "lz4"})
     after = int(time.time() * 1000)

@@ -5,7 +5,6 @@ import time
 
 import pytest
 from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
-from confluent_kafka.admin import AdminClient, NewTopic
 
 from weir.client import Connection
 from weir.broker.log.validator import MAX_DECOMPRESSED_BATCH_BYTES
@@ -14,6 +13,7 @@ from weir.protocol.compression import Compression
 from weir.protocol.errors import Errors
 from weir.protocol.messages import metadata, produce
 from tests.log.poison import POISON_CODES, batch, good, poison_batches, record
+from tests.support.topics import create_topic
 
 HOUR = 3_600_000
 
@@ -26,11 +26,6 @@ def produce_request(topic, data, partition=0):
 async def send(conn, topic, data, version=9):
     response = await conn.request(ApiKey.PRODUCE, version, produce_request(topic, data))
     return response.responses[0].partition_responses[0]
-
-
-def create_topic(bootstrap, name, **configs):
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    admin.create_topics([NewTopic(name, 1, 1, config=configs)])[name].result(10)
 
 
 def read_partition(bootstrap, topic, expected):
@@ -76,8 +71,8 @@ async def test_every_poison_kind_is_refused_and_the_partition_stays_readable(bro
 
 async def test_record_errors_name_each_bad_record_as_kafka_does(broker, topic_name):
     compacted, strict = topic_name + "-compacted", topic_name + "-strict"
-    create_topic(broker.bootstrap, compacted, **{"cleanup.policy": "compact"})
-    create_topic(broker.bootstrap, strict, **{"message.timestamp.before.max.ms": "60000"})
+    create_topic(broker.bootstrap, compacted, config={"cleanup.policy": "compact"})
+    create_topic(broker.bootstrap, strict, config={"message.timestamp.before.max.ms": "60000"})
     conn = await Connection.open("127.0.0.1", broker.port)
     try:
         keyless = batch(record(0) + record(1, key=None) + record(2, key=None), 3)
@@ -108,7 +103,7 @@ async def test_record_errors_name_each_bad_record_as_kafka_does(broker, topic_na
 
 
 def test_librdkafka_producer_gets_invalid_record_for_a_keyless_record_on_a_compacted_topic(broker, topic_name):
-    create_topic(broker.bootstrap, topic_name, **{"cleanup.policy": "compact"})
+    create_topic(broker.bootstrap, topic_name, config={"cleanup.policy": "compact"})
     outcomes = []
     producer = Producer({"bootstrap.servers": broker.bootstrap, "linger.ms": 0})
     producer.produce(topic_name, value=b"no key", on_delivery=lambda err, msg: outcomes.append(err))

@@ -10,19 +10,15 @@ import subprocess
 import time
 
 from confluent_kafka import Consumer, Producer, TopicPartition
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka.admin import AdminClient
 
 from weir.protocol.api_keys import ApiKey
 from weir.protocol.connection import ClientConnection
 from weir.protocol.messages import fetch
 from weir.protocol.records import decode_batches
+from tests.support.topics import create_topic
 
 VALUE = 1024
-
-
-def create_topic(bootstrap, name, partitions=1, **config):
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    admin.create_topics([NewTopic(name, partitions, 1, config={k: str(v) for k, v in config.items()})])[name].result(30)
 
 
 def value_of(i):
@@ -45,7 +41,7 @@ def produce(bootstrap, topic, count, partitions=1):
 
 def test_confluent_kafka_and_kcat_read_a_large_multi_segment_topic(broker, topic_name):
     count = 60_000  # ~62 MB over eight segments
-    create_topic(broker.bootstrap, topic_name, **{"segment.bytes": 8 << 20})
+    create_topic(broker.bootstrap, topic_name, config={"segment.bytes": str(8 << 20)})
     produce(broker.bootstrap, topic_name, count)
     assert len(list((broker.data_dir / f"{topic_name}-0").glob("*.log"))) >= 7
 
@@ -89,7 +85,7 @@ def receive(sock, codec, count, timeout=60.0):
 
 
 def test_pipelined_fetches_of_regions_are_answered_in_order(broker, topic_name):
-    create_topic(broker.bootstrap, topic_name, partitions=3, **{"segment.bytes": 1 << 20})
+    create_topic(broker.bootstrap, topic_name, partitions=3, config={"segment.bytes": str(1 << 20)})
     produce(broker.bootstrap, topic_name, 9_000, partitions=3)
     codec = ClientConnection("pipelined")
     requests = [[(r * 97 + p * 31) % 3000 for p in range(3)] for r in range(60)]
@@ -122,7 +118,7 @@ def open_fds_to(pid, path_part):
 
 
 def test_a_segment_deleted_while_its_region_is_being_sent_arrives_whole(broker, topic_name):
-    create_topic(broker.bootstrap, topic_name, **{"segment.bytes": 24 << 20})
+    create_topic(broker.bootstrap, topic_name, config={"segment.bytes": str(24 << 20)})
     produce(broker.bootstrap, topic_name, 40_000)  # ~41 MB: two segments
     directory = broker.data_dir / f"{topic_name}-0"
     first_segment = directory / "00000000000000000000.log"

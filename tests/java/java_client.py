@@ -10,7 +10,6 @@ import threading
 import time
 
 from confluent_kafka import Consumer, TopicPartition
-from confluent_kafka.admin import AdminClient, NewTopic
 
 from reference.kafka import java_command
 
@@ -83,11 +82,6 @@ class JavaProcess:
         if self.process.poll() is None:
             self.process.kill()
             self.process.wait(10)
-
-
-def create_topic(bootstrap: str, topic: str, partitions: int) -> None:
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    admin.create_topics([NewTopic(topic, partitions, 1)])[topic].result(30)
 
 
 def read_all(bootstrap: str, topic: str, partitions: int, isolation: str = "read_committed",

@@ -7,7 +7,8 @@ import itertools
 
 from confluent_kafka import Producer
 
-from tests.java.java_client import JavaProcess, create_topic
+from tests.java.java_client import JavaProcess
+from tests.support.topics import create_topic
 from tests.support.waiting import wait_until
 
 PARTITIONS = 6

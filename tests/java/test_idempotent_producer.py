@@ -4,7 +4,8 @@ each broker; confluent-kafka reads the result back."""
 import subprocess
 from collections import defaultdict
 
-from tests.java.java_client import create_topic, read_all, run
+from tests.java.java_client import read_all, run
+from tests.support.topics import create_topic
 from reference.kafka import java_command
 
 PARTITIONS = 3

@@ -9,7 +9,8 @@ from confluent_kafka import Producer
 from weir.protocol.errors import Errors
 from weir.protocol.messages.update_features import SAFE_DOWNGRADE, UPGRADE
 from tests.features.raw import TV, update, wait_for_level
-from tests.java.java_client import create_topic, only, read_all, run
+from tests.java.java_client import only, read_all, run
+from tests.support.topics import create_topic
 
 
 def values(records) -> list[str]:

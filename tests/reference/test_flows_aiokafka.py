@@ -15,6 +15,7 @@ from aiokafka.errors import ProducerFenced
 
 from tests.compat.test_aiokafka import create_topic
 from tests.reference import flows
+from tests.support.waiting import wait_until_async
 
 
 async def txn_producer(bootstrap, txn_id, **config):
@@ -146,6 +147,10 @@ async def test_interleaved_transactions_read_committed_from_any_offset(any_broke
     assert await end_offsets(bootstrap, topic_name) == (flows.INTERLEAVED_END, flows.INTERLEAVED_END)
 
 
+async def _end_is(bootstrap, topic, offset) -> bool:
+    return (await end_offsets(bootstrap, topic))[0] == offset
+
+
 @pytest.mark.parametrize("outcome", ["commit", "abort"])
 async def test_open_transaction_holds_read_committed_at_the_lso_until_it_ends(any_broker, topic_name, outcome):
     bootstrap = any_broker.bootstrap
@@ -161,6 +166,9 @@ async def test_open_transaction_holds_read_committed_at_the_lso_until_it_ends(an
         await plain_produce(bootstrap, topic_name, b"plain")
         await in_txn(other, [(topic_name, 0, b"other")])
 
+        # The other transaction's COMMIT marker lands just after its EndTxn is answered (Kafka writes
+        # markers once it has answered): wait for it, then check where the LSO stayed.
+        await wait_until_async(lambda: _end_is(bootstrap, topic_name, flows.HELD_END_OPEN), "the other's marker")
         assert await end_offsets(bootstrap, topic_name) == (flows.HELD_END_OPEN, flows.HELD_LSO)
         reader = await Reader.open(bootstrap, topic_name, [0], "read_committed")
         assert await reader.to_end() == {0: flows.HELD_BEFORE}

@@ -151,6 +151,9 @@ def test_open_transaction_holds_read_committed_at_the_lso_until_it_ends(any_brok
         # EOF at the LSO: the committed "other" and the plain record wait behind the open transaction
         assert committed.to_eof() == {0: flows.HELD_BEFORE}
         assert committed.position(0) == flows.HELD_LSO
+        # The other transaction's COMMIT marker lands just after its EndTxn is answered (Kafka writes
+        # markers once it has answered): wait for it, then check where the LSO stayed.
+        wait_until(lambda: end_offsets(bootstrap, topic_name, 0)[0] == flows.HELD_END_OPEN, "the other's marker")
         assert end_offsets(bootstrap, topic_name, 0) == (flows.HELD_END_OPEN, flows.HELD_LSO)
         assert watermarks(bootstrap, topic_name, 0, "read_uncommitted") == (0, flows.HELD_END_OPEN)
         assert watermarks(bootstrap, topic_name, 0, "read_committed") == (0, flows.HELD_LSO)

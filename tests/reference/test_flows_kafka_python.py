@@ -148,6 +148,9 @@ def test_open_transaction_holds_read_committed_at_the_lso_until_it_ends(any_brok
         plain_produce(bootstrap, topic_name, b"plain")
         in_txn(other, [(topic_name, 0, b"other")])
 
+        # The other transaction's COMMIT marker lands just after its EndTxn is answered (Kafka writes
+        # markers once it has answered): wait for it, then check where the LSO stayed.
+        wait_until(lambda: end_offsets(bootstrap, topic_name)[0] == flows.HELD_END_OPEN, "the other's marker")
         assert end_offsets(bootstrap, topic_name) == (flows.HELD_END_OPEN, flows.HELD_LSO)
         reader = Reader(bootstrap, topic_name, [0], "read_committed")
         assert reader.to_end() == {0: flows.HELD_BEFORE}

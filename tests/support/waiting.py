@@ -6,8 +6,9 @@ it can describe what was seen instead."""
 from __future__ import annotations
 
 import asyncio
+import inspect
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -33,12 +34,15 @@ def wait_until(condition: Callable[[], T], what: str | Callable[[], str], timeou
             time.sleep(interval)
 
 
-async def wait_until_async(condition: Callable[[], T], what: str | Callable[[], str], timeout: float = 10.0,
-                           interval: float = 0.01) -> T:
-    """``wait_until`` for a condition that another task of this event loop makes true."""
+async def wait_until_async(condition: Callable[[], T | Awaitable[T]], what: str | Callable[[], str],
+                           timeout: float = 10.0, interval: float = 0.01) -> T:
+    """``wait_until`` for a condition that another task of this event loop makes true; the condition
+    may be a coroutine function (e.g. one asking the broker)."""
     deadline = time.monotonic() + timeout
     while True:
         result = condition()
+        if inspect.isawaitable(result):
+            result = await result
         if result:
             return result
         if time.monotonic() >= deadline:
