@@ -7,7 +7,8 @@ from . import (add_offsets_to_txn, add_partitions_to_txn, alter_configs, api_ver
                list_groups, list_offsets, list_transactions, metadata, offset_commit, offset_delete, offset_fetch,
                offset_for_leader_epoch, produce, sync_group, txn_offset_commit, update_features,
                write_txn_markers)
-from . import alter_user_scram_credentials, describe_user_scram_credentials, sasl_authenticate, sasl_handshake
+from . import (alter_user_scram_credentials, describe_client_quotas, describe_user_scram_credentials,
+               sasl_authenticate, sasl_handshake)
 
 #: api key -> module with REQUEST and RESPONSE
 BY_KEY = {module.REQUEST.api_key: module for module in (
@@ -17,4 +18,5 @@ BY_KEY = {module.REQUEST.api_key: module for module in (
     heartbeat, incremental_alter_configs, init_producer_id, join_group, leave_group, list_groups, list_offsets,
     list_transactions, metadata, offset_commit, offset_delete, offset_fetch, offset_for_leader_epoch, produce,
     sync_group, txn_offset_commit, update_features, write_txn_markers,
-    alter_user_scram_credentials, describe_user_scram_credentials, sasl_authenticate, sasl_handshake)}
+    alter_user_scram_credentials, describe_client_quotas, describe_user_scram_credentials, sasl_authenticate,
+    sasl_handshake)}

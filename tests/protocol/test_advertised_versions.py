@@ -37,6 +37,7 @@ EXPECTED = {
     42: (0, 2),   # DeleteGroups
     44: (0, 1),   # IncrementalAlterConfigs
     47: (0, 0),   # OffsetDelete
+    48: (0, 1),   # DescribeClientQuotas (no quotas: always empty; kafka-configs --describe users asks it)
     50: (0, 0),   # DescribeUserScramCredentials
     51: (0, 0),   # AlterUserScramCredentials
     57: (0, 2),   # UpdateFeatures (kafka-features upgrade/downgrade; v2 answers no per-feature results)
