@@ -74,7 +74,7 @@ class ScramStore:
             infos = [(code, self._credentials[user][name].iterations) for code, name in sorted(MECHANISM_NAMES.items())
                      if name in self._credentials.get(user, {})]
             if infos:
-                results.append((user, Errors.NONE, None, infos))
+                results.append((user, Errors.NONE, "", infos))  # Kafka leaves the message at its default, ""
             else:
                 results.append((user, Errors.RESOURCE_NOT_FOUND,
                                 "Attempt to describe a user credential that does not exist: " + user, []))

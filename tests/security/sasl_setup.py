@@ -4,6 +4,7 @@ from __future__ import annotations
 
 JAAS_PLAIN = ('org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" '
               'password="admin-secret" user_admin="admin-secret" user_alice="alice-secret";')
+JAAS_SCRAM = "org.apache.kafka.common.security.scram.ScramLoginModule required;"
 SCRAM_PASSWORD = "scram-secret"
 
 
@@ -12,6 +13,8 @@ def sasl_settings(listeners: list[str]) -> dict[str, str]:
     settings = {"sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512"}
     for name in listeners:
         settings[f"listener.name.{name.lower()}.plain.sasl.jaas.config"] = JAAS_PLAIN
+        for mechanism in ("scram-sha-256", "scram-sha-512"):  # Kafka wants a JAAS entry per mechanism
+            settings[f"listener.name.{name.lower()}.{mechanism}.sasl.jaas.config"] = JAAS_SCRAM
     return settings
 
 

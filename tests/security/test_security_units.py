@@ -97,7 +97,7 @@ def test_scram_store_follows_kafkas_rules(tmp_path):
     reloaded = ScramStore(tmp_path)
     reloaded.load()
     assert reloaded.get("ann", "SCRAM-SHA-256") == store.get("ann", "SCRAM-SHA-256")
-    assert reloaded.describe(None) == [("ann", 0, None, [(SHA256, 4096)])]
+    assert reloaded.describe(None) == [("ann", 0, "", [(SHA256, 4096)])]
     assert [r[1] for r in reloaded.describe(["ann", "zed", "ann"])] == [Errors.DUPLICATE_RESOURCE, Errors.RESOURCE_NOT_FOUND]
 
 
