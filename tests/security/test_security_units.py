@@ -134,3 +134,13 @@ def test_listener_settings():
         BrokerConfig({"sasl.enabled.mechanisms": "GSSAPI"})
     with pytest.raises(ConfigError, match="PEM"):
         BrokerConfig({"ssl.keystore.type": "JKS"})
+
+
+def test_server_properties_continue_a_line_ending_in_a_backslash(tmp_path):
+    from weir.broker.config import read_properties
+    path = tmp_path / "server.properties"
+    path.write_text('listener.name.x.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule \\\n'
+                    '    required user_admin="s";\n# a comment \\\nb=2\n')
+    assert read_properties(path) == {
+        "listener.name.x.plain.sasl.jaas.config":
+            'org.apache.kafka.common.security.plain.PlainLoginModule required user_admin="s";', "b": "2"}
