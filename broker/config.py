@@ -323,6 +323,10 @@ class BrokerConfig:
             return self._per_listener[key]
         return self[name] if name in SETTINGS else None
 
+    def listener_override(self, listener: str, name: str) -> Any:
+        """``listener.name.<listener>.<name>`` only (None when not given)."""
+        return self._per_listener.get((listener.lower(), name))
+
     def is_set(self, name: str) -> bool:
         """Given at start-up (server.properties or --override)."""
         return name in self._explicit

@@ -57,7 +57,7 @@ class ListenerSecurity:
     def build(cls, config, spec: ListenerSpec, scram_store) -> "ListenerSecurity":
         context = mapper = sasl = None
         if spec.uses_tls:
-            context = server_context(config, spec.name)
+            context = server_context(config, spec.name, spec.protocol)
             try:
                 mapper = PrincipalMapper(config.for_listener(spec.name, "ssl.principal.mapping.rules"))
             except (ValueError, re.error) as exc:

@@ -67,6 +67,15 @@ def _int(text: str) -> int:
     return int(text.strip())
 
 
+def _no_reauthentication(text: str) -> int:
+    value = int(text.strip())
+    if value != 0:
+        # Deviation: KIP-368 re-authentication is not served; a session never expires, so a non-zero
+        # value (sessions that must be renewed) cannot be honoured and stops start-up instead.
+        raise ValueError("Weir does not re-authenticate connections (KIP-368); only 0 is supported")
+    return value
+
+
 def _jaas(text: str) -> str:
     from .jaas import parse_jaas  # checked at start-up, kept as text
     parse_jaas(text)
@@ -94,6 +103,7 @@ LISTENER_SCOPED = {
     "ssl.principal.mapping.rules": (_str, "DEFAULT", "rules mapping a certificate's subject DN to a user name"),
     "sasl.enabled.mechanisms": (_mechanisms, ("GSSAPI",), "SASL mechanisms served: PLAIN, SCRAM-SHA-256/512"),
     "sasl.server.max.receive.size": (_int, 524288, "largest frame accepted before authentication"),
+    "connections.max.reauth.ms": (_no_reauthentication, 0, "0 only: sessions do not expire (no KIP-368)"),
 }
 
 SECURITY_SETTINGS = {

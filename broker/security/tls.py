@@ -48,7 +48,15 @@ def _load_chain(context: ssl.SSLContext, key_pem: str, chain_pem: str, password:
         os.unlink(path)
 
 
-def server_context(config, listener: str) -> ssl.SSLContext:
+def _client_auth(config, listener: str, protocol: str) -> str:
+    """As KIP-684: on SASL_SSL listeners only ``listener.name.<l>.ssl.client.auth`` asks for certificates
+    (SASL authenticates the client); the broker-wide setting applies to SSL listeners."""
+    if protocol == "SASL_SSL":
+        return config.listener_override(listener, "ssl.client.auth") or "none"
+    return config.for_listener(listener, "ssl.client.auth")
+
+
+def server_context(config, listener: str, protocol: str = "SSL") -> ssl.SSLContext:
     """The listener's SSLContext; ConfigError naming the setting at fault (never a secret)."""
     def get(name):
         return config.for_listener(listener, name)
@@ -80,7 +88,7 @@ def server_context(config, listener: str) -> ssl.SSLContext:
     except (ssl.SSLError, OSError) as exc:
         raise ConfigError(f"listener {listener}: cannot load the key store "
                           f"({getattr(exc, 'reason', None) or exc.strerror or type(exc).__name__})") from None
-    client_auth = get("ssl.client.auth")
+    client_auth = _client_auth(config, listener, protocol)
     context.verify_mode = _CLIENT_AUTH[client_auth]
     try:
         if get("ssl.truststore.location"):

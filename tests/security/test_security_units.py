@@ -144,3 +144,31 @@ def test_server_properties_continue_a_line_ending_in_a_backslash(tmp_path):
     assert read_properties(path) == {
         "listener.name.x.plain.sasl.jaas.config":
             'org.apache.kafka.common.security.plain.PlainLoginModule required user_admin="s";', "b": "2"}
+
+
+def test_tls_contexts_follow_the_listener_settings(tmp_path):
+    import ssl
+
+    from tests.security.certs import Pki
+    from weir.broker.security.tls import server_context
+    pki = Pki(tmp_path)
+    broker = pki.issue("broker", [("CN", "localhost")], server=True, key_password="kpw")
+    config = BrokerConfig({"ssl.keystore.key": broker.key_pem, "ssl.keystore.certificate.chain": broker.cert_pem,
+                           "ssl.key.password": "kpw", "ssl.truststore.certificates": pki.ca_pem,
+                           "ssl.client.auth": "required", "ssl.enabled.protocols": "TLSv1.3",
+                           "listener.name.b.ssl.client.auth": "requested",
+                           "ssl.cipher.suites": "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256"})
+    assert server_context(config, "A", "SSL").verify_mode == ssl.CERT_REQUIRED
+    assert server_context(config, "B", "SSL").verify_mode == ssl.CERT_OPTIONAL
+    # KIP-684: the broker-wide ssl.client.auth does not apply to SASL_SSL listeners, a prefixed one does
+    assert server_context(config, "A", "SASL_SSL").verify_mode == ssl.CERT_NONE
+    assert server_context(config, "B", "SASL_SSL").verify_mode == ssl.CERT_OPTIONAL
+    context = server_context(config, "A", "SSL")
+    assert context.minimum_version == context.maximum_version == ssl.TLSVersion.TLSv1_3
+    wrong = BrokerConfig({"ssl.keystore.key": broker.key_pem, "ssl.keystore.certificate.chain": broker.cert_pem,
+                          "ssl.key.password": "not-kpw"})
+    with pytest.raises(ConfigError) as caught:
+        server_context(wrong, "A", "SSL")
+    assert "not-kpw" not in str(caught.value) and "BEGIN" not in str(caught.value)
+    with pytest.raises(ConfigError, match="KIP-368"):
+        BrokerConfig({"connections.max.reauth.ms": "3600000"})
