@@ -6,11 +6,10 @@ from __future__ import annotations
 import ssl
 
 import pytest
-from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
-from confluent_kafka import Consumer, KafkaException, Producer
+from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient
-from kafka import KafkaConsumer, KafkaProducer
 
+from tests.security import round_trips
 from tests.security.brokers import ConfiguredBroker, listeners_setting
 from tests.security.certs import Pki
 
@@ -50,31 +49,10 @@ def _confluent(broker, listener, pki, cert=None, **extra):
     return config
 
 
-def _consume_confluent(config, topic, count):
-    consumer = Consumer({**config, "group.id": f"g-{topic}", "auto.offset.reset": "earliest"})
-    consumer.subscribe([topic])
-    values = []
-    try:
-        for _ in range(200):
-            message = consumer.poll(0.2)
-            if message is not None and not message.error():
-                values.append(message.value())
-                if len(values) == count:
-                    break
-    finally:
-        consumer.close()
-    return values
-
-
 @pytest.mark.parametrize("listener, with_cert", [("SSL", False), ("MTLS", True)])
 def test_confluent_produces_and_consumes_over_tls(tls_broker, pki, listener, with_cert, topic_name):
     config = _confluent(tls_broker, listener, pki, pki.alice if with_cert else None)
-    producer = Producer(config)
-    for i in range(50):
-        producer.produce(topic_name, f"v{i}".encode() * 100)
-    assert producer.flush(15) == 0
-    values = _consume_confluent(config, topic_name, 50)
-    assert values == [f"v{i}".encode() * 100 for i in range(50)]
+    round_trips.confluent(config, topic_name, 50)
     brokers = AdminClient(config).list_topics(timeout=10).brokers
     assert [(b.host, b.port) for b in brokers.values()] == [("127.0.0.1", tls_broker.ports[listener])]
 
@@ -104,50 +82,18 @@ def test_kafka_python_over_tls_with_a_client_certificate(tls_broker, pki, topic_
     common = dict(bootstrap_servers=tls_broker.bootstrap_for("MTLS"), security_protocol="SSL",
                   ssl_cafile=str(pki.ca_path), ssl_certfile=str(pki.alice.cert_path),
                   ssl_keyfile=str(pki.alice.key_path))
-    producer = KafkaProducer(**common)
-    for i in range(20):
-        producer.send(topic_name, f"kp{i}".encode())
-    producer.flush(15)
-    producer.close()
-    consumer = KafkaConsumer(topic_name, auto_offset_reset="earliest", consumer_timeout_ms=10000, **common)
-    values = [message.value for _, message in zip(range(20), consumer)]
-    consumer.close()
-    assert values == [f"kp{i}".encode() for i in range(20)]
+    round_trips.kafka_python(common, topic_name, 20)
 
 
 async def test_aiokafka_over_tls(tls_broker, pki, topic_name):
     context = ssl.create_default_context(cafile=str(pki.ca_path))
-    producer = AIOKafkaProducer(bootstrap_servers=tls_broker.bootstrap_for("SSL"), security_protocol="SSL",
-                                ssl_context=context)
-    await producer.start()
-    try:
-        for i in range(20):
-            await producer.send_and_wait(topic_name, f"ak{i}".encode())
-    finally:
-        await producer.stop()
-    consumer = AIOKafkaConsumer(topic_name, bootstrap_servers=tls_broker.bootstrap_for("SSL"),
-                                security_protocol="SSL", ssl_context=context, auto_offset_reset="earliest")
-    await consumer.start()
-    try:
-        values = [(await consumer.getone()).value for _ in range(20)]
-    finally:
-        await consumer.stop()
-    assert values == [f"ak{i}".encode() for i in range(20)]
+    await round_trips.aiokafka(dict(bootstrap_servers=tls_broker.bootstrap_for("SSL"), security_protocol="SSL",
+                                    ssl_context=context), topic_name, 20)
 
 
 def test_java_tools_over_tls_with_a_pem_client_keystore(tls_broker, pki, tmp_path, topic_name):
     """kafka-producer-perf-test and kafka-consumer-perf-test (the Java client) with Kafka's PEM client settings."""
-    from tests.tools.tools import CONSUMER_PERF, PRODUCER_PERF, run_tool
     client = tmp_path / "client.properties"
     client.write_text(f"security.protocol=SSL\nssl.truststore.type=PEM\nssl.truststore.location={pki.ca_path}\n"
                       f"ssl.keystore.type=PEM\nssl.keystore.location={pki.alice.keystore_path}\n")
-    bootstrap = tls_broker.bootstrap_for("MTLS")
-    produced = run_tool(PRODUCER_PERF, "--bootstrap-server", bootstrap, "--topic", topic_name, "--num-records", "2000",
-                        "--record-size", "100", "--throughput", "-1", "--command-config", str(client))
-    assert produced.returncode == 0, produced.stderr[-3000:]
-    assert "2000 records sent" in produced.stdout
-    consumed = run_tool(CONSUMER_PERF, "--bootstrap-server", bootstrap, "--topic", topic_name, "--num-records", "2000",
-                        "--group", f"perf-{topic_name}", "--timeout", "30000", "--command-config", str(client))
-    assert consumed.returncode == 0, consumed.stderr[-3000:]
-    header, values = [line.split(", ") for line in consumed.stdout.strip().splitlines()[-2:]]
-    assert dict(zip(header, values))["data.consumed.in.nMsg"] == "2000"
+    round_trips.java_perf_tools(tls_broker.bootstrap_for("MTLS"), client, topic_name, 2000)
