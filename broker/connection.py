@@ -51,6 +51,13 @@ from .security.listeners import ListenerSpec
 from .security.principal import subject_dn
 from .security.session import Session
 
+def _describe(request) -> str:
+    header = request.header
+    if header is None:
+        return "a bare SASL token"  # after SaslHandshake v0
+    return f"api key {header.api_key} v{header.api_version}, client {header.client_id!r}"
+
+
 #: The listener of a connection made without one (connection tests with a bare server).
 _PLAINTEXT = ListenerSpec("PLAINTEXT", "PLAINTEXT", "", 0, "", 0)
 
@@ -271,12 +278,11 @@ class KafkaConnection(asyncio.Protocol):
                         continue
                     response = await self._dispatch(request, self._client_host, self.session)
                 except (ClosingError, DecodeError) as exc:
-                    self._close(f"{exc} (api key {request.header.api_key} v{request.header.api_version}, "
-                                f"client {request.header.client_id!r})")
+                    self._close(f"{exc} ({_describe(request)})")
                     return
                 except Exception:
-                    log.exception("unexpected error handling api key %d from %s; closing the connection",
-                                  request.header.api_key, self._peer)
+                    log.exception("unexpected error handling %s from %s; closing the connection",
+                                  _describe(request), self._peer)
                     transport.close()
                     return
                 if response is None:
