@@ -29,7 +29,7 @@ TLS_HANDSHAKE_TIMEOUT = 10.0
 
 class Listener:
     def __init__(self, protocol_factory: Callable[[], asyncio.Protocol], host: str, port: int, backlog: int,
-                 ssl_context: ssl.SSLContext | None = None):
+                 ssl_context: ssl.SSLContext | None = None, max_handshakes: int = 2147483647):
         self._factory = protocol_factory
         self._host = host
         self._port = port
@@ -38,6 +38,9 @@ class Listener:
         self.sockets: list[socket.socket] = []
         self._tasks: list[asyncio.Task] = []
         self._handshakes: set[asyncio.Task] = set()  # TLS handshakes under way (never awaited by the accept loop)
+        # A connection counts against max.connections once its handshake is done (connection_made);
+        # until then this bounds how many handshakes may be under way at once.
+        self._max_handshakes = max_handshakes
 
     async def start(self) -> None:
         """Bind every address ``host`` resolves to (all interfaces when empty), then accept."""
@@ -84,6 +87,11 @@ class Listener:
                 continue
             # A TLS handshake takes round trips: in its own task, so a slow or silent client
             # delays nobody else; it is bounded by TLS_HANDSHAKE_TIMEOUT.
+            if len(self._handshakes) >= self._max_handshakes:
+                log.info("Rejected connection on %s: %d TLS handshakes under way (max.connections)",
+                         where, len(self._handshakes))
+                conn.close()
+                continue
             task = loop.create_task(self._tls_handshake(conn, where))
             self._handshakes.add(task)
             task.add_done_callback(self._handshakes.discard)

@@ -38,7 +38,8 @@ class Server:
         for security in self.listeners:
             spec = security.spec
             listener = Listener(lambda security=security: KafkaConnection(self, self._settings, security),
-                                spec.host, spec.port, backlog=1024, ssl_context=security.ssl_context)
+                                spec.host, spec.port, backlog=1024, ssl_context=security.ssl_context,
+                                max_handshakes=self.context.config["max.connections"])
             try:
                 await listener.start()
             except OSError as exc:

@@ -34,7 +34,7 @@ def test_garbage_and_oversized_frames_before_authentication_close_only_that_conn
     server = pki.issue("broker", [("CN", "localhost")], server=True)
     settings, ports = listeners_setting({"PLAINTEXT": "PLAINTEXT", "SSL": "SSL", "SASL_PLAINTEXT": "SASL_PLAINTEXT"})
     settings.update({**sasl_settings(["SASL_PLAINTEXT"]), "ssl.keystore.location": str(server.keystore_path),
-                     "sasl.server.max.receive.size": "4096"})
+                     "sasl.server.max.receive.size": "4096", "max.connections": "3"})
     broker = ConfiguredBroker(tmp_path, settings, ports).start()
     try:
         # garbage where a TLS ClientHello belongs
@@ -43,11 +43,14 @@ def test_garbage_and_oversized_frames_before_authentication_close_only_that_conn
             assert _closed(sock)
         assert broker.wait_for_log("SSL handshake failed")
 
-        # a silent client holds no more than a socket, and a well-behaved one is served meanwhile
-        silent = socket.create_connection(("127.0.0.1", ports["SSL"]), timeout=10)
+        # silent clients hold handshake slots (at most max.connections = 3 here); past that new ones
+        # are refused, and once they leave a well-behaved client is served
+        silent = [socket.create_connection(("127.0.0.1", ports["SSL"]), timeout=10) for _ in range(4)]
+        assert broker.wait_for_log("TLS handshakes under way")
+        for sock in silent:
+            sock.close()
         AdminClient({"bootstrap.servers": broker.bootstrap_for("SSL"), "security.protocol": "SSL",
                      "ssl.ca.location": str(pki.ca_path)}).list_topics(timeout=10)
-        silent.close()
 
         # before authentication a frame may be at most sasl.server.max.receive.size bytes
         with socket.create_connection(("127.0.0.1", ports["SASL_PLAINTEXT"]), timeout=10) as sock:
