@@ -24,6 +24,7 @@ from pathlib import Path
 import uvloop
 
 from .config import BrokerConfig, ConfigError, read_properties
+from .properties import PropertiesError
 from .context import BrokerContext
 from .features import parse_feature_flag
 from .lifecycle import ListenError, RunningBroker
@@ -100,7 +101,7 @@ def main(argv=None) -> int:
         features = dict(parse_feature_flag(text) for text in args.feature)
         context = BrokerContext(config, Path(args.data_dir), host, port,  # loads dynamic settings
                                 initial_features=features)
-    except (ConfigError, OSError) as exc:
+    except (ConfigError, PropertiesError, OSError) as exc:
         print(f"weir: configuration error: {exc}", file=sys.stderr)
         return 2
     uvloop.run(serve(context, started))

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+from .properties import read_properties  # noqa: F401  (the file format; re-exported for callers)
 from .security.settings import SECURITY_SETTINGS, parse_prefixed
 
 LONG_MAX = 2**63 - 1
@@ -384,28 +385,3 @@ def parse_topic_config(name: str, text: str | None) -> Any:
         return entry[1](text)
     except ValueError as exc:
         raise ConfigError(f"Invalid value {text} for configuration {name}: {exc}") from None
-
-
-def read_properties(path: str | Path) -> dict[str, str]:
-    """Java-style properties: name=value (or name: value), '#' and '!' comments, and a line ending
-    in a backslash continued on the next (as JAAS settings are usually written)."""
-    values = {}
-    pending = ""
-    for number, line in enumerate(Path(path).read_text().splitlines(), 1):
-        line = pending + line.strip()
-        trailing = len(line) - len(line.rstrip("\\"))
-        is_comment = not pending and line[:1] in ("#", "!")
-        if trailing % 2 == 1 and not is_comment:
-            pending = line[:-1]
-            continue
-        pending = ""
-        if not line or line[0] in "#!":
-            continue
-        for separator in ("=", ":"):
-            if separator in line:
-                name, value = line.split(separator, 1)
-                values[name.strip()] = value.strip()
-                break
-        else:
-            raise ConfigError(f"{path}:{number}: expected name=value")
-    return values
