@@ -47,7 +47,6 @@ from .connection_quotas import client_ip
 from .dispatcher import ClosingError
 from .region_sender import RegionSender
 from .security.authenticator import Authenticator
-from .security.listeners import ListenerSpec
 from .security.principal import subject_dn
 from .security.session import Session
 
@@ -57,9 +56,6 @@ def _describe(request) -> str:
         return "a bare SASL token"  # after SaslHandshake v0
     return f"api key {header.api_key} v{header.api_version}, client {header.client_id!r}"
 
-
-#: The listener of a connection made without one (connection tests with a bare server).
-_PLAINTEXT = ListenerSpec("PLAINTEXT", "PLAINTEXT", "", 0, "", 0)
 
 log = logging.getLogger(__name__)
 
@@ -89,9 +85,9 @@ class ConnectionSettings:
 
 
 class KafkaConnection(asyncio.Protocol):
-    def __init__(self, server, settings: ConnectionSettings, security=None):
+    def __init__(self, server, settings: ConnectionSettings, security):
         self._server = server  # counts connections in and out (quotas, connection_count)
-        self._security = security  # ListenerSecurity of the listener that accepted it; None: plain TCP
+        self._security = security  # ListenerSecurity of the listener that accepted it
         self.session: Session | None = None  # made in connection_made
         self._authenticator: Authenticator | None = None  # SASL listeners, until authenticated
         self._dispatch = server.dispatcher.dispatch
@@ -177,10 +173,7 @@ class KafkaConnection(asyncio.Protocol):
     def _start_session(self, transport) -> bool:
         """The session of a new connection: its TLS principal, or an authenticator on a SASL listener."""
         security = self._security
-        self.session = session = Session(security.spec if security else _PLAINTEXT, self._client_host)
-        if security is None:
-            session.authenticated = True
-            return True
+        self.session = session = Session(security.spec, self._client_host)
         if security.spec.protocol == "SSL":
             ssl_object = transport.get_extra_info("ssl_object")
             cert = ssl_object.getpeercert() if ssl_object is not None else None
