@@ -103,6 +103,8 @@ def _scenario(broker) -> dict:
     wire.close()
 
     plain = SaslWire(broker.bootstrap_for("PLAINTEXT"))
+    plaintext_port = int(broker.bootstrap_for("PLAINTEXT").rsplit(":", 1)[1])
+    seen["metadata_on_plaintext"] = [b.port for b in plain.metadata().brokers] == [plaintext_port]
     seen["handshake_on_plaintext"] = plain.handshake("PLAIN").error_code
     results = plain.call(ApiKey.ALTER_USER_SCRAM_CREDENTIALS, 0, alter.REQUEST(
         deletions=[alter.Deletion(name="ghost", mechanism=1)],
@@ -142,6 +144,7 @@ def test_sasl_rules_and_scram_apis_match_kafka(sasl_broker, request):
     assert seen["authenticate_again"] == Errors.ILLEGAL_SASL_STATE
     assert (seen["handshake_v0"], seen["bare_token"], seen["metadata_after_v0"]) == (0, b"", True)
     assert seen["handshake_on_plaintext"] == Errors.ILLEGAL_SASL_STATE
+    assert seen["metadata_on_plaintext"]  # each listener advertises itself
     assert seen["alter"] == sorted([
         ("ghost", Errors.RESOURCE_NOT_FOUND, "Attempt to delete a user credential that does not exist"),
         ("two", Errors.DUPLICATE_RESOURCE, "A user credential cannot be altered twice in the same request"),
