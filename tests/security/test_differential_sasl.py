@@ -19,7 +19,7 @@ from weir.protocol.errors import Errors
 from weir.protocol.messages import alter_user_scram_credentials as alter
 from weir.protocol.messages import describe_user_scram_credentials as describe
 
-from tests.reference.kafka import KafkaProcess
+from reference.kafka import KafkaProcess
 from tests.security.brokers import ConfiguredBroker, listeners_setting
 from tests.security.sasl_setup import sasl_settings
 from tests.security.sasl_wire import CLOSED, SaslWire, plain_token
