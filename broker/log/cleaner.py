@@ -21,15 +21,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from weir.broker.clock import Clock
+from weir.protocol.errors import KafkaError
 
-from . import segment_swap
+from . import disk, segment_swap
 from .compactor import CleaningAborted, CleaningPlan, CleaningResult, Compactor, MAP_ENTRY_BYTES, MAP_LOAD_FACTOR
 from .partition import Partition
 from .segment import Segment
@@ -87,12 +87,8 @@ class OffsetCheckpoint:
 
     def write(self) -> None:
         body = "".join(f"{topic} {index} {offset}\n" for (topic, index), offset in sorted(self.offsets.items()))
-        tmp = self.path.with_name(self.path.name + ".tmp")
-        with open(tmp, "w") as out:
-            out.write(f"{CHECKPOINT_VERSION}\n{len(self.offsets)}\n{body}")
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(tmp, self.path)
+        disk.replace_durably(self.path, f"{CHECKPOINT_VERSION}\n{len(self.offsets)}\n{body}".encode(),
+                             sync_directory=False)
 
 
 class LogCleaner:
@@ -149,6 +145,11 @@ class LogCleaner:
                 cleaned = await self.clean_filthiest()
             except asyncio.CancelledError:
                 raise
+            except OSError as exc:  # the disk's state, logged once by the disk layer
+                disk.failed(self.checkpoint.path, exc, "log cleaner pass")
+                cleaned = False
+            except KafkaError:  # a failed write, logged once by the disk layer
+                cleaned = False
             except Exception:
                 log.exception("log cleaner pass failed; retrying after the backoff")
                 cleaned = False
@@ -234,7 +235,7 @@ class LogCleaner:
                                                      group.replaced)
                 partition.replace_segments(group.replaced, cleaned)
                 for old in group.replaced:
-                    old.close()
+                    old.release()
         return installed
 
     async def stop(self) -> None:
@@ -246,7 +247,12 @@ class LogCleaner:
         """The partition is going (DeleteTopics): abort a pass on it, drop its checkpoint."""
         await self._abort_pass(partition)
         if self.checkpoint.offsets.pop((partition.topic, partition.index), None) is not None:
-            await asyncio.get_running_loop().run_in_executor(None, self.checkpoint.write)
+            try:
+                await asyncio.get_running_loop().run_in_executor(None, self.checkpoint.write)
+            except KafkaError:
+                # A full disk must not stop a deletion. The stale entry is rewritten with the next
+                # pass's checkpoint; meanwhile it could only delay cleaning a topic re-created so.
+                pass
 
     async def _abort_pass(self, partition: Partition | None) -> None:
         if self._current is None or partition not in (None, self._current[0]):

@@ -355,13 +355,16 @@ class Partition:
             pass
 
     def roll(self) -> None:
-        """Seal the active segment and start a new one at the log end."""
+        """Seal the active segment and start a new one at the log end.
+
+        A failed write (KAFKA_STORAGE_ERROR) leaves the active segment active: the next
+        append rolls again (sealing twice writes the same indexes)."""
         offset = self.log_end_offset
         self.active.seal()
+        self.producers.write_snapshot(offset)
         segment = Segment(self.directory, offset, self.config["index.interval.bytes"], self.files)
         segment.next_offset = offset
         self._add_segment(segment)
-        self.producers.write_snapshot(offset)
 
     def flush(self) -> None:
         for segment in self.segments:
@@ -432,11 +435,20 @@ class Partition:
             self.segments.pop(0).delete()
         self.log_start_offset = max(self.log_start_offset, self.segments[0].base_offset)
 
-    def close(self) -> None:
-        self.flush()
-        self.producers.write_snapshot(self.log_end_offset)
+    def close(self, *, keep_state: bool = True) -> None:
+        """Release the files; with ``keep_state`` (a clean shutdown) flush and write a producer
+        snapshot first. A failed write only costs the next start a longer replay."""
+        if keep_state:
+            try:  # the aborts on disk before the snapshot that stops their replay at the next start
+                for segment in self.segments:
+                    segment.txn_index.flush()
+                self.flush()
+                self.producers.write_snapshot(self.log_end_offset)
+            except KafkaError as exc:
+                log.warning("%s: closed without its flush or producer snapshot (%s); the next start "
+                            "recovers from the log", self._name, exc.message)
         for segment in self.segments:
-            segment.close()
+            segment.release()
 
     def delete(self) -> None:
         for segment in self.segments:
