@@ -20,7 +20,7 @@ read-write) brings the directory back, with no restart. A write that failed
 part-way is cut back, so a segment stays a sequence of whole batches.
 
 Test hook: with ``WEIR_FAULTS_FILE`` set in the environment (tests only),
-each write first reads that file (when it changed) for lines
+each write first reads that file (when it was replaced) for lines
 ``<ERRNO NAME> <glob>`` and fails a write whose path matches, as the disk
 would; a failing data write first writes half its bytes (a torn write).
 """
@@ -125,7 +125,8 @@ class Faults:
 
     def error_for(self, path: str) -> OSError | None:
         try:
-            stamp = os.stat(self.rules_file).st_mtime_ns
+            found = os.stat(self.rules_file)
+            stamp = (found.st_ino, found.st_mtime_ns, found.st_size)  # tests replace it: a new inode
         except FileNotFoundError:
             stamp = None
         if stamp != self._stamp:
