@@ -244,3 +244,24 @@ async def test_markers_that_cannot_be_written_complete_once_they_can(conn, fault
     assert await read_all(conn, isolation=1) == [b"in-txn"]
     assert (await init(conn, "tx")).error_code == Errors.NONE
     assert_one_spell(faulty_broker)
+
+
+async def test_a_read_only_data_directory_fails_every_write_and_serves_reads(conn, faulty_broker, faults,
+                                                                            metrics_port):
+    """EROFS on every path, as a read-only remount gives new writes (a real remount of a directory
+    with files open for writing is refused with EBUSY, hence the injection)."""
+    assert await create(conn) == Errors.NONE
+    assert await produce_one(conn, b"a") == (Errors.NONE, 0)
+    assert (await init(conn, "ro")).error_code == Errors.NONE
+    faults.set("EROFS *")
+    assert (await produce_one(conn, b"b"))[0] == Errors.KAFKA_STORAGE_ERROR
+    assert (await init(conn, "ro")).error_code == Errors.NOT_COORDINATOR
+    assert await create(conn, "another") == Errors.KAFKA_STORAGE_ERROR
+    assert await read_all(conn) == [b"a"]
+    assert offline_gauge(metrics_port) == 1
+    faults.clear()
+    assert await produce_one(conn, b"b") == (Errors.NONE, 1)
+    assert (await init(conn, "ro")).error_code == Errors.NONE
+    assert await create(conn, "another") == Errors.NONE
+    assert offline_gauge(metrics_port) == 0
+    assert_one_spell(faulty_broker)
