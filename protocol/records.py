@@ -314,14 +314,15 @@ def delete_horizon_ms(header: BatchHeader) -> int | None:
     return header.base_timestamp if header.attributes & DELETE_HORIZON_FLAG else None
 
 
-def decode_batch(buf, pos: int = 0) -> tuple[BatchHeader, list[Record]]:
+def decode_batch(buf, pos: int = 0, *, verify_crc: bool = True) -> tuple[BatchHeader, list[Record]]:
+    """``verify_crc=False``: for bytes already verified (a broker replaying its own log)."""
     header = read_header(buf, pos)
     if header.magic != MAGIC:
         raise p.DecodeError(f"unsupported magic {header.magic}")
     end = pos + header.size
     if end > len(buf):
         raise p.DecodeError("truncated batch")
-    if not crc_ok(buf, pos, header):
+    if verify_crc and not crc_ok(buf, pos, header):
         raise p.DecodeError("batch CRC mismatch")
     payload = decompress(header.compression, memoryview(buf)[pos + HEADER_SIZE:end])
     # In a LogAppendTime batch every record's timestamp is the batch's maxTimestamp.

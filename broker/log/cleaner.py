@@ -15,6 +15,16 @@ thread; only installing its output (``segment_swap.install``, a few renames,
 and opening the new segment) happens on the event loop, under the partition's
 append lock. Where each partition's dirty range starts is kept in
 ``cleaner-offset-checkpoint`` in the data directory, in Kafka's format.
+
+Deviation: Kafka's cleaner never touches the active segment, and its internal
+topics roll at offsets.topic.segment.bytes / transaction.state.log.segment.bytes
+(100 MiB), so a coordinator loading replays up to that much history per
+partition, which is quick in Java. A replay here costs microseconds per record,
+so the cleaner also rolls a coordinator topic's active segment once it holds
+more bytes than the partition's clean part (and at least
+``ACTIVE_ROLL_MIN_BYTES``): the history is compacted as it grows, and a
+restart replays a few times the live state, not the history. The topics keep
+Kafka's segment.bytes, which still bounds a segment.
 """
 
 from __future__ import annotations
@@ -38,6 +48,10 @@ log = logging.getLogger(__name__)
 
 CHECKPOINT_FILE = "cleaner-offset-checkpoint"
 CHECKPOINT_VERSION = 0
+
+
+#: The least a coordinator topic's active segment holds before the cleaner rolls it (module docstring).
+ACTIVE_ROLL_MIN_BYTES = 256 * 1024
 
 
 def is_compacted(partition: Partition) -> bool:
@@ -135,6 +149,28 @@ class LogCleaner:
         candidates = [c for c in candidates if c.cleanable]
         return max(candidates, key=lambda c: c.ratio, default=None)
 
+    async def roll_coordinator_segments(self) -> int:
+        """Roll each coordinator topic's active segment that outgrew the clean part (see the
+        module docstring); how many were rolled."""
+        from .manager import INTERNAL_TOPICS  # the manager imports this module
+        rolled = 0
+        now_ms = self.clock.now_ms()
+        for partition in list(self.partitions()):
+            if partition.topic not in INTERNAL_TOPICS or not is_compacted(partition):
+                continue
+            active = partition.active
+            if active.size < max(ACTIVE_ROLL_MIN_BYTES, self.log_to_clean(partition, now_ms).clean_bytes):
+                continue
+            async with partition._append_lock:
+                if partition.active is not active:
+                    continue
+                try:
+                    partition.roll()
+                except KafkaError:
+                    continue  # a failed write, logged by the disk layer; tried again next round
+                rolled += 1
+        return rolled
+
     # ------------------------------------------------------------------ cleaning
 
     async def run(self) -> None:
@@ -157,6 +193,7 @@ class LogCleaner:
                 await self.clock.sleep(backoff)
 
     async def clean_filthiest(self) -> bool:
+        await self.roll_coordinator_segments()
         target = self.filthiest(self.clock.now_ms())
         if target is None:
             return False

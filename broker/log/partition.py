@@ -158,14 +158,13 @@ class Partition:
             segment.txn_index.truncate_from(replay_from)  # aborts past the snapshot are replayed
         replayed = 0
         for segment in self._segments_from(replay_from):
-            for batch in segment.scan(self._scan_start(segment, replay_from)):
-                header = batch.header
+            for _position, header, batch in segment.batches(self._scan_start(segment, replay_from)):
                 if header.last_offset < replay_from or header.producer_id < 0:
                     continue
                 if header.is_control:
                     if not header.records_count:
                         continue  # a marker the cleaner emptied: its transaction is gone from the log
-                    kind, coordinator_epoch = self._read_marker(segment, batch.position, header.size)
+                    kind, coordinator_epoch = self._read_marker(batch)
                     self._complete_txn(segment, header, coordinator_epoch, kind == rec.CONTROL_COMMIT)
                 else:
                     self.producers.record_batch(header, header.base_offset)
@@ -175,8 +174,8 @@ class Partition:
                      self.topic, self.index, start, replayed)
 
     @staticmethod
-    def _read_marker(segment: Segment, position: int, size: int) -> tuple[int, int]:
-        _header, records = rec.decode_batch(segment.read(position, size))
+    def _read_marker(batch: memoryview) -> tuple[int, int]:
+        _header, records = rec.decode_batch(batch, verify_crc=False)  # checked at recovery
         return rec.decode_control_record(records[0])
 
     def _segments_from(self, offset: int) -> list[Segment]:

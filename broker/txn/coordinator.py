@@ -72,14 +72,18 @@ class TransactionCoordinator:
     # ------------------------------------------------------------------ replay
 
     def load(self) -> None:
+        # The last record of a key decides its state (replay only sets or removes): keep the last
+        # value per raw key, as compaction would, and decode only those.
+        latest: dict[bytes, bytes | None] = {}
         count = 0
         for entry in self.log.replay():
-            if entry.key is None:
-                continue
-            txn_id = decode_key(entry.key)
-            if txn_id is not None:
-                self.replay(txn_id, None if entry.value is None else TxnMetadata.from_record(txn_id, entry.value))
+            if entry.key is not None:
+                latest[entry.key] = entry.value
                 count += 1
+        for key, value in latest.items():
+            txn_id = decode_key(key)
+            if txn_id is not None:
+                self.replay(txn_id, None if value is None else TxnMetadata.from_record(txn_id, value))
         if count:
             log.info("transaction coordinator: replayed %d record(s), %d transactional id(s)", count, len(self.txns))
 
