@@ -442,7 +442,8 @@ class Partition:
                 for segment in self.segments:
                     segment.txn_index.flush()
                 self.flush()
-                self.producers.write_snapshot(self.log_end_offset)
+                if self.producers.snapshot_offset != self.log_end_offset:  # unchanged: the one there is current
+                    self.producers.write_snapshot(self.log_end_offset)
             except KafkaError as exc:
                 log.warning("%s: closed without its flush or producer snapshot (%s); the next start "
                             "recovers from the log", self._name, exc.message)

@@ -72,6 +72,7 @@ class ProducerStateManager:
         self.directory = directory
         self.producers: dict[int, ProducerEntry] = {}
         self.ongoing: dict[int, int] = {}  # producer id -> first offset of its open transaction
+        self.snapshot_offset = -1  # the newest snapshot written or loaded (a close at it writes none)
 
     def first_unstable_offset(self) -> int | None:
         return min(self.ongoing.values()) if self.ongoing else None
@@ -187,6 +188,7 @@ class ProducerStateManager:
             for pid, e in self.producers.items()]})
         data = SnapshotFile.build({"version": 1, "crc": crc32c.crc32c(body), "body": body})
         disk.replace_durably(self.snapshot_path(offset), data, sync_directory=False)
+        self.snapshot_offset = offset
         for old in self.snapshot_offsets()[:-keep]:
             self.snapshot_path(old).unlink(missing_ok=True)
 
@@ -215,6 +217,7 @@ class ProducerStateManager:
                 self.producers[item.producer_id] = entry
                 if entry.current_txn_first_offset >= 0:
                     self.ongoing[item.producer_id] = entry.current_txn_first_offset
+            self.snapshot_offset = offset
             return offset
         self.producers = {}
         self.ongoing = {}
