@@ -99,14 +99,14 @@ class CoordinatorLog:
             return
         for partition in topic.partitions:
             for segment in partition.segments:
-                for _position, _header, batch in segment.batches(0):
-                    header, records = rec.decode_batch(batch, verify_crc=False)  # checked at recovery
+                for _position, header, batch in segment.batches(0):
                     if header.is_control:
-                        if not records:
+                        if not header.records_count:
                             continue  # a marker the cleaner emptied: nothing of its transaction is left
-                        kind, _coordinator_epoch = rec.decode_control_record(records[0])
+                        kind, _coordinator_epoch = rec.read_control_batch(batch)
                         yield LogEntry(partition.index, header.base_offset, header,
                                        marker_commit=kind == rec.CONTROL_COMMIT)
                         continue
+                    header, records = rec.decode_batch(batch, verify_crc=False)  # checked at recovery
                     for record in records:
                         yield LogEntry(partition.index, record.offset, header, record.key, record.value)

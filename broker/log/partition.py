@@ -175,8 +175,7 @@ class Partition:
 
     @staticmethod
     def _read_marker(batch: memoryview) -> tuple[int, int]:
-        _header, records = rec.decode_batch(batch, verify_crc=False)  # checked at recovery
-        return rec.decode_control_record(records[0])
+        return rec.read_control_batch(batch)  # its CRC was checked at recovery
 
     def _segments_from(self, offset: int) -> list[Segment]:
         i = max(bisect.bisect_right(self._bases, offset) - 1, 0)
