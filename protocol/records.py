@@ -343,6 +343,8 @@ CONTROL_COMMIT = 1
 _CONTROL_KEY = struct.Struct(">hh")
 _CONTROL_VALUE = struct.Struct(">hi")
 _ATTRIBUTES = struct.Struct(">h")
+_MARKER = struct.Struct(">hhxhi")  # key (version, type), the value's length byte, value (version, epoch)
+_LENGTH_AT = HEADER_SIZE
 ATTRIBUTES_AT = 21  # baseOffset, batchLength, partitionLeaderEpoch, magic, crc
 
 
@@ -361,6 +363,11 @@ def read_control_batch(batch) -> tuple[int, int]:
     if _ATTRIBUTES.unpack_from(batch, ATTRIBUTES_AT)[0] & COMPRESSION_MASK:  # never so in Kafka; still read right
         _header, records = decode_batch(batch, verify_crc=False)
         return decode_control_record(records[0])
+    if (batch[_LENGTH_AT] < 0x80 and batch[_LENGTH_AT + 2] == 0 and batch[_LENGTH_AT + 3] == 0
+            and batch[_LENGTH_AT + 4] == 8 and batch[_LENGTH_AT + 9] == 12):
+        # The usual marker: one-byte varints, timestamp and offset deltas 0, a 4-byte key, a 6-byte value.
+        _version, kind, _value_version, coordinator_epoch = _MARKER.unpack_from(batch, _LENGTH_AT + 5)
+        return kind, coordinator_epoch
     pos = HEADER_SIZE
     _length, pos = p.read_varint(batch, pos)
     pos += 1  # attributes
