@@ -12,8 +12,10 @@ it accepts writes again, never once per request; the metrics show it as
 Kafka's ``OfflineLogDirectoryCount`` gauge.
 
 Deliberate deviation: Kafka takes a log directory offline on the first
-IOException (LogDirFailureChannel) and a broker with a single directory stops
-serving it until restarted. Weir, one process with one directory, keeps
+IOException (LogDirFailureChannel, LogManager.handleLogDirFailure) and, once
+no directory is left, halts the broker ("Shutdown broker because all log dirs
+in ... have failed", Exit.halt(1)): with one directory a full disk stops it
+until an operator frees space and restarts it. Weir, one process with one directory, keeps
 serving reads, answers writes with KAFKA_STORAGE_ERROR and still attempts
 each of them: the first one that succeeds (space freed, disk remounted
 read-write) brings the directory back, with no restart. A write that failed
