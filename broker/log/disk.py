@@ -164,9 +164,10 @@ def open_file(path: str, flags: int = os.O_RDWR | os.O_CREAT) -> int:
         raise failed(path, exc, f"cannot open {path}") from None
 
 
-def write_at(fd: int, path: str, chunks, size: int, position: int) -> None:
+def write_at(fd: int, path: str, chunks, size: int, position: int, state: LogDir | None = None) -> None:
     """Write ``size`` bytes of ``chunks`` at ``position``, all or nothing: a failure cuts back
-    whatever part reached the file. Safe in a worker thread (it touches only the file)."""
+    whatever part reached the file. Safe in a worker thread (it touches only the file).
+    ``state``: the file's ``LogDir``, if the caller keeps it (the append path does)."""
     try:
         fault = _injected(path)
         if fault is not None:
@@ -182,8 +183,11 @@ def write_at(fd: int, path: str, chunks, size: int, position: int) -> None:
             # The file keeps a torn tail past the segment's size: the next write overwrites it,
             # and recovery at start-up cuts what no write did (it checks every CRC of the tail).
             log.error("cannot cut the torn write back in %s: %s", path, cut)
-        raise failed(path, exc, f"cannot write {path}") from None
-    succeeded(path)
+        raise (state or log_dir_of(path)).failed(exc, f"cannot write {path}") from None
+    if state is None:
+        succeeded(path)
+    elif state.failed_since is not None:
+        state.succeeded()
 
 
 def truncate(fd: int, path: str, size: int) -> None:

@@ -51,6 +51,7 @@ class Segment:
         stem = str(directory / segment_name(base_offset))
         self.log_path = stem + ".log"
         self._files = files
+        self._disk = disk.log_dir_of(directory)  # its data directory's health, kept for the append path
         self._fd: int | None = None  # open while used; created on the first write
         self._pins = 0
         self._release_when_unpinned = False
@@ -80,7 +81,7 @@ class Segment:
         fd = self._fd
         if fd is None:  # only on the loop: a worker thread writes a pinned, open segment
             fd = self._open()
-        disk.write_at(fd, self.log_path, chunks, size, position)  # all or nothing: a torn write is cut
+        disk.write_at(fd, self.log_path, chunks, size, position, self._disk)  # all or nothing: a torn write is cut
         return position
 
     async def write_in_worker(self, chunks, size: int) -> int:
