@@ -140,7 +140,9 @@ def test_full_disk_answers_storage_error_at_once_and_writes_resume(disk_broker, 
     assert offline_gauge(metrics_port) == 1
     assert consume_all(disk_broker, expected=10) == [b"ok-%d" % i for i in range(10)]  # reads go on
 
-    # An idempotent producer retries KAFKA_STORAGE_ERROR (retriable) until the space is freed.
+    # An idempotent producer started on the full disk waits: the broker's first id after a start
+    # reserves a block on disk, and InitProducerId answers COORDINATOR_LOAD_IN_PROGRESS (retriable)
+    # until it can; then its record is delivered, once.
     idempotent = Producer({"bootstrap.servers": disk_broker.bootstrap, "enable.idempotence": True,
                            "linger.ms": 0, "retry.backoff.ms": 50})
     reports = []
