@@ -441,7 +441,8 @@ class Partition:
                 for segment in self.segments:
                     segment.txn_index.flush()
                 self.flush()
-                if self.producers.snapshot_offset != self.log_end_offset:  # unchanged: the one there is current
+                # None for a partition never written, or unchanged since its newest snapshot.
+                if self.log_end_offset and self.producers.snapshot_offset != self.log_end_offset:
                     self.producers.write_snapshot(self.log_end_offset)
             except KafkaError as exc:
                 log.warning("%s: closed without its flush or producer snapshot (%s); the next start "
