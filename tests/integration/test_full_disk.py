@@ -181,6 +181,7 @@ def test_full_disk_java_producer_gets_kafka_storage_exception(disk_broker, tmpfs
         failed = send(8192)
         assert (failed["event"], failed["error"]) == ("failed", "KafkaStorageException"), failed
         assert failed["ms"] < 2000
+        print(f"\nfull disk -> KafkaStorageException (Java producer, retries=0): {failed['ms']} ms")
         os.unlink(filler)
         resumed = send(100)  # the same producer and connection, no restart
         assert (resumed["event"], resumed["offset"]) == ("sent", 1), resumed
