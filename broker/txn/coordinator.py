@@ -135,6 +135,8 @@ class TransactionCoordinator:
             await self.clock.sleep(self.config[setting] / 1000)
             try:
                 await job()
+            except KafkaError as exc:  # a write that failed on the disk (logged there): next round
+                log.debug("transaction coordinator job %s: %s", job.__name__, exc)
             except Exception:  # a background job must survive one bad round
                 log.exception("transaction coordinator job %s failed", job.__name__)
 
