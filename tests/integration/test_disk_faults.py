@@ -265,3 +265,46 @@ async def test_a_read_only_data_directory_fails_every_write_and_serves_reads(con
     assert await create(conn, "another") == Errors.NONE
     assert offline_gauge(metrics_port) == 0
     assert_one_spell(faulty_broker)
+
+
+async def test_a_transaction_timing_out_while_the_disk_fails_is_aborted_once_it_recovers(tmp_path, faults):
+    """The timeout job's abort cannot be persisted while __transaction_state fails; it is tried
+    again each round and goes through once writes succeed: no transaction hangs."""
+    faults.clear()
+    broker = BrokerProcess(tmp_path / "data", env={"WEIR_FAULTS_FILE": str(faults.path)}, overrides={
+        "transaction.abort.timed.out.transaction.cleanup.interval.ms": "100"}).start()
+    conn = await Connection.open("127.0.0.1", broker.port)
+    try:
+        assert await create(conn) == Errors.NONE
+        answer = await conn.request(ApiKey.INIT_PRODUCER_ID, 4, init_producer_id.REQUEST(
+            transactional_id="slow", transaction_timeout_ms=1000))
+        pid, epoch = answer.producer_id, answer.producer_epoch
+        added = await conn.request(ApiKey.ADD_PARTITIONS_TO_TXN, 3, add_partitions_to_txn.REQUEST(
+            v3_and_below_transactional_id="slow", v3_and_below_producer_id=pid, v3_and_below_producer_epoch=epoch,
+            v3_and_below_topics=[add_partitions_to_txn.Topic(name=TOPIC, partitions=[0])]))
+        assert added.results_by_topic_v3_and_below[0].results_by_partition[0].partition_error_code == Errors.NONE
+        batch = encode_batch([Record(b"never-committed")], producer_id=pid, producer_epoch=epoch, base_sequence=0,
+                             transactional=True)
+        produced = await conn.request(ApiKey.PRODUCE, 9, produce.REQUEST(
+            transactional_id="slow", acks=-1, timeout_ms=5000, topic_data=[produce.TopicData(
+                name=TOPIC, partition_data=[produce.PartitionData(index=0, records=batch)])]))
+        assert produced.responses[0].partition_responses[0].error_code == Errors.NONE
+        faults.set("EIO */__transaction_state-*/*.log")
+        assert broker.wait_for_log("writes are failing", timeout=10)  # the abort's first attempt
+        await asyncio.sleep(0.5)  # a few more rounds fail
+        assert await stable_offset(conn) == 0
+        faults.clear()
+        deadline = time.monotonic() + 10
+        while await stable_offset(conn) != 2:  # the ABORT marker closed it
+            assert time.monotonic() < deadline, "the timed-out transaction was never aborted"
+            await asyncio.sleep(0.05)
+        fetched = await conn.request(ApiKey.FETCH, 12, fetch.REQUEST(
+            replica_id=-1, max_wait_ms=0, min_bytes=1, max_bytes=1 << 20, isolation_level=1, session_id=0,
+            session_epoch=-1, topics=[fetch.FetchTopic(topic=TOPIC, partitions=[fetch.FetchPartition(
+                partition=0, fetch_offset=0, partition_max_bytes=1 << 20)])], forgotten_topics_data=[], rack_id=""))
+        aborted = fetched.responses[0].partitions[0].aborted_transactions
+        assert [(a.producer_id, a.first_offset) for a in aborted] == [(pid, 0)]  # aborted, not committed
+        assert_one_spell(broker)
+    finally:
+        await conn.close()
+        broker.stop()
