@@ -32,7 +32,7 @@ from weir.protocol.errors import Errors, KafkaError
 from weir.protocol.messages.update_features import SAFE_DOWNGRADE, UNSAFE_DOWNGRADE, UPGRADE
 
 from .config import ConfigError
-from .durable_file import replace_durably
+from .log.disk import replace_durably
 
 log = logging.getLogger(__name__)
 

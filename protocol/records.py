@@ -314,14 +314,15 @@ def delete_horizon_ms(header: BatchHeader) -> int | None:
     return header.base_timestamp if header.attributes & DELETE_HORIZON_FLAG else None
 
 
-def decode_batch(buf, pos: int = 0) -> tuple[BatchHeader, list[Record]]:
+def decode_batch(buf, pos: int = 0, *, verify_crc: bool = True) -> tuple[BatchHeader, list[Record]]:
+    """``verify_crc=False``: for bytes already verified (a broker replaying its own log)."""
     header = read_header(buf, pos)
     if header.magic != MAGIC:
         raise p.DecodeError(f"unsupported magic {header.magic}")
     end = pos + header.size
     if end > len(buf):
         raise p.DecodeError("truncated batch")
-    if not crc_ok(buf, pos, header):
+    if verify_crc and not crc_ok(buf, pos, header):
         raise p.DecodeError("batch CRC mismatch")
     payload = decompress(header.compression, memoryview(buf)[pos + HEADER_SIZE:end])
     # In a LogAppendTime batch every record's timestamp is the batch's maxTimestamp.
@@ -341,6 +342,10 @@ CONTROL_ABORT = 0
 CONTROL_COMMIT = 1
 _CONTROL_KEY = struct.Struct(">hh")
 _CONTROL_VALUE = struct.Struct(">hi")
+_ATTRIBUTES = struct.Struct(">h")
+_MARKER = struct.Struct(">hhxhi")  # key (version, type), the value's length byte, value (version, epoch)
+_LENGTH_AT = HEADER_SIZE
+ATTRIBUTES_AT = 21  # baseOffset, batchLength, partitionLeaderEpoch, magic, crc
 
 
 def encode_control_batch(*, commit: bool, producer_id: int, producer_epoch: int,
@@ -350,6 +355,29 @@ def encode_control_batch(*, commit: bool, producer_id: int, producer_epoch: int,
                     value=_CONTROL_VALUE.pack(0, coordinator_epoch), timestamp=timestamp)
     return encode_batch([record], base_offset=base_offset, producer_id=producer_id,
                         producer_epoch=producer_epoch, transactional=True, control=True)
+
+
+def read_control_batch(batch) -> tuple[int, int]:
+    """(control type, coordinator epoch) of an uncompressed control batch's first record, read in
+    place: what replaying a log needs of each marker, without decoding the batch."""
+    if _ATTRIBUTES.unpack_from(batch, ATTRIBUTES_AT)[0] & COMPRESSION_MASK:  # never so in Kafka; still read right
+        _header, records = decode_batch(batch, verify_crc=False)
+        return decode_control_record(records[0])
+    if (batch[_LENGTH_AT] < 0x80 and batch[_LENGTH_AT + 2] == 0 and batch[_LENGTH_AT + 3] == 0
+            and batch[_LENGTH_AT + 4] == 8 and batch[_LENGTH_AT + 9] == 12):
+        # The usual marker: one-byte varints, timestamp and offset deltas 0, a 4-byte key, a 6-byte value.
+        _version, kind, _value_version, coordinator_epoch = _MARKER.unpack_from(batch, _LENGTH_AT + 5)
+        return kind, coordinator_epoch
+    pos = HEADER_SIZE
+    _length, pos = p.read_varint(batch, pos)
+    pos += 1  # attributes
+    _timestamp_delta, pos = p.read_varint(batch, pos)
+    _offset_delta, pos = p.read_varint(batch, pos)
+    key_length, pos = p.read_varint(batch, pos)
+    _version, kind = _CONTROL_KEY.unpack_from(batch, pos)
+    value_length, pos = p.read_varint(batch, pos + key_length)
+    _version, coordinator_epoch = _CONTROL_VALUE.unpack_from(batch, pos) if value_length >= 6 else (0, 0)
+    return kind, coordinator_epoch
 
 
 def decode_control_record(record: Record) -> tuple[int, int]:

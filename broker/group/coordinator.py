@@ -216,12 +216,13 @@ class GroupCoordinator:
         generation = group.generation
         try:
             await self._persist(group, {m.member_id: m.assignment for m in group.members.values()})
-        except Exception:
-            log.exception("group %s: storing the replaced static member failed", group.group_id)
+        except Exception as exc:
+            if not isinstance(exc, KafkaError):  # a KafkaError is a failed append the disk layer logged
+                log.exception("group %s: storing the replaced static member failed", group.group_id)
             if group.members.get(member.member_id) is member:
                 group.replace_static_member(member.group_instance_id, member.member_id, old_id)
                 member.protocols, member.rebalance_timeout_ms, member.session_timeout_ms = previous
-            answer(future, JoinResult(Errors.UNKNOWN_SERVER_ERROR))
+            answer(future, JoinResult(exc.error if isinstance(exc, KafkaError) else Errors.UNKNOWN_SERVER_ERROR))
             return
         # the leader id is the one before the replacement, so a replaced leader acts as a follower
         # and syncs for the assignment it already has
@@ -264,6 +265,8 @@ class GroupCoordinator:
         error = Errors.NONE
         try:
             await self._persist(group, assignments)
+        except KafkaError as exc:  # a failed append, logged by the disk layer: NOT_COORDINATOR, as Kafka maps it
+            error = exc.error
         except Exception:
             log.exception("group %s: storing the assignment of generation %d failed", group.group_id, generation)
             error = Errors.COORDINATOR_NOT_AVAILABLE

@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 import pytest
 
-import weir.broker.durable_file
+import weir.broker.log.disk
 import weir.broker.features
 from weir.broker import handlers  # noqa: F401  (registers the handlers)
 from weir.broker.config import ConfigError
@@ -233,8 +233,8 @@ def test_the_file_is_replaced_durably(tmp_path, monkeypatch):
     def replace(source, target):
         calls.append(("rename", str(source), str(target)))
         real_replace(source, target)
-    monkeypatch.setattr(weir.broker.durable_file.os, "fsync", fsync)
-    monkeypatch.setattr(weir.broker.durable_file.os, "replace", replace)
+    monkeypatch.setattr(weir.broker.log.disk.os, "fsync", fsync)
+    monkeypatch.setattr(weir.broker.log.disk.os, "replace", replace)
     features.update([(TV, 0, SAFE_DOWNGRADE)], validate_only=False)
     path = str(tmp_path / FILE_NAME)
     assert calls == [("fsync", path + ".tmp"), ("rename", path + ".tmp", path), ("fsync", str(tmp_path))]
