@@ -240,3 +240,16 @@ async def test_a_failed_batch_at_version_2_needs_no_bump_of_its_own_but_an_upgra
     assert [type(r).__name__ for r in cluster.sent] == ["EndTxnRequest", "InitProducerIdRequest"]
     assert (init.producer_id, init.producer_epoch) == (7, 3)
     assert txn.transaction_version == 2 and txn.identity.producer_epoch == 4 and txn.state is S.READY
+
+
+async def test_an_exhausted_epoch_at_version_2_continues_under_the_producer_id_end_txn_answers():
+    cluster = ScriptedCluster([end_txn_answer(Errors.NONE, 8, 0)], features=TV2)
+    txn = TransactionManager(cluster, ProducerIdentity(7, 32766), "tx", transaction_timeout_ms=60000,
+                             max_block_ms=2000)
+    txn.read_transaction_version(initializing=True)
+    txn.state = S.IN_TRANSACTION
+    txn.partitions.add(TopicPartition("t", 0))
+    txn.begin_abort()
+    await txn.end(commit=False)
+    assert (txn.identity.producer_id, txn.identity.producer_epoch) == (8, 0) and txn.state is S.READY
+    assert len(cluster.sent) == 1  # no InitProducerId: the coordinator drew the new id itself
