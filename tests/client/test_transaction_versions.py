@@ -64,7 +64,7 @@ def kafka_tv1(tmp_path_factory):
 
 
 @pytest.fixture(params=[("weir", 2), ("kafka", 2), ("weir", 1), ("kafka", 1)], ids=lambda p: f"{p[0]}-tv{p[1]}")
-def broker(request):
+def tv_broker(request):
     kind, level = request.param
     fixture = "kafka_broker" if (kind, level) == ("kafka", 2) else f"{kind}_tv{level}"
     return SimpleNamespace(kind=kind, level=level, process=request.getfixturevalue(fixture),
@@ -91,12 +91,12 @@ def versions(sent, api_key: A) -> dict[int, int]:
     return {version: count for (key, version), count in sent.items() if key == api_key}
 
 
-async def test_each_transaction_takes_the_finalized_version(broker, topic_name):
-    topic = await new_topic(broker.bootstrap, topic_name, 2)
-    before = await asyncio.to_thread(broker_requests, broker)
-    async with Producer(broker.bootstrap, transactional_id=f"{topic}-tx", linger_ms=1) as producer:
+async def test_each_transaction_takes_the_finalized_version(tv_broker, topic_name):
+    topic = await new_topic(tv_broker.bootstrap, topic_name, 2)
+    before = await asyncio.to_thread(broker_requests, tv_broker)
+    async with Producer(tv_broker.bootstrap, transactional_id=f"{topic}-tx", linger_ms=1) as producer:
         txn, identity = producer.transaction_manager, producer.sender.identity
-        assert txn.transaction_version == broker.level
+        assert txn.transaction_version == tv_broker.level
         first = (identity.producer_id, identity.producer_epoch)
         epochs = []
         for round_ in range(3):
@@ -108,63 +108,63 @@ async def test_each_transaction_takes_the_finalized_version(broker, topic_name):
             pass  # empty: no EndTxn, as the Java client (nothing was sent)
         assert identity.producer_id == first[0]
         sent = producer.cluster.requests_sent()
-    bumps = 1 if broker.level == 2 else 0
+    bumps = 1 if tv_broker.level == 2 else 0
     assert epochs == [first[1] + bumps * (n + 1) for n in range(3)]
     # Counts include retries (a coordinator still loading, the previous transaction still completing).
     # The first InitProducerId goes before the version is known (the Java client, too, reads it after).
     assert set(versions(sent, A.INIT_PRODUCER_ID)) == {4}
-    assert set(versions(sent, A.END_TXN)) == {5 if broker.level == 2 else 3}
-    if broker.level == 2:
+    assert set(versions(sent, A.END_TXN)) == {5 if tv_broker.level == 2 else 3}
+    if tv_broker.level == 2:
         assert versions(sent, A.ADD_PARTITIONS_TO_TXN) == {} and set(versions(sent, A.PRODUCE)) == {12}
     else:
         assert set(versions(sent, A.ADD_PARTITIONS_TO_TXN)) == {3} and set(versions(sent, A.PRODUCE)) == {10}
-    after = await asyncio.to_thread(broker_requests, broker)
-    if broker.kind == "weir":  # the broker saw the same flow
-        assert set(served_since(before, after, "AddPartitionsToTxn")) == (set() if broker.level == 2 else {"3"})
-        assert set(served_since(before, after, "Produce")) == {"12" if broker.level == 2 else "10"}
-        assert set(served_since(before, after, "EndTxn")) == {"5" if broker.level == 2 else "3"}
-    assert sorted(await read_committed(broker.bootstrap, topic, 2)) == sorted(
+    after = await asyncio.to_thread(broker_requests, tv_broker)
+    if tv_broker.kind == "weir":  # the broker saw the same flow
+        assert set(served_since(before, after, "AddPartitionsToTxn")) == (set() if tv_broker.level == 2 else {"3"})
+        assert set(served_since(before, after, "Produce")) == {"12" if tv_broker.level == 2 else "10"}
+        assert set(served_since(before, after, "EndTxn")) == {"5" if tv_broker.level == 2 else "3"}
+    assert sorted(await read_committed(tv_broker.bootstrap, topic, 2)) == sorted(
         f"r{r}p{p}".encode() for r in range(3) for p in (0, 1))
 
 
-async def test_a_late_write_from_an_ended_transaction_is_fenced(broker, topic_name):
+async def test_a_late_write_from_an_ended_transaction_is_fenced(tv_broker, topic_name):
     """KIP-890's hazard: a Produce of transaction 1 delayed until transaction 2 is open. At version 2 its
     epoch is behind (INVALID_PRODUCER_EPOCH); at version 1 the epoch is still current and only the
     partition verification (KIP-890 part 1) keeps it out, because transaction 2 did not add it."""
-    topic = await new_topic(broker.bootstrap, topic_name, 2)
-    wire = await Wire.open(broker.process)
+    topic = await new_topic(tv_broker.bootstrap, topic_name, 2)
+    wire = await Wire.open(tv_broker.process)
     try:
-        async with Producer(broker.bootstrap, transactional_id=f"{topic}-tx", linger_ms=1) as producer:
+        async with Producer(tv_broker.bootstrap, transactional_id=f"{topic}-tx", linger_ms=1) as producer:
             identity = producer.sender.identity
             async with producer.transaction():
                 await producer.send_and_wait(topic, b"txn 1", partition=0)
-            ended = (identity.producer_id, identity.producer_epoch - (1 if broker.level == 2 else 0))
+            ended = (identity.producer_id, identity.producer_epoch - (1 if tv_broker.level == 2 else 0))
             producer.begin_transaction()
             await producer.send_and_wait(topic, b"txn 2", partition=1)
-            version = 12 if broker.level == 2 else 10
+            version = 12 if tv_broker.level == 2 else 10
             late = await wire.produce(topic, [b"txn 1, delayed"], pid=ended[0], epoch=ended[1], seq=1,
                                       txn_id=f"{topic}-tx", partition=0, version=version)
             code = late.responses[0].partition_responses[0].error_code
             await producer.commit_transaction()
     finally:
         await wire.close()
-    expected = Errors.INVALID_PRODUCER_EPOCH if broker.level == 2 else Errors.INVALID_TXN_STATE
+    expected = Errors.INVALID_PRODUCER_EPOCH if tv_broker.level == 2 else Errors.INVALID_TXN_STATE
     assert Errors(code) == expected
-    assert sorted(await read_committed(broker.bootstrap, topic, 2)) == [b"txn 1", b"txn 2"]
+    assert sorted(await read_committed(tv_broker.bootstrap, topic, 2)) == [b"txn 1", b"txn 2"]
 
 
-async def test_consume_transform_produce_commits_output_and_offsets_together(broker, topic_name):
-    source = await new_topic(broker.bootstrap, topic_name, 2)
-    sink = await new_topic(broker.bootstrap, f"{topic_name}-out", 2)
-    async with Producer(broker.bootstrap) as plain:
+async def test_consume_transform_produce_commits_output_and_offsets_together(tv_broker, topic_name):
+    source = await new_topic(tv_broker.bootstrap, topic_name, 2)
+    sink = await new_topic(tv_broker.bootstrap, f"{topic_name}-out", 2)
+    async with Producer(tv_broker.bootstrap) as plain:
         for i in range(20):
             await plain.send(source, f"in{i}".encode(), partition=i % 2)
     group = f"{source}-g"
-    consumer = Consumer(source, bootstrap_servers=broker.bootstrap, group_id=group, enable_auto_commit=False,
+    consumer = Consumer(source, bootstrap_servers=tv_broker.bootstrap, group_id=group, enable_auto_commit=False,
                         auto_offset_reset="earliest", isolation_level="read_committed")
     await consumer.start()
     try:
-        async with Producer(broker.bootstrap, transactional_id=f"{source}-tx", linger_ms=1) as producer:
+        async with Producer(tv_broker.bootstrap, transactional_id=f"{source}-tx", linger_ms=1) as producer:
             seen = 0
             while seen < 20:
                 batches = await consumer.getmany(timeout_ms=500)
@@ -188,28 +188,28 @@ async def test_consume_transform_produce_commits_output_and_offsets_together(bro
     finally:
         await consumer.close()
     assert committed == [10, 10]
-    assert sorted(await read_committed(broker.bootstrap, sink, 2)) == sorted(f"IN{i}".encode() for i in range(20))
-    if broker.level == 2:
+    assert sorted(await read_committed(tv_broker.bootstrap, sink, 2)) == sorted(f"IN{i}".encode() for i in range(20))
+    if tv_broker.level == 2:
         assert versions(sent, A.ADD_OFFSETS_TO_TXN) == {} and set(versions(sent, A.TXN_OFFSET_COMMIT)) == {5}
     else:
         assert set(versions(sent, A.ADD_OFFSETS_TO_TXN)) == {3} and set(versions(sent, A.TXN_OFFSET_COMMIT)) == {3}
 
 
-async def test_a_hand_off_commits_aborts_and_answers_a_retry(broker, topic_name):
+async def test_a_hand_off_commits_aborts_and_answers_a_retry(tv_broker, topic_name):
     """The Spark sink's path: a task prepares, the driver ends the transaction by id and epoch. At
     version 2 the driver's EndTxn v5 bumps the epoch; the same completion repeated (a roll-forward
     after a crash) names the epoch one behind and is answered as the retry it is."""
-    topic = await new_topic(broker.bootstrap, topic_name, 1)
-    cluster = Cluster(broker.bootstrap)
+    topic = await new_topic(tv_broker.bootstrap, topic_name, 1)
+    cluster = Cluster(tv_broker.bootstrap)
     await cluster.refresh([])
     try:
-        kept = await write_prepared(broker.bootstrap, f"{topic}-t0", topic, [b"kept"])
+        kept = await write_prepared(tv_broker.bootstrap, f"{topic}-t0", topic, [b"kept"])
         await complete_prepared_transaction(cluster, kept.transactional_id, kept.prepared, commit=True)
         await complete_prepared_transaction(cluster, kept.transactional_id, kept.prepared, commit=True)
         with pytest.raises(InvalidTxnStateError):  # the other outcome, after the fact
             await complete_prepared_transaction(cluster, kept.transactional_id, kept.prepared, commit=False)
 
-        dropped = await write_prepared(broker.bootstrap, f"{topic}-t1", topic, [b"dropped"])
+        dropped = await write_prepared(tv_broker.bootstrap, f"{topic}-t1", topic, [b"dropped"])
         await complete_prepared_transaction(cluster, dropped.transactional_id, dropped.prepared, commit=False)
         await complete_prepared_transaction(cluster, dropped.transactional_id, dropped.prepared, commit=False)
         with pytest.raises(InvalidTxnStateError):
@@ -218,24 +218,24 @@ async def test_a_hand_off_commits_aborts_and_answers_a_retry(broker, topic_name)
         # The next holder of the id (a restarted driver fencing it) finds the epoch the ending left.
         claimed = await fence_transactional_id(cluster, kept.transactional_id)
         assert (claimed.producer_id, claimed.producer_epoch) == (
-            kept.producer_id, kept.producer_epoch + (2 if broker.level == 2 else 1))
+            kept.producer_id, kept.producer_epoch + (2 if tv_broker.level == 2 else 1))
         with pytest.raises(ProducerFencedError):  # the task's epoch is gone now
             await complete_prepared_transaction(cluster, kept.transactional_id, kept.prepared, commit=True)
     finally:
         await cluster.close()
-    assert await read_committed(broker.bootstrap, topic) == [b"kept"]
+    assert await read_committed(tv_broker.bootstrap, topic) == [b"kept"]
 
 
-async def test_after_a_coordinator_timeout_the_abort_and_the_next_transaction(broker, topic_name):
+async def test_after_a_coordinator_timeout_the_abort_and_the_next_transaction(tv_broker, topic_name):
     """The coordinator aborts a transaction open past transaction_timeout_ms and bumps the epoch. At
     version 2 the producer's abort is the retry of that abort (success, epoch adopted) and the next
     transaction commits; at version 1 the abort is PRODUCER_FENCED, fatal (as for the Java client)."""
-    topic = await new_topic(broker.bootstrap, topic_name)
-    async with Producer(broker.bootstrap, transactional_id=f"{topic}-tx", transaction_timeout_ms=1000) as producer:
+    topic = await new_topic(tv_broker.bootstrap, topic_name)
+    async with Producer(tv_broker.bootstrap, transactional_id=f"{topic}-tx", transaction_timeout_ms=1000) as producer:
         producer.begin_transaction()
         await producer.send_and_wait(topic, b"too slow")
-        await wait_until_no_open_transaction(broker.bootstrap, topic)
-        if broker.level == 2:
+        await wait_until_no_open_transaction(tv_broker.bootstrap, topic)
+        if tv_broker.level == 2:
             await producer.abort_transaction()
             async with producer.transaction():
                 await producer.send(topic, b"next")
@@ -243,4 +243,4 @@ async def test_after_a_coordinator_timeout_the_abort_and_the_next_transaction(br
             with pytest.raises(ProducerFencedError):
                 await producer.abort_transaction()
             assert producer.transaction_manager.state is TxnState.FATAL_ERROR
-    assert await read_committed(broker.bootstrap, topic) == ([b"next"] if broker.level == 2 else [])
+    assert await read_committed(tv_broker.bootstrap, topic) == ([b"next"] if tv_broker.level == 2 else [])
