@@ -5,13 +5,13 @@ repeats it one epoch behind) and at version 1."""
 import asyncio
 
 import pytest
-
 from pyspark.sql.types import BinaryType, StructField, StructType
 
 from weir.client import complete_prepared_transaction, fence_transactional_id
 from weir.client.cluster import Cluster
 from weir.pipeline.decisions import COMMIT, DONE
 from weir.pipeline.exactly_once import ExactlyOnceStreamWriter, TransactionLostError, TxnCommitMessage
+from tests.broker_process import BrokerProcess
 from tests.compat.test_confluent_kafka import create_topic
 from tests.pipeline.prepared import visible, write_prepared as write
 
