@@ -22,8 +22,10 @@ from weir.client.errors import InvalidTxnStateError, ProducerFencedError
 from weir.client.producer.transaction_manager import TxnState
 from weir.protocol.api_keys import ApiKey as A
 from weir.protocol.errors import Errors
+from weir.protocol.messages.update_features import SAFE_DOWNGRADE, UPGRADE
 from tests.broker_process import BrokerProcess, free_port
 from tests.client.txn_helpers import new_topic, read_committed, wait_until_no_open_transaction
+from tests.features.raw import update, wait_for_level
 from tests.pipeline.prepared import write_prepared
 from tests.reference.kafka import SHARED_TEST_SETTINGS, KafkaProcess
 from tests.reference.wire import Wire
@@ -244,3 +246,34 @@ async def test_after_a_coordinator_timeout_the_abort_and_the_next_transaction(tv
                 await producer.abort_transaction()
             assert producer.transaction_manager.state is TxnState.FATAL_ERROR
     assert await read_committed(tv_broker.bootstrap, topic) == ([b"next"] if tv_broker.level == 2 else [])
+
+
+@pytest.mark.parametrize("kind", ["weir", "kafka"])
+async def test_an_upgrade_to_version_2_bumps_the_epoch_once_and_the_next_transaction_runs_at_2(kind, request,
+                                                                                               topic_name):
+    """The cluster goes from 1 to 2 (kafka-features upgrade) under a running producer. The client
+    learns it from the ApiVersions of its next connections and, as the Java client, takes it when the
+    open transaction ends: that one ends at 1, InitProducerId bumps the epoch, the next runs at 2."""
+    process = request.getfixturevalue(f"{kind}_tv1")
+    topic = await new_topic(process.bootstrap, topic_name)
+    try:
+        async with Producer(process.bootstrap, transactional_id=f"{topic}-tx", linger_ms=1) as producer:
+            txn, identity = producer.transaction_manager, producer.sender.identity
+            async with producer.transaction():
+                await producer.send(topic, b"at 1")
+            epoch = identity.producer_epoch
+            assert (await asyncio.to_thread(update, process, 2, (TV, 2, UPGRADE)))[0] == Errors.NONE
+            assert (await asyncio.to_thread(wait_for_level, process, 2))[1] == 2
+            producer.begin_transaction()
+            await producer.cluster.close()  # reconnects: the brokers' ApiVersions now finalize 2
+            await producer.send(topic, b"ends at 1")
+            await producer.commit_transaction()
+            assert (txn.transaction_version, identity.producer_epoch) == (2, epoch + 1)
+            async with producer.transaction():
+                await producer.send(topic, b"at 2")
+            assert identity.producer_epoch == epoch + 2
+            assert 12 in versions(producer.cluster.requests_sent(), A.PRODUCE)
+    finally:  # the module's broker stays at version 1 for the others
+        assert (await asyncio.to_thread(update, process, 2, (TV, 1, SAFE_DOWNGRADE)))[0] == Errors.NONE
+        assert (await asyncio.to_thread(wait_for_level, process, 1))[1] == 1
+    assert await read_committed(process.bootstrap, topic) == [b"at 1", b"ends at 1", b"at 2"]
