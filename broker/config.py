@@ -193,6 +193,15 @@ SETTINGS: dict[str, Setting] = {
     "group.initial.rebalance.delay.ms": Setting(
         _int(0), 3000, "how long the first rebalance of an empty group waits for more members"),
     "group.max.size": Setting(_int(1), 2147483647, "most members a group may have"),
+    # the consumer group protocol (KIP-848); Kafka's names and defaults. Weir applies the session and
+    # heartbeat settings as given; Kafka also checks them against their min/max at start-up.
+    "group.consumer.session.timeout.ms": Setting(
+        _int(1), 45000, "a consumer-protocol member is removed after this long without a heartbeat"),
+    "group.consumer.heartbeat.interval.ms": Setting(
+        _int(1), 5000, "how often consumer-protocol members are told to heartbeat"),
+    "group.consumer.max.size": Setting(_int(1), 2147483647, "most members a consumer-protocol group may have"),
+    "group.consumer.assignors": Setting(
+        _str, "uniform,range", "server-side assignors, by name; the first is the default"),
     "compression.type": Setting(_choice(*COMPRESSION_TYPES), "producer",
                                 "codec batches are stored with; producer keeps the producer's"),
     "compression.gzip.level": Setting(_gzip_level, -1, "gzip level when recompressing; -1 is zlib's default"),
