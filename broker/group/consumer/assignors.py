@@ -7,8 +7,8 @@ partition count, and returns each member's new target. It is a pure function.
 
 - uniform (Kafka's UniformAssignor): every member gets a share as equal as its subscriptions
   allow. Partitions kept where they are first; unowned ones go to the least-loaded subscribed
-  member; then partitions move from the most- to the least-loaded eligible member until no move
-  makes the counts closer. With identical subscriptions that leaves counts differing by at most one
+  member; then partitions move from the most- to the least-loaded member (along a chain of
+  members where subscriptions differ) until no move makes the counts closer. With identical subscriptions that leaves counts differing by at most one
   and moves only what a newcomer must get (or a leaver left). Kafka balances per subscription
   pattern with its own tie-breaking, so which partition moves can differ from Kafka's choice;
   counts and stickiness are the same.
@@ -66,22 +66,46 @@ def uniform(members: dict[str, MemberSpec], partitions: dict[bytes, int]) -> dic
 
 
 def _balance(load: dict[str, set[tuple[bytes, int]]], eligible: dict[bytes, list[str]]) -> None:
-    """Move partitions from more- to less-loaded eligible members while a move narrows the gap."""
-    moved = True
-    while moved:
-        moved = False
+    """While some member holds two or more partitions more than another it can hand work to, directly
+    or along a chain of members (a gives b a partition of a topic b reads, b gives c one ...), move
+    one partition along the shortest such chain. Direct moves come first, so with identical
+    subscriptions only direct moves happen and each one is needed."""
+    while True:
         for giver in sorted(load, key=lambda m: (-len(load[m]), m)):
-            # highest partitions move first, so the lower ones (held longest, usually) stay
-            for tp in sorted(load[giver], reverse=True):
-                takers = [m for m in eligible[tp[0]] if len(load[m]) + 1 < len(load[giver])]
-                if takers:
-                    taker = min(takers, key=lambda m: (len(load[m]), m))
-                    load[giver].discard(tp)
+            path = _shortest_chain(giver, load, eligible)
+            if path:
+                for holder, tp, taker in path:
+                    load[holder].discard(tp)
                     load[taker].add(tp)
-                    moved = True
-                    break
-            if moved:
                 break
+        else:
+            return
+
+
+def _shortest_chain(giver, load, eligible) -> list[tuple[str, tuple[bytes, int], str]]:
+    limit = len(load[giver]) - 2
+    came_from: dict[str, tuple[str, tuple[bytes, int]]] = {}
+    frontier, seen = [giver], {giver}
+    while frontier:
+        following = []
+        for holder in frontier:
+            # highest partitions move first, so the lower ones (held longest, usually) stay
+            for tp in sorted(load[holder], reverse=True):
+                for taker in eligible[tp[0]]:
+                    if taker in seen:
+                        continue
+                    seen.add(taker)
+                    came_from[taker] = (holder, tp)
+                    if len(load[taker]) <= limit:
+                        path, member = [], taker
+                        while member != giver:
+                            previous, moved = came_from[member]
+                            path.append((previous, moved, member))
+                            member = previous
+                        return path
+                    following.append(taker)
+        frontier = following
+    return []
 
 
 def range_(members: dict[str, MemberSpec], partitions: dict[bytes, int]) -> dict[str, Assignment]:
