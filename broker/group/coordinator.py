@@ -351,24 +351,26 @@ class GroupCoordinator:
     # ------------------------------------------------------------------ offset commits
 
     def validate_offset_commit(self, group_id: str, member_id: str, instance_id: str | None, generation: int,
-                               transactional: bool, api_version: int = 9) -> None:
+                               transactional: bool, api_version: int = 9, partitions=()) -> dict:
         """Who may commit: a member of the current generation, or anyone while the group is empty.
-        In a consumer-protocol group, ``generation`` is the member epoch (KIP-848)."""
+        In a consumer-protocol group, ``generation`` is the member epoch (KIP-848), and some of
+        ``partitions`` may be refused alone: the answer maps those to their error."""
         validate_group_id(group_id)
         consumer_group = self.consumer.groups.get(group_id)
         if consumer_group is not None:
-            self.consumer.validate_offset_commit(consumer_group, member_id, generation, transactional, api_version)
-            return
+            return self.consumer.validate_offset_commit(consumer_group, member_id, generation, transactional,
+                                                        api_version, partitions)
         group = self._group(group_id)
         if group is None:
             if generation >= 0:
                 raise KafkaError(Errors.ILLEGAL_GENERATION, f"group {group_id} has no generation {generation}")
             self._group(group_id, create=True)
-            return
+            return {}
         group.validate_offset_commit(member_id, instance_id, generation, transactional)
         member = group.members.get(member_id)
         if member is not None and not transactional and group.is_in(S.STABLE):
             self.rebalance.schedule_session(group, member)  # a commit shows the member is alive
+        return {}
 
 
 def _done(result) -> asyncio.Future:

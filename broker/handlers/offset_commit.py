@@ -22,8 +22,9 @@ from ._offset_requests import commit_and_answer
 @handles(ApiKey.OFFSET_COMMIT, versions=(2, 9))
 async def handle(context, header, request):
     async def store(offsets):
-        context.groups.validate_offset_commit(request.group_id, request.member_id, request.group_instance_id,
-                                              request.generation_id_or_member_epoch, transactional=False,
-                                              api_version=header.api_version)
-        await context.offsets.commit(request.group_id, offsets)
+        refused = context.groups.validate_offset_commit(
+            request.group_id, request.member_id, request.group_instance_id, request.generation_id_or_member_epoch,
+            transactional=False, api_version=header.api_version, partitions=list(offsets))
+        await context.offsets.commit(request.group_id, {tp: e for tp, e in offsets.items() if tp not in refused})
+        return refused
     return await commit_and_answer(context, msg, request.topics, store)

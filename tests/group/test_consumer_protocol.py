@@ -227,6 +227,18 @@ async def test_offset_commit_and_fetch_check_the_member_epoch(context):
         with pytest.raises(Exception) as caught:
             groups.validate_offset_commit(G, member, None, epoch, transactional=False, api_version=version)
         assert caught.value.code == code
+    # KIP-1251: an older epoch still commits the partitions the member held since then
+    b = Member(context, "b", topics=("wide",))
+    await b.join()
+    await converge([a, b])
+    assert a.epoch == 2 and len(a.partitions()) == 3
+    kept = sorted(p for _, p in a.partitions())
+    given_up = sorted(set(range(6)) - set(kept))
+    refused = groups.validate_offset_commit(G, "a", None, 1, transactional=False, api_version=9,
+                                            partitions=[("wide", p) for p in range(6)])
+    assert refused == {("wide", p): Errors.STALE_MEMBER_EPOCH for p in given_up}
+    member_b = group_of(context).members["b"]
+    assert {member_b.assigned_at(tid(context, "wide"), p) for p in given_up} == {2}
     consumer = groups.consumer
     consumer.validate_offset_fetch(group_of(context), None, -1)
     with pytest.raises(Exception) as caught:

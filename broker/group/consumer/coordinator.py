@@ -22,6 +22,7 @@ import logging
 
 from weir.protocol.errors import Errors, KafkaError
 
+from ...config import ConfigError
 from . import heartbeat as op
 from . import records as r
 from .assignors import configured
@@ -43,6 +44,12 @@ class ConsumerGroupCoordinator:
                                     max_size=self.config["group.consumer.max.size"],
                                     assignors=configured(self.config["group.consumer.assignors"]))
         self.session_timeout_ms = self.config["group.consumer.session.timeout.ms"]
+        for name in ("session.timeout.ms", "heartbeat.interval.ms"):
+            value = self.config[f"group.consumer.{name}"]
+            low, high = self.config[f"group.consumer.min.{name}"], self.config[f"group.consumer.max.{name}"]
+            if not low <= value <= high:  # Kafka's GroupCoordinatorConfig refuses to start likewise
+                raise ConfigError(f"group.consumer.{name} must be between group.consumer.min.{name} ({low}) and "
+                                  f"group.consumer.max.{name} ({high}), got {value}")
         self._sessions: dict[tuple[str, str], object] = {}
         self._revocations: dict[tuple[str, str], object] = {}
         self._tasks: set[asyncio.Task] = set()
@@ -171,10 +178,12 @@ class ConsumerGroupCoordinator:
     # ------------------------------------------------------------------ offsets (KIP-848 member epochs)
 
     def validate_offset_commit(self, group: ConsumerGroup, member_id: str, member_epoch: int,
-                               transactional: bool, api_version: int) -> None:
-        """Kafka's ConsumerGroup.validateOffsetCommit."""
+                               transactional: bool, api_version: int, partitions=()) -> dict:
+        """Kafka 4.3's ConsumerGroup.validateOffsetCommit: {(topic, partition): STALE_MEMBER_EPOCH} for
+        the partitions refused, or a KafkaError for the whole commit. An epoch older than the
+        member's is accepted for a partition it has held since that epoch or before (KIP-1251)."""
         if member_epoch < 0 and not group.members:
-            return  # the admin client, or a consumer using assign()
+            return {}  # the admin client, or a consumer using assign()
         member = group.members.get(member_id)
         if member is None:
             raise KafkaError(Errors.UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of group "
@@ -182,9 +191,19 @@ class ConsumerGroupCoordinator:
         if not transactional and api_version < 9:
             raise KafkaError(Errors.UNSUPPORTED_VERSION, "OffsetCommit version 9 or above must be used by members "
                                                          "using the modern group protocol")
-        if member_epoch != member.member_epoch:
-            raise KafkaError(Errors.STALE_MEMBER_EPOCH, f"The member epoch {member_epoch} is stale; the current "
-                                                        f"one is {member.member_epoch}.")
+        if member_epoch == member.member_epoch:
+            return {}
+        if member_epoch > member.member_epoch or member_epoch < 0:
+            raise KafkaError(Errors.STALE_MEMBER_EPOCH, f"The received member epoch {member_epoch} does not match "
+                                                        f"the expected member epoch {member.member_epoch}.")
+        topics = self.context.logs.topics
+        refused = {}
+        for name, partition in partitions:
+            topic = topics.get(name)
+            held_since = member.assigned_at(topic.topic_id, partition) if topic is not None else None
+            if held_since is None or held_since > member_epoch:
+                refused[(name, partition)] = Errors.STALE_MEMBER_EPOCH
+        return refused
 
     def validate_offset_fetch(self, group: ConsumerGroup, member_id: str | None, member_epoch: int) -> None:
         """Kafka's ConsumerGroup.validateOffsetFetch: epoch -1 is the admin client, always allowed."""
@@ -195,8 +214,8 @@ class ConsumerGroupCoordinator:
             raise KafkaError(Errors.UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of group "
                                                        f"{group.group_id}.")
         if member_epoch != member.member_epoch:
-            raise KafkaError(Errors.STALE_MEMBER_EPOCH, f"The member epoch {member_epoch} is stale; the current "
-                                                        f"one is {member.member_epoch}.")
+            raise KafkaError(Errors.STALE_MEMBER_EPOCH, f"The received member epoch {member_epoch} does not match "
+                                                        f"the expected member epoch {member.member_epoch}.")
 
 
 def topic_names(assignment: Assignment, topics: TopicsView) -> list[tuple[bytes, str, list[int]]]:

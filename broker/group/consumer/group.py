@@ -98,10 +98,14 @@ class ConsumerGroup:
             state = MemberState(value.state)
         except ValueError:
             state = MemberState.UNKNOWN
+        epochs = {}  # a record without them (before Kafka 4.3): every partition at the member epoch
+        for tp in (*value.assigned_partitions, *value.partitions_pending_revocation):
+            if tp.assignment_epochs is not None and len(tp.assignment_epochs) == len(tp.partitions):
+                epochs.update({(tp.topic_id, p): e for p, e in zip(tp.partitions, tp.assignment_epochs)})
         self._set_member(member_id, base.replace(
             member_epoch=value.member_epoch, previous_member_epoch=value.previous_member_epoch, state=state,
             assigned=_assignment(value.assigned_partitions),
-            pending_revocation=_assignment(value.partitions_pending_revocation)))
+            pending_revocation=_assignment(value.partitions_pending_revocation), assignment_epochs=epochs))
 
     def _set_member(self, member_id: str, member: ConsumerGroupMember | None) -> None:
         """The one place members change: keeps partition owners and static ids in step."""

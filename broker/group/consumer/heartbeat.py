@@ -283,5 +283,12 @@ def member_metadata_record(group_id: str, member: ConsumerGroupMember) -> r.Grou
 def current_assignment_record(group_id: str, member: ConsumerGroupMember) -> r.GroupRecord:
     return r.GroupRecord(r.CURRENT_MEMBER_ASSIGNMENT, group_id, member.member_id, r.CurrentMemberAssignmentValue(
         member_epoch=member.member_epoch, previous_member_epoch=member.previous_member_epoch,
-        state=int(member.state), assigned_partitions=topic_partitions(member.assigned, r.TopicPartitions),
-        partitions_pending_revocation=topic_partitions(member.pending_revocation, r.TopicPartitions)))
+        state=int(member.state), assigned_partitions=_with_epochs(member, member.assigned),
+        partitions_pending_revocation=_with_epochs(member, member.pending_revocation)))
+
+
+def _with_epochs(member: ConsumerGroupMember, assignment: Assignment) -> list:
+    entries = topic_partitions(assignment, r.TopicPartitions)
+    for entry in entries:
+        entry.assignment_epochs = [member.assigned_at(entry.topic_id, p) for p in entry.partitions]
+    return entries

@@ -42,6 +42,9 @@ class ConsumerGroupMember:
     state: MemberState = MemberState.STABLE
     assigned: Assignment = field(default_factory=dict)
     pending_revocation: Assignment = field(default_factory=dict)
+    # the member epoch at which each partition it holds was given to it (KIP-1251, Kafka 4.3): a
+    # commit from an older epoch is accepted for partitions the member already held then
+    assignment_epochs: dict[tuple[bytes, int], int] = field(default_factory=dict)
 
     def replace(self, **changes) -> "ConsumerGroupMember":
         return dataclasses.replace(self, **changes)
@@ -52,6 +55,12 @@ class ConsumerGroupMember:
             for topic_id, partitions in assignment.items():
                 for partition in partitions:
                     yield topic_id, partition
+
+    def assigned_at(self, topic_id: bytes, partition: int) -> int | None:
+        """The epoch the member holds this partition since; None when it does not hold it."""
+        if partition not in self.assigned.get(topic_id, ()) and partition not in self.pending_revocation.get(topic_id, ()):
+            return None
+        return self.assignment_epochs.get((topic_id, partition), self.member_epoch)
 
     def is_reconciled_to(self, target_epoch: int) -> bool:
         return self.state == MemberState.STABLE and self.member_epoch == target_epoch

@@ -55,13 +55,26 @@ def _next_assignment(member, member_epoch, current: Assignment, target_epoch, ta
     revoking = clean(revoking)
     if revoking and _still_owns(owned, revoking):
         # revoke first, at the current epoch; new partitions come after the revocation is acknowledged
+        kept = clean({t: current.get(t, frozenset()) & p for t, p in assigned.items()})
         return member.replace(state=MemberState.UNREVOKED_PARTITIONS, member_epoch=member_epoch,
-                              previous_member_epoch=member.member_epoch,
-                              assigned=clean({t: current.get(t, frozenset()) & p for t, p in assigned.items()}),
-                              pending_revocation=revoking)
+                              previous_member_epoch=member.member_epoch, assigned=kept, pending_revocation=revoking,
+                              assignment_epochs=_epochs(member, kept, revoking, target_epoch))
     state = MemberState.UNRELEASED_PARTITIONS if unreleased else MemberState.STABLE
+    assigned = clean(assigned)
     return member.replace(state=state, previous_member_epoch=member.member_epoch, member_epoch=target_epoch,
-                          assigned=clean(assigned), pending_revocation={})
+                          assigned=assigned, pending_revocation={},
+                          assignment_epochs=_epochs(member, assigned, {}, target_epoch))
+
+
+def _epochs(member, assigned: Assignment, revoking: Assignment, new_epoch: int) -> dict[tuple[bytes, int], int]:
+    """Partitions the member held keep the epoch they were given at; new ones get ``new_epoch``."""
+    epochs = {}
+    for assignment in (assigned, revoking):
+        for topic_id, partitions in assignment.items():
+            for partition in partitions:
+                held_since = member.assigned_at(topic_id, partition)
+                epochs[(topic_id, partition)] = new_epoch if held_since is None else held_since
+    return epochs
 
 
 def _still_owns(owned: Assignment | None, partitions: Assignment) -> bool:

@@ -69,7 +69,13 @@ TargetAssignmentMemberValue = Message(
     Field("topic_partitions", Array(TopicPartition)),
 )
 
-TopicPartitions = Struct("TopicPartitions", Field("topic_id", UUID), Field("partitions", Array(INT32)))
+TopicPartitions = Struct(
+    "TopicPartitions",
+    Field("topic_id", UUID),
+    Field("partitions", Array(INT32)),
+    # KIP-1251 (Kafka 4.3): the epoch each partition was assigned at, aligned with partitions
+    Field("assignment_epochs", Array(INT32), nullable="0+", tag=0, tagged="0+", default=None),
+)
 
 CurrentMemberAssignmentValue = Message(
     "ConsumerGroupCurrentMemberAssignmentValue", CURRENT_MEMBER_ASSIGNMENT, "0", "0+",
