@@ -103,8 +103,10 @@ def test_members_join_and_leave_mid_stream(any_broker, topic_name):
         for name in ("b", "c"):
             members.append(Member(bootstrap, topic_name, group, name))
             members[-1].start()
-        expected += produce(bootstrap, topic_name, "second", 300)
         wait_until(lambda: all(m.owned for m in members), 60, "all three to own partitions")
+        expected += produce(bootstrap, topic_name, "second", 300)  # on every partition: each member gets some
+        wait_until(lambda: all(any(v.startswith("second") for v in m.values) for m in members), 60,
+                   "each member to consume")
         owners = describe_owners(bootstrap, group)
         assert sorted(owners) == list(range(PARTITIONS)), owners  # complete and disjoint
         members[1].stop()  # b leaves mid-stream
