@@ -62,6 +62,13 @@ def list_groups(groups: GroupCoordinator, states: list[str], types: list[str]) -
 
 async def delete_group(groups: GroupCoordinator, group_id: str) -> Errors:
     """Remove an empty group and its offsets (tombstones for both)."""
+    consumer_group = groups.consumer.groups.get(group_id)
+    if consumer_group is not None:  # KIP-848
+        if consumer_group.members:
+            return Errors.NON_EMPTY_GROUP
+        await groups.offsets.delete(group_id, list(groups.offsets.committed.get(group_id, {})))
+        await groups.consumer.delete(group_id)
+        return Errors.NONE
     group = groups.groups.get(group_id)
     if group is None or group.is_in(GroupState.DEAD):
         return Errors.GROUP_ID_NOT_FOUND

@@ -126,6 +126,7 @@ class GroupCoordinator:
                          client_id: str, client_host: str, require_known_member_id: bool) -> JoinResult:
         try:
             validate_group_id(group_id)
+            await self._take_from_consumer_protocol(group_id)
             if not (self.config["group.min.session.timeout.ms"] <= session_timeout_ms
                     <= self.config["group.max.session.timeout.ms"]):
                 raise KafkaError(Errors.INVALID_SESSION_TIMEOUT,
@@ -146,6 +147,18 @@ class GroupCoordinator:
         except KafkaError as exc:
             return JoinResult(exc.error, member_id=member_id)
         return await future
+
+    async def _take_from_consumer_protocol(self, group_id: str) -> None:
+        """A classic member joining a consumer-protocol group: refused while it has members (Weir does
+        not migrate members between protocols: Kafka's answer with group.consumer.migration.policy
+        disabled); an empty one is deleted, as Kafka converts an empty group."""
+        consumer_group = self.consumer.groups.get(group_id)
+        if consumer_group is None:
+            return
+        if consumer_group.members:
+            raise KafkaError(Errors.INCONSISTENT_GROUP_PROTOCOL,
+                             f"Group {group_id} is a consumer group with members using the consumer protocol.")
+        await self.consumer.delete(group_id)
 
     def _join_unknown(self, group: ClassicGroup, joining: Member, require_known_member_id: bool):
         if len(group.members) + len(group.pending_members) >= self.config["group.max.size"]:

@@ -257,3 +257,24 @@ async def test_group_version_0_answers_unsupported_version(context):
 async def _settle(context):
     while context.groups.consumer._tasks:
         await asyncio.wait(list(context.groups.consumer._tasks))
+
+
+async def test_a_classic_join_is_refused_while_members_use_the_consumer_protocol(context, tmp_path):
+    from tests.group.test_coordinator import RANGE
+    a = Member(context, "a", topics=("wide",))
+    await a.join()
+    joined = await context.groups.join_group(G, "", None, "consumer", RANGE, 10_000, 30_000, "client", "/h",
+                                             require_known_member_id=False)
+    assert joined.error == Errors.INCONSISTENT_GROUP_PROTOCOL
+    await a.leave()
+    # empty: the id goes to the classic member, and the consumer group's records are tombstoned
+    joined = asyncio.ensure_future(context.groups.join_group(G, "", None, "consumer", RANGE, 10_000, 30_000,
+                                                             "client", "/h", require_known_member_id=False))
+    await asyncio.sleep(0)
+    assert G not in context.groups.consumer.groups
+    context.clock.advance(3_000)  # group.initial.rebalance.delay.ms
+    assert (await joined).error == Errors.NONE
+    await context.close()
+    again = make_context(tmp_path, ManualClock())
+    assert G not in again.groups.consumer.groups  # the tombstones replayed
+    await again.close()

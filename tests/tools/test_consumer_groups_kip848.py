@@ -55,3 +55,9 @@ def test_consumer_groups_tool_on_a_consumer_protocol_group(any_broker):
         for member in members:
             if member.is_alive():
                 member.stop()
+    # both left: the group is Empty and may be deleted, offsets and all
+    wait_until(lambda: table(ok(tool("--describe", "--group", group, "--state")))[0]["STATE"] == "Empty", 30,
+               "an Empty group")
+    assert f"Deletion of requested consumer groups ('{group}') was successful." in ok(tool("--delete", "--group",
+                                                                                          group))
+    assert group not in ok(tool("--list")).split()

@@ -102,6 +102,16 @@ class ConsumerGroupCoordinator:
         if classic is not None and classic.members:
             raise KafkaError(Errors.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group.")
 
+    async def delete(self, group_id: str) -> bool:
+        """Tombstones for an empty group's records (DeleteGroups; a classic JoinGroup taking the id)."""
+        group = self.groups.get(group_id)
+        if group is None or group.members:
+            return False
+        records = [r.GroupRecord(r.TARGET_ASSIGNMENT_METADATA, group_id), r.GroupRecord(r.GROUP_METADATA, group_id)]
+        if not await self._apply(group_id, records):
+            raise KafkaError(Errors.COORDINATOR_NOT_AVAILABLE)
+        return True
+
     # ------------------------------------------------------------------ writes
 
     async def _apply(self, group_id: str, records: list[r.GroupRecord]) -> bool:
