@@ -201,7 +201,8 @@ async def test_restart_recovers_members_epochs_and_partitions_without_a_rebalanc
     await b.join()
     await converge([a, b])
     group = group_of(context)
-    before = (group.group_epoch, group.target_epoch, {m: (x.member_epoch, x.assigned) for m, x in group.members.items()})
+    before = (group.group_epoch, group.target_epoch,
+              {m: (x.member_epoch, x.assigned) for m, x in group.members.items()})
     await context.close()
     again = make_context(tmp_path, ManualClock())
     group = again.groups.consumer.groups[G]

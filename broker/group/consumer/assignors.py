@@ -8,7 +8,8 @@ partition count, and returns each member's new target. It is a pure function.
 - uniform (Kafka's UniformAssignor): every member gets a share as equal as its subscriptions
   allow. Partitions kept where they are first; unowned ones go to the least-loaded subscribed
   member; then partitions move from the most- to the least-loaded member (along a chain of
-  members where subscriptions differ) until no move makes the counts closer. With identical subscriptions that leaves counts differing by at most one
+  members where subscriptions differ) until no move makes the counts closer. With identical
+  subscriptions that leaves counts differing by at most one
   and moves only what a newcomer must get (or a leaver left). Kafka balances per subscription
   pattern with its own tie-breaking, so which partition moves can differ from Kafka's choice;
   counts and stickiness are the same.

@@ -175,8 +175,9 @@ def _find_member(group, member_id, instance_id, epoch, owned, records) -> tuple[
         replacement = existing.replace(member_id=member_id, member_epoch=0, previous_member_epoch=0)
         records.extend(removal_records(group.group_id, existing.member_id))
         records.append(member_metadata_record(group.group_id, replacement))
-        records.append(r.GroupRecord(r.TARGET_ASSIGNMENT_MEMBER, group.group_id, member_id, r.TargetAssignmentMemberValue(
-            topic_partitions=topic_partitions(group.target.get(existing.member_id, {}), r.TopicPartition))))
+        kept_target = topic_partitions(group.target.get(existing.member_id, {}), r.TopicPartition)
+        records.append(r.GroupRecord(r.TARGET_ASSIGNMENT_MEMBER, group.group_id, member_id,
+                                     r.TargetAssignmentMemberValue(topic_partitions=kept_target)))
         records.append(current_assignment_record(group.group_id, replacement))
         return replacement, existing.member_id
     if existing is None:
@@ -214,7 +215,7 @@ def leave(group: ConsumerGroup, member_id: str, instance_id: str | None, epoch: 
             raise KafkaError(Errors.UNKNOWN_MEMBER_ID, f"Instance id {instance_id} is unknown.")
         if member.member_id != member_id:
             raise KafkaError(Errors.FENCED_INSTANCE_ID, f"The static member {member_id} with instance id "
-                                                        f"{instance_id} is fenced by existing member {member.member_id}.")
+                             f"{instance_id} is fenced by existing member {member.member_id}.")
         if epoch == LEAVE_GROUP_STATIC_EPOCH:
             leaving = member.replace(member_epoch=LEAVE_GROUP_STATIC_EPOCH, pending_revocation={})
             out.records.append(current_assignment_record(group.group_id, leaving))

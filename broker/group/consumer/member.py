@@ -58,7 +58,8 @@ class ConsumerGroupMember:
 
     def assigned_at(self, topic_id: bytes, partition: int) -> int | None:
         """The epoch the member holds this partition since; None when it does not hold it."""
-        if partition not in self.assigned.get(topic_id, ()) and partition not in self.pending_revocation.get(topic_id, ()):
+        if (partition not in self.assigned.get(topic_id, ())
+                and partition not in self.pending_revocation.get(topic_id, ())):
             return None
         return self.assignment_epochs.get((topic_id, partition), self.member_epoch)
 
