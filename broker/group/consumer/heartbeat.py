@@ -67,7 +67,7 @@ def validate(request, version: int, settings: Settings) -> None:
         if request.topic_partitions is None or request.topic_partitions:
             invalid("TopicPartitions must be empty when (re-)joining.")
         if request.subscribed_topic_names is None and request.subscribed_topic_regex is None:
-            invalid("SubscribedTopicNames or SubscribedTopicRegex must be set in first request.")
+            invalid("Either SubscribedTopicNames or SubscribedTopicRegex must be non-null when (re-)joining.")
     elif epoch == LEAVE_GROUP_STATIC_EPOCH:
         if not request.member_id:
             invalid("MemberId can't be empty.")

@@ -47,13 +47,13 @@ class TopicsView:
 @functools.lru_cache(maxsize=1024)
 def compile_regex(pattern: str) -> re.Pattern:
     if len(pattern) > MAX_REGEX_LENGTH:
-        raise KafkaError(Errors.INVALID_REGULAR_EXPRESSION,
-                         f"SubscribedTopicRegex is not a valid regular expression: longer than {MAX_REGEX_LENGTH}.")
+        raise KafkaError(Errors.INVALID_REGULAR_EXPRESSION, f"SubscribedTopicRegex is not a valid regular "
+                                                            f"expression: longer than {MAX_REGEX_LENGTH}.")
     try:
         return re.compile(pattern)
-    except re.error as exc:
+    except re.error as exc:  # Kafka's words; the reason is Python's, not RE2/J's
         raise KafkaError(Errors.INVALID_REGULAR_EXPRESSION,
-                         f"SubscribedTopicRegex is not a valid regular expression: {exc}.") from None
+                         f"SubscribedTopicRegex `{pattern}` is not a valid regular expression: {exc.msg}.") from None
 
 
 def member_topics(names, regex: str | None, topics: TopicsView) -> set[str]:
