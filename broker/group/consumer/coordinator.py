@@ -115,10 +115,14 @@ class ConsumerGroupCoordinator:
     # ------------------------------------------------------------------ writes
 
     async def _apply(self, group_id: str, records: list[r.GroupRecord]) -> bool:
+        """Replay at once (before any await, so the next operation sees the records), then write."""
         if not records:
             return True
         for record in records:
             self.replay(record)
+        return await self._write(group_id, records)
+
+    async def _write(self, group_id: str, records: list[r.GroupRecord]) -> bool:
         try:
             await self.log.append(self.log.partition_for(group_id), [record.encode() for record in records],
                                   self.clock.now_ms())
@@ -176,7 +180,9 @@ class ConsumerGroupCoordinator:
         log.info("consumer group %s: member %s fenced (%s timeout)", group_id, member_id, why)
         self._cancel(group_id, member_id)
         records = op.fence(group, member_id, TopicsView.of(self.context.logs))
-        self._spawn(self._apply(group_id, records))
+        for record in records:  # at once, as _apply does: a heartbeat arriving next sees the member gone
+            self.replay(record)
+        self._spawn(self._write(group_id, records))
 
     def _expire_revocation(self, group_id: str, member_id: str, epoch: int) -> None:
         self._revocations.pop((group_id, member_id), None)
