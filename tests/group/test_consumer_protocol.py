@@ -279,3 +279,18 @@ async def test_a_classic_join_is_refused_while_members_use_the_consumer_protocol
     again = make_context(tmp_path, ManualClock())
     assert G not in again.groups.consumer.groups  # the tombstones replayed
     await again.close()
+
+
+async def test_offset_delete_and_delete_group_of_a_consumer_protocol_group(context):
+    from weir.broker.group import admin
+    from weir.broker.group.offsets import OffsetEntry
+    a = Member(context, "a", topics=("wide",))
+    await a.join()
+    await context.offsets.commit(G, {("wide", 0): OffsetEntry(5, -1, "", 1), ("data", 0): OffsetEntry(7, -1, "", 1)})
+    errors = await admin.delete_offsets(context.groups, G, [("wide", 0), ("data", 0)])
+    assert errors == {("wide", 0): Errors.GROUP_SUBSCRIBED_TO_TOPIC, ("data", 0): Errors.NONE}
+    assert set(context.offsets.committed[G]) == {("wide", 0)}
+    assert await admin.delete_group(context.groups, G) == Errors.NON_EMPTY_GROUP
+    await a.leave()
+    assert await admin.delete_group(context.groups, G) == Errors.NONE
+    assert G not in context.groups.consumer.groups and G not in context.offsets.committed
