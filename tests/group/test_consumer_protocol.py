@@ -294,3 +294,14 @@ async def test_offset_delete_and_delete_group_of_a_consumer_protocol_group(conte
     await a.leave()
     assert await admin.delete_group(context.groups, G) == Errors.NONE
     assert G not in context.groups.consumer.groups and G not in context.offsets.committed
+
+
+async def test_a_member_rejoining_with_its_id_keeps_its_epoch_and_partitions(context):
+    a, b = Member(context, "a", topics=("wide",)), Member(context, "b", topics=("wide",))
+    await a.join()
+    await b.join()
+    await converge([a, b])
+    epoch, held, group_epoch = a.epoch, a.partitions(), group_of(context).group_epoch
+    answer = await a.join()  # as after FENCED_MEMBER_EPOCH: epoch 0, owning nothing, same member id
+    assert (answer["error_code"], answer["member_epoch"]) == (0, epoch)
+    assert a.partitions() == held and group_of(context).group_epoch == group_epoch

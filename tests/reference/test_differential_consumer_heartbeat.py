@@ -1,7 +1,7 @@
 """ConsumerGroupHeartbeat, ConsumerGroupDescribe, DescribeGroups and OffsetCommit/OffsetFetch v9 sent
 raw (our codec) to Weir and to Kafka 4.3.1, one script on both: the same error codes and messages
 for bad epochs, unknown members and groups, invalid requests, an invalid regex, an unknown
-assignor; the same epochs for a join and a leave.
+assignor; the same epochs for a join, a rejoin under the same member id, and a leave.
 
 EPOCH: Kafka 4.3.1 answers a group's first member (subscribed to topic names) with member epoch
 2, Weir with 1: Kafka's group epoch moves twice on that first join, by a step of Kafka 4.3 this
@@ -59,6 +59,7 @@ def script(broker, topic):
     steps = {
         "join": joined[:2] + joined[3:],
         "steady": _relative(beat(broker, group, member, epoch, owned=[]), epoch),
+        "rejoin with its id": _relative(beat(broker, group, member, 0, **join), epoch),  # as after a fencing
         "future epoch": beat(broker, group, member, epoch + 3, owned=[])[0],
         "unknown member": beat(broker, group, "stranger", epoch, owned=[]),
         "unknown group": beat(broker, "no-such-" + group, member, 1, owned=[]),

@@ -9,8 +9,8 @@ Leaving (epoch -1) removes the member and bumps the epoch; a static member's -2 
 partitions until it rejoins with the same instance id or its session ends.
 
 Nothing here changes the group: the records returned do, when the coordinator replays them.
-Deviation: a dynamic member that rejoins with epoch 0 under a member id the group still holds
-(the consumer keeps its id for life, KIP-1082) starts afresh, as if it had been removed first.
+A member that rejoins with epoch 0 under a member id the group still holds (the consumer keeps its
+id for life, KIP-1082) keeps its epoch and partitions and is sent them again, as Kafka 4.3 answers.
 """
 
 from __future__ import annotations
@@ -138,7 +138,13 @@ def heartbeat(group: ConsumerGroup | None, request, settings: Settings, topics: 
     else:
         target, target_epoch = current_target, group.target_epoch
 
-    reconciled = reconcile(updated, target_epoch, target.get(member_id, {}), group.partition_epoch, owned)
+    # partitions of a member this one replaces are free for it (the replaced one's records go first)
+    released = set(group.members[replaced].owned_partitions()) if replaced in group.members else set()
+
+    def partition_epoch(topic_id: bytes, partition: int) -> int:
+        return -1 if (topic_id, partition) in released else group.partition_epoch(topic_id, partition)
+
+    reconciled = reconcile(updated, target_epoch, target.get(member_id, {}), partition_epoch, owned)
     if reconciled != updated or epoch == JOIN_GROUP_EPOCH:
         out.records.append(current_assignment_record(group_id, reconciled))
     out.member, out.member_epoch = reconciled, reconciled.member_epoch
@@ -158,13 +164,13 @@ def _find_member(group, member_id, instance_id, epoch, owned, records) -> tuple[
                 raise KafkaError(Errors.UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of group "
                                                            f"{group.group_id}.")
             return ConsumerGroupMember(member_id), None
-        if epoch == JOIN_GROUP_EPOCH and member.member_epoch != JOIN_GROUP_EPOCH:
-            records.extend(removal_records(group.group_id, member_id))  # the deviation in the docstring
-            return ConsumerGroupMember(member_id), member_id
-        _check_epoch(member, epoch, owned)
+        if epoch != JOIN_GROUP_EPOCH:  # a member rejoining with its id (KIP-1082) keeps its place, as in Kafka
+            _check_epoch(member, epoch, owned)
         return member, None
     existing = group.static_member(instance_id)
     if epoch == JOIN_GROUP_EPOCH:
+        if existing is not None and existing.member_id == member_id:
+            return existing, None
         if existing is None:
             return group.members.get(member_id) or ConsumerGroupMember(member_id), None
         if existing.member_epoch != LEAVE_GROUP_STATIC_EPOCH and existing.member_id != member_id:
