@@ -132,3 +132,40 @@ def describe_owners(bootstrap: str, group: str) -> list[int]:
     description = admin.describe_consumer_groups([group])[group].result(30)
     assert description.type.name == "CONSUMER"
     return [tp.partition for member in description.members for tp in member.assignment.topic_partitions]
+
+
+def test_regex_subscription_takes_in_topics_created_later(any_broker, topic_name):
+    """librdkafka sends a ``^``-subscription as SubscribedTopicRegex (v1); a matching topic created
+    while the member runs is assigned to it, on both brokers."""
+    bootstrap, group = any_broker.bootstrap, f"{topic_name}-regex-group"
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    first, later = f"{topic_name}-rx-a", f"{topic_name}-rx-b"
+    admin.create_topics([NewTopic(first, 2, 1)])[first].result(30)
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "group.protocol": "consumer",
+                         "auto.offset.reset": "earliest", "topic.metadata.refresh.interval.ms": 1000})
+    try:
+        consumer.subscribe([f"^{topic_name}-rx-.*"])
+        wanted = {f"{first}-{i}" for i in range(5)}
+        producer = Producer({"bootstrap.servers": bootstrap})
+        for value in sorted(wanted):
+            producer.produce(first, value=value.encode())
+        producer.flush(30)
+        got: set[str] = set()
+
+        def poll_until(values, what):
+            deadline = time.monotonic() + 60
+            while not values <= got:
+                assert time.monotonic() < deadline, f"timed out waiting for {what}: {values - got}"
+                message = consumer.poll(0.2)
+                if message is not None and not message.error():
+                    got.add(message.value().decode())
+        poll_until(wanted, "the first topic's records")
+        admin.create_topics([NewTopic(later, 2, 1)])[later].result(30)
+        more = {f"{later}-{i}" for i in range(5)}
+        for value in sorted(more):
+            producer.produce(later, value=value.encode())
+        producer.flush(30)
+        poll_until(more, "the later topic's records")
+        assert {tp.topic for tp in consumer.assignment()} == {first, later}
+    finally:
+        consumer.close()
