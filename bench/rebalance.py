@@ -106,13 +106,16 @@ def one_round(bootstrap: str, settings: dict) -> tuple[float, int]:
 
 
 def start_broker(kind: str):
+    """(bootstrap, the broker) for ``kind``; Weir as a user's test suite runs it (weir.run_broker's
+    child process), Apache Kafka as the reference suite does, both with the same settings."""
     sys.path.insert(0, str(REPO))
-    from tests.broker_process import BrokerProcess
-    from tests.reference.kafka import SHARED_TEST_SETTINGS, KafkaProcess
-    workdir = Path(tempfile.mkdtemp(prefix=f"{kind}-rebalance-"))
+    from reference.kafka import SHARED_TEST_SETTINGS, KafkaProcess
     if kind == "weir":
-        return BrokerProcess(workdir / "data", overrides=SHARED_TEST_SETTINGS).start()
-    return KafkaProcess(workdir).start()
+        from weir.testing.process import ProcessBroker
+        broker = ProcessBroker(SHARED_TEST_SETTINGS).start()
+        return broker.bootstrap_servers, broker
+    broker = KafkaProcess(Path(tempfile.mkdtemp(prefix="kafka-rebalance-"))).start()
+    return broker.bootstrap, broker
 
 
 def main() -> None:
@@ -122,10 +125,10 @@ def main() -> None:
     args = parser.parse_args()
     print(f"a 4th member joins {MEMBERS} members on {PARTITIONS} partitions; median of {args.rounds} round(s)")
     for kind in args.brokers.split(","):
-        broker = start_broker(kind)
+        bootstrap, broker = start_broker(kind)
         try:
             for name, settings in PROTOCOLS.items():
-                results = [one_round(broker.bootstrap, settings) for _ in range(args.rounds)]
+                results = [one_round(bootstrap, settings) for _ in range(args.rounds)]
                 seconds = statistics.median(r[0] for r in results)
                 moved = statistics.median(r[1] for r in results)
                 print(f"{kind:6} {name:28} {seconds:6.2f} s  {moved:4.0f} partitions revoked", flush=True)
