@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 import construct as c
 
 _STRING = c.PascalString(c.Int16ub, "utf8")
-_TOPIC_PARTITIONS = c.PrefixedArray(c.Int32sb, c.Struct("topic" / _STRING, "partitions" / c.PrefixedArray(c.Int32sb, c.Int32sb)))
+_TOPIC_PARTITIONS = c.PrefixedArray(c.Int32sb, c.Struct("topic" / _STRING,
+                                                        "partitions" / c.PrefixedArray(c.Int32sb, c.Int32sb)))
 
 SUBSCRIPTION_VERSION = 3
 ASSIGNMENT_VERSION = 3

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass, field
-from typing import Iterator, NamedTuple
+from typing import NamedTuple
+from collections.abc import Iterator
 
 import construct as c
 import crc32c
@@ -282,7 +283,8 @@ def restamp_batch(batch, *, attributes: int, max_timestamp: int) -> bytes:
     return _with_crc(out)
 
 
-def rebuild_compacted_batch(original: BatchHeader, records: list[Record], delete_horizon_ms: int | None = None) -> bytes:
+def rebuild_compacted_batch(original: BatchHeader, records: list[Record],
+                            delete_horizon_ms: int | None = None) -> bytes:
     """``original`` holding only ``records`` (the log cleaner's output): the same base and
     last offset, producer fields and compression; records keep their offsets and
     timestamps. With ``delete_horizon_ms`` the base timestamp is that horizon and the

@@ -15,7 +15,8 @@ Decoded structs are instances of a class generated per struct with
 from __future__ import annotations
 
 import struct
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from . import primitives as p
 from . import schema_codegen
@@ -159,7 +160,7 @@ UUID = Primitive("uuid", p.ZERO_UUID)
 
 
 class Array:
-    def __init__(self, element: "Primitive | Struct"):
+    def __init__(self, element: Primitive | Struct):
         self.element = element
 
     def __repr__(self):

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import keyword
 import struct
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from . import primitives as p
 
