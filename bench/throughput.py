@@ -112,17 +112,20 @@ def start(name: str, command, port: int, workdir: Path, cwd: Path) -> Broker:
     return Broker(name, process, port, time.monotonic() - began, workdir)
 
 
-def create_topic(bootstrap: str, topic: str, partitions: int) -> None:
-    admin = AdminClient({"bootstrap.servers": bootstrap})
+def create_topic(bootstrap: str, topic: str, partitions: int, client: dict | None = None) -> None:
+    admin = AdminClient({"bootstrap.servers": bootstrap, **(client or {})})
     admin.create_topics([NewTopic(topic, num_partitions=partitions, replication_factor=1)])[topic].result(30)
 
 
-def produce(bootstrap: str, topic: str, messages: int, size: int, idempotent: bool = False) -> float:
+def produce(bootstrap: str, topic: str, messages: int, size: int, idempotent: bool = False,
+            client: dict | None = None) -> float:
+    """MB/s; ``client``: further librdkafka settings (security.protocol, ssl.*, sasl.*: bench/security.py)."""
     payload = os.urandom(size)
     failures = []
     producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 5,
                          "enable.idempotence": idempotent,
-                         "queue.buffering.max.kbytes": 1048576, "queue.buffering.max.messages": 1000000})
+                         "queue.buffering.max.kbytes": 1048576, "queue.buffering.max.messages": 1000000,
+                         **(client or {})})
 
     def on_delivery(err, _msg):
         if err is not None:
@@ -149,10 +152,10 @@ def produce(bootstrap: str, topic: str, messages: int, size: int, idempotent: bo
     return messages * size / elapsed / 1e6
 
 
-def fetch(bootstrap: str, topic: str, partitions: int, messages: int, size: int) -> float:
+def fetch(bootstrap: str, topic: str, partitions: int, messages: int, size: int, client: dict | None = None) -> float:
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "bench", "enable.auto.commit": False,
                          "fetch.max.bytes": 52428800, "max.partition.fetch.bytes": 10485760,
-                         "isolation.level": "read_uncommitted"})
+                         "isolation.level": "read_uncommitted", **(client or {})})
     consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
     received = 0
     began = time.monotonic()

@@ -1,6 +1,10 @@
 """Command line: ``weir`` or ``python -m weir.broker`` ``[--host H] [--port P] [--data-dir D]
 [--config server.properties] [--override name=value ...] [--feature name=level ...]``.
 
+``--host``/``--port`` make the one PLAINTEXT listener of a broker whose settings name no
+``listeners``; a server.properties with ``listeners`` (PLAINTEXT, SSL, SASL_* and named
+listeners) needs neither, and giving both is an error.
+
 Settings use Kafka's broker config names; an unknown name or bad value stops
 start-up with a clear message (exit code 2). One log line says when the
 broker is ready; SIGTERM and SIGINT shut it down cleanly (files flushed,
@@ -20,6 +24,7 @@ from pathlib import Path
 import uvloop
 
 from .config import BrokerConfig, ConfigError, read_properties
+from .properties import PropertiesError
 from .context import BrokerContext
 from .features import parse_feature_flag
 from .lifecycle import ListenError, RunningBroker
@@ -30,8 +35,9 @@ log = logging.getLogger("weir")
 
 def parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="weir", description="Weir Kafka-compatible broker")
-    parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
-    parser.add_argument("--port", type=int, default=9092, help="port to listen on (default 9092)")
+    parser.add_argument("--host", help="address of the one PLAINTEXT listener when the config names no "
+                                           "`listeners` (default 127.0.0.1)")
+    parser.add_argument("--port", type=int, help="port of that listener (default 9092)")
     parser.add_argument("--data-dir", default="./data", help="where partitions are stored (default ./data)")
     parser.add_argument("--config", help="a server.properties file with Kafka broker settings")
     parser.add_argument("--override", action="append", default=[], metavar="NAME=VALUE",
@@ -68,7 +74,11 @@ async def serve(context: BrokerContext, started: float) -> None:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
-    log.info("Weir broker ready on %s:%d (node %d, data %s) in %.0f ms", context.host, broker.port,
+    if len(broker.server.listeners) == 1 and broker.server.listeners[0].spec.protocol == "PLAINTEXT":
+        where = "%s:%d" % (broker.server.listeners[0].spec.host, broker.port)
+    else:
+        where = broker.server.describe_listeners()
+    log.info("Weir broker ready on %s (node %d, data %s) in %.0f ms", where,
              context.node_id, context.data_dir, (time.monotonic() - started) * 1000)
     await stop.wait()
     log.info("shutting down")
@@ -84,10 +94,14 @@ def main(argv=None) -> int:
     raise_open_files_limit()  # before anything sizes itself by the limit (weir.max.open.segment.files)
     try:
         config = load_config(args)
+        if config["listeners"] and (args.host is not None or args.port is not None):
+            raise ConfigError("--host/--port and the listeners setting both say where to listen; give one")
+        host = "127.0.0.1" if args.host is None else args.host
+        port = 9092 if args.port is None else args.port
         features = dict(parse_feature_flag(text) for text in args.feature)
-        context = BrokerContext(config, Path(args.data_dir), args.host, args.port,  # loads dynamic settings
+        context = BrokerContext(config, Path(args.data_dir), host, port,  # loads dynamic settings
                                 initial_features=features)
-    except (ConfigError, OSError) as exc:
+    except (ConfigError, PropertiesError, OSError) as exc:
         print(f"weir: configuration error: {exc}", file=sys.stderr)
         return 2
     uvloop.run(serve(context, started))

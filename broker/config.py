@@ -13,6 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+from .properties import read_properties  # noqa: F401  (the file format; re-exported for callers)
+from .security.settings import SECURITY_SETTINGS, parse_prefixed
+
 LONG_MAX = 2**63 - 1
 
 
@@ -216,6 +219,8 @@ SETTINGS: dict[str, Setting] = {
     # serving Prometheus text at GET /metrics (broker/metrics); empty, the default, = off.
     "metrics.listener": Setting(_listener, "", "host:port serving Prometheus metrics at /metrics; empty = off"),
 }
+# listeners, TLS and SASL (broker/security/settings.py); their listener.name.<l>.* forms are read below
+SETTINGS.update({name: Setting(*entry) for name, entry in SECURITY_SETTINGS.items()})
 
 #: Topic-level overrides accepted by CreateTopics, and the broker setting each defaults to.
 TOPIC_SETTINGS: dict[str, tuple[str | None, Callable[[str], Any]]] = {
@@ -277,8 +282,12 @@ class BrokerConfig:
         self._explicit: dict[str, Any] = {}
         self.dynamic_node: dict[str, Any] = {}
         self.dynamic_default: dict[str, Any] = {}
+        self._per_listener: dict[tuple[str, str], Any] = {}  # (listener name lower-cased, setting) -> value
         for name, text in (values or {}).items():
             setting = SETTINGS.get(name)
+            if setting is None and name.startswith("listener.name."):
+                self._add_per_listener(name, text)
+                continue
             if setting is None:
                 raise ConfigError(f"unknown config {name!r}")
             try:
@@ -297,6 +306,27 @@ class BrokerConfig:
         if name in self._explicit:
             return self._explicit[name]
         return SETTINGS[name].default
+
+    def _add_per_listener(self, name: str, text: str) -> None:
+        try:
+            parsed = parse_prefixed(name, text)
+        except ValueError as exc:  # the message names no secret: parsers never echo a value
+            raise ConfigError(f"invalid value for {name}: {exc}") from None
+        if parsed is None:
+            raise ConfigError(f"unknown config {name!r}")
+        listener, setting, value = parsed
+        self._per_listener[(listener, setting)] = value
+
+    def for_listener(self, listener: str, name: str) -> Any:
+        """``listener.name.<listener>.<name>`` when given, else the broker-wide ``name`` (None if neither)."""
+        key = (listener.lower(), name)
+        if key in self._per_listener:
+            return self._per_listener[key]
+        return self[name] if name in SETTINGS else None
+
+    def listener_override(self, listener: str, name: str) -> Any:
+        """``listener.name.<listener>.<name>`` only (None when not given)."""
+        return self._per_listener.get((listener.lower(), name))
 
     def is_set(self, name: str) -> bool:
         """Given at start-up (server.properties or --override)."""
@@ -355,20 +385,3 @@ def parse_topic_config(name: str, text: str | None) -> Any:
         return entry[1](text)
     except ValueError as exc:
         raise ConfigError(f"Invalid value {text} for configuration {name}: {exc}") from None
-
-
-def read_properties(path: str | Path) -> dict[str, str]:
-    """Java-style properties: name=value (or name: value), '#' and '!' comments."""
-    values = {}
-    for number, line in enumerate(Path(path).read_text().splitlines(), 1):
-        line = line.strip()
-        if not line or line[0] in "#!":
-            continue
-        for separator in ("=", ":"):
-            if separator in line:
-                name, value = line.split(separator, 1)
-                values[name.strip()] = value.strip()
-                break
-        else:
-            raise ConfigError(f"{path}:{number}: expected name=value")
-    return values

@@ -79,6 +79,7 @@ class Entry:
     synonyms: list[tuple[str, str | None, int]] = field(default_factory=list)
     config_type: int = STRING
     documentation: str | None = None
+    sensitive: bool = False
 
 
 def text(value: Any) -> str | None:
@@ -86,7 +87,17 @@ def text(value: Any) -> str | None:
         return None
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, tuple):
+        return ",".join(value)
+    if isinstance(value, dict):
+        return ",".join(f"{name}:{item}" for name, item in value.items())
     return str(value)
+
+
+#: Kafka's PASSWORD-typed broker settings: DescribeConfigs answers them with a null value and
+#: is_sensitive, as Kafka does, so a secret never leaves the broker.
+SENSITIVE = frozenset({"ssl.key.password", "ssl.keystore.password", "ssl.keystore.key",
+                       "ssl.truststore.password"})
 
 
 def _default(name: str) -> Any:
@@ -112,6 +123,8 @@ def _type_of(name: str, value: Any) -> int:
         return LIST
     if isinstance(value, bool):
         return BOOLEAN
+    if isinstance(value, (tuple, dict)):
+        return LIST
     if isinstance(value, float):
         return DOUBLE
     if isinstance(value, str):
@@ -128,9 +141,13 @@ def broker_entries(config: BrokerConfig, per_node: bool) -> list[Entry]:
         if not per_node:
             found = [s for s in found if s[2] == DYNAMIC_DEFAULT_BROKER_CONFIG]
         value = config[name] if per_node else config.dynamic_default[name]
-        entries.append(Entry(name, text(value), found[0][2] if found else DEFAULT_CONFIG,
+        sensitive = name in SENSITIVE
+        if sensitive:
+            found = [(n, None, source) for n, _value, source in found]
+        entries.append(Entry(name, None if sensitive else text(value), found[0][2] if found else DEFAULT_CONFIG,
                              name not in DYNAMIC_SETTINGS, found,
-                             _type_of(name, SETTINGS[name].default if value is None else value), SETTINGS[name].doc))
+                             _type_of(name, SETTINGS[name].default if value is None else value), SETTINGS[name].doc,
+                             sensitive))
     return entries
 
 

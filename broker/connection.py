@@ -24,6 +24,12 @@ order holds; a region costs no memory to hold, and its segment stays pinned
 
 Idle connections (no bytes read or sent for ``connections.max.idle.ms``)
 are closed, as Kafka's selector closes them.
+
+Security. The connection holds its ``Session`` (listener, client address, principal):
+a TLS listener's handshake is done before ``connection_made`` (listener.py) and a client
+certificate names the principal; on a SASL listener the ``Authenticator`` answers every
+request until the SASL exchange succeeds (broker/security/authenticator.py), with frames
+bounded by ``sasl.server.max.receive.size`` until then.
 """
 
 from __future__ import annotations
@@ -40,6 +46,16 @@ from weir.protocol.primitives import DecodeError
 from .connection_quotas import client_ip
 from .dispatcher import ClosingError
 from .region_sender import RegionSender
+from .security.authenticator import Authenticator
+from .security.principal import subject_dn
+from .security.session import Session
+
+def _describe(request) -> str:
+    header = request.header
+    if header is None:
+        return "a bare SASL token"  # after SaslHandshake v0
+    return f"api key {header.api_key} v{header.api_version}, client {header.client_id!r}"
+
 
 log = logging.getLogger(__name__)
 
@@ -69,8 +85,11 @@ class ConnectionSettings:
 
 
 class KafkaConnection(asyncio.Protocol):
-    def __init__(self, server, settings: ConnectionSettings):
+    def __init__(self, server, settings: ConnectionSettings, security):
         self._server = server  # counts connections in and out (quotas, connection_count)
+        self._security = security  # ListenerSecurity of the listener that accepted it
+        self.session: Session | None = None  # made in connection_made
+        self._authenticator: Authenticator | None = None  # SASL listeners, until authenticated
         self._dispatch = server.dispatcher.dispatch
         self._clock = server.context.clock
         self._counters: ConnectionCounters = server.counters
@@ -78,6 +97,7 @@ class KafkaConnection(asyncio.Protocol):
         self._resume_level = settings.max_held_bytes // 2  # hysteresis: no pause/resume per request
         self._max_idle_ms = settings.max_idle_ms
         self._codec = ServerConnection(settings.max_frame_size)
+        self._max_frame_size = settings.max_frame_size
         self._queue: deque = deque()
         self._queued_bytes = 0
         self._request_ready = asyncio.Event()
@@ -108,6 +128,9 @@ class KafkaConnection(asyncio.Protocol):
             transport.close()
             return
         self.admitted = True
+        if not self._start_session(transport):
+            transport.close()
+            return
         transport.set_write_buffer_limits(high=self._max_held, low=self._resume_level)
         self._last_active_ms = self._clock.now_ms()
         if self._max_idle_ms >= 0:
@@ -144,6 +167,42 @@ class KafkaConnection(asyncio.Protocol):
             self._idle_timer.cancel()
         if self._worker is not None:
             self._worker.cancel()
+
+    # ---- security ----
+
+    def _start_session(self, transport) -> bool:
+        """The session of a new connection: its TLS principal, or an authenticator on a SASL listener."""
+        security = self._security
+        self.session = session = Session(security.spec, self._client_host)
+        if security.spec.protocol == "SSL":
+            ssl_object = transport.get_extra_info("ssl_object")
+            cert = ssl_object.getpeercert() if ssl_object is not None else None
+            if cert:
+                try:
+                    session.principal = "User:" + security.principal_mapper.name(subject_dn(cert))
+                except PermissionError as exc:  # no mapping rule applies: Kafka fails the authentication
+                    log.info("Failed authentication with %s (%s)", self._peer, exc)
+                    return False
+        if security.sasl is None:
+            session.authenticated = True
+            return True
+        self._codec.max_frame_size = min(self._codec.max_frame_size, security.sasl.max_receive_size)
+        self._authenticator = Authenticator(security.sasl, session, self._codec, self._dispatch, self._peer)
+        return True
+
+    async def _authenticate(self, request) -> bool:
+        """Hand a request of a connection not yet authenticated to its authenticator; False once closed."""
+        response, close_reason = await self._authenticator.handle(request)
+        if response is not None and not self._transport.is_closing():
+            self._transport.write(response)
+        if close_reason is not None:
+            log.debug("closing connection from %s: %s", self._peer, close_reason)
+            self._transport.close()
+            return False
+        if self.session.authenticated:
+            self._authenticator = None
+            self._codec.max_frame_size = self._max_frame_size
+        return True
 
     # ---- bytes held ----
 
@@ -206,14 +265,17 @@ class KafkaConnection(asyncio.Protocol):
                 if self._reading_paused:
                     self._update_reading()
                 try:
-                    response = await self._dispatch(request, self._client_host)
+                    if not self.session.authenticated:
+                        if not await self._authenticate(request):
+                            return
+                        continue
+                    response = await self._dispatch(request, self._client_host, self.session)
                 except (ClosingError, DecodeError) as exc:
-                    self._close(f"{exc} (api key {request.header.api_key} v{request.header.api_version}, "
-                                f"client {request.header.client_id!r})")
+                    self._close(f"{exc} ({_describe(request)})")
                     return
                 except Exception:
-                    log.exception("unexpected error handling api key %d from %s; closing the connection",
-                                  request.header.api_key, self._peer)
+                    log.exception("unexpected error handling %s from %s; closing the connection",
+                                  _describe(request), self._peer)
                     transport.close()
                     return
                 if response is None:

@@ -12,6 +12,8 @@ from weir.broker.dynamic_config import DynamicBrokerConfigs
 from weir.broker.features import FinalizedFeatures
 from weir.broker.log.manager import LogManager
 from weir.broker.metrics import recorder_for
+from weir.broker.security.listeners import listener_specs
+from weir.broker.security.scram_store import ScramStore
 from weir.broker.group.coordinator import GroupCoordinator
 from weir.broker.group.expiry import OffsetExpiry
 from weir.broker.group.offsets import OffsetStore
@@ -44,7 +46,9 @@ class BrokerContext:
         self.data_dir = Path(self.data_dir)
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self.node_id = self.config.node_id
-        self.advertised_host, self.advertised_port = self._advertised()
+        self.listeners = listener_specs(self.config, self.host, self.port)  # ConfigError before any file
+        # the first listener's address; the server sets the port bound when it was 0
+        self.advertised_host, self.advertised_port = self.listeners[0].advertised_host, self.listeners[0].advertised_port
         self.cluster_id = _load_meta(self.data_dir, self.node_id)
         self.features = FinalizedFeatures(self.data_dir, self.node_id, self.initial_features)
         self.dynamic_configs = DynamicBrokerConfigs(self.data_dir, self.config)
@@ -55,11 +59,13 @@ class BrokerContext:
         self.groups = GroupCoordinator(self)
         self.offset_expiry = OffsetExpiry(self.groups)
         self.txn = TransactionCoordinator(self)
+        self.scram = ScramStore(self.data_dir)  # SCRAM credentials (AlterUserScramCredentials)
         self.metrics = recorder_for(self.config)  # the no-op recorder unless metrics.listener is set
 
     def open(self) -> None:
         """Load the log store, then rebuild the coordinators by replaying their topics."""
         self.logs.open()
+        self.scram.load()
         self.groups.load()
         self.txn.load()
 
@@ -74,11 +80,3 @@ class BrokerContext:
         await self.groups.close()
         await self.txn.close()
         await self.logs.close()
-
-    def _advertised(self) -> tuple[str, int]:
-        listener = self.config["advertised.listeners"]
-        if not listener:
-            return self.host, self.port
-        address = listener.split(",")[0].split("://", 1)[-1]
-        host, _, port = address.rpartition(":")
-        return host or self.host, int(port)

@@ -38,6 +38,7 @@ class Handler:
     fn: Callable[..., Any]
     is_async: bool
     wants_client_host: bool  # JoinGroup records where a member connects from
+    wants_session: bool  # Metadata answers the listener's address; security handlers read the principal
 
 
 HANDLERS: dict[int, Handler] = {}
@@ -51,7 +52,8 @@ def handles(api_key: ApiKey, *, versions: tuple[int, int], advertise_min: int | 
         HANDLERS[api_key] = Handler(api_key, versions[0], versions[1],
                                     versions[0] if advertise_min is None else advertise_min,
                                     fn, inspect.iscoroutinefunction(fn),
-                                    "client_host" in inspect.signature(fn).parameters)
+                                    "client_host" in inspect.signature(fn).parameters,
+                                    "session" in inspect.signature(fn).parameters)
         return fn
     return register
 
@@ -70,7 +72,7 @@ class Dispatcher:
             self._answer = self.dispatch
             self.dispatch = self._measured_dispatch
 
-    async def _measured_dispatch(self, request: RawRequest, client_host: str = "") -> bytes | None:
+    async def _measured_dispatch(self, request: RawRequest, client_host: str = "", session=None) -> bytes | None:
         """``dispatch``, timed into the request metrics (also when it raises).
 
         Kafka's TotalTimeMs starts when the request is read; this starts at dispatch, so
@@ -78,13 +80,16 @@ class Dispatcher:
         """
         start = perf_counter()
         try:
-            return await self._answer(request, client_host)
+            return await self._answer(request, client_host, session)
         finally:
             header = request.header
             self._record(header.api_key, header.api_version, perf_counter() - start)
 
-    async def dispatch(self, request: RawRequest, client_host: str = "") -> bytes | None:
-        """Answer one request; None when no response is due. Raises ClosingError."""
+    async def dispatch(self, request: RawRequest, client_host: str = "", session=None) -> bytes | None:
+        """Answer one request; None when no response is due. Raises ClosingError.
+
+        ``session`` (broker/security/session.py) is the connection's listener and principal.
+        """
         header = request.header
         handler = HANDLERS.get(header.api_key)
         if (header.api_key == ApiKey.API_VERSIONS and handler
@@ -99,6 +104,8 @@ class Dispatcher:
         body = module.REQUEST.decode(header.api_version, request.body, exact=False)
         if handler.wants_client_host:
             result = handler.fn(self.context, header, body, client_host=client_host)
+        elif handler.wants_session:
+            result = handler.fn(self.context, header, body, session=session)
         else:
             result = handler.fn(self.context, header, body)
         if handler.is_async:

@@ -46,7 +46,8 @@ class RunningBroker:
             await self.server.start()
         except OSError as exc:
             await context.close()
-            raise ListenError("", context.host, context.port, exc) from exc
+            host, port = getattr(exc, "where", (context.host, context.port))
+            raise ListenError("", host, port, exc) from exc
         if context.config["metrics.listener"]:
             self.metrics = MetricsListener(context, self.server)
             try:

@@ -15,6 +15,7 @@ from .connection import ConnectionCounters, ConnectionSettings, KafkaConnection
 from .connection_quotas import ConnectionQuotas
 from .dispatcher import Dispatcher
 from .listener import Listener
+from .security.listener_security import ListenerSecurity
 
 log = logging.getLogger(__name__)
 
@@ -26,18 +27,37 @@ class Server:
         self.counters = ConnectionCounters()
         self._settings = ConnectionSettings.from_config(context.config)
         self._quotas = ConnectionQuotas(context.config)
-        self._listener: Listener | None = None
+        # one per entry of `listeners` (broker/security/listeners.py); a bad TLS or SASL setting fails here
+        self.listeners = [ListenerSecurity.build(context.config, spec, context.scram) for spec in context.listeners]
+        self._listeners: list[Listener] = []
         self._connections: set[KafkaConnection] = set()
 
     async def start(self) -> None:
+        """Open every listener; an OSError carries ``where`` (host, port) of the one that failed."""
         # Our own accept loop, not loop.create_server: see listener.py (accept failures are logged).
-        self._listener = Listener(lambda: KafkaConnection(self, self._settings),
-                                  self.context.host, self.context.port, backlog=1024)
-        await self._listener.start()
+        for security in self.listeners:
+            spec = security.spec
+            listener = Listener(lambda security=security: KafkaConnection(self, self._settings, security),
+                                spec.host, spec.port, backlog=1024, ssl_context=security.ssl_context,
+                                max_handshakes=self.context.config["max.connections"])
+            try:
+                await listener.start()
+            except OSError as exc:
+                exc.where = (spec.host, spec.port)
+                await self.stop()
+                raise
+            self._listeners.append(listener)
+            security.bound_to(listener.sockets[0].getsockname()[1])
+        first = self.listeners[0].spec
+        self.context.advertised_host, self.context.advertised_port = first.advertised_host, first.advertised_port
 
     @property
     def port(self) -> int:
-        return self._listener.sockets[0].getsockname()[1]
+        """The first listener's port."""
+        return self.listeners[0].spec.port
+
+    def describe_listeners(self) -> str:
+        return ", ".join(f"{s.spec.name}://{s.spec.host}:{s.spec.port}" for s in self.listeners)
 
     @property
     def connection_count(self) -> int:
@@ -72,7 +92,8 @@ class Server:
         self._quotas.remove(connection.ip)
 
     async def stop(self) -> None:
-        if self._listener is not None:
-            await self._listener.close()
-            for connection in list(self._connections):
-                connection.close()
+        for listener in self._listeners:
+            await listener.close()
+        self._listeners = []
+        for connection in list(self._connections):
+            connection.close()

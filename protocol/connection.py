@@ -27,8 +27,10 @@ DEFAULT_MAX_FRAME = 100 * 1024 * 1024
 
 @dataclass(slots=True)
 class RawRequest:
-    """A framed request whose header is parsed and whose body is still bytes."""
-    header: RequestHeader
+    """A framed request whose header is parsed and whose body is still bytes.
+
+    ``header`` is None for a bare SASL token (the frames after SaslHandshake v0)."""
+    header: RequestHeader | None
     body: memoryview
     size: int  # bytes of the frame (after its length prefix), what holding it costs
 
@@ -38,11 +40,23 @@ class ServerConnection:
 
     def __init__(self, max_frame_size: int = DEFAULT_MAX_FRAME) -> None:
         self._frames = FrameReader(max_frame_size)
+        self.raw_frames = False  # True: frames are bare SASL tokens, not requests (after SaslHandshake v0)
+
+    @property
+    def max_frame_size(self) -> int:
+        return self._frames.max_frame_size
+
+    @max_frame_size.setter
+    def max_frame_size(self, size: int) -> None:
+        self._frames.max_frame_size = size  # smaller before SASL authentication (sasl.server.max.receive.size)
 
     def receive_data(self, data: Buffer) -> list[RawRequest]:
         requests: list[RawRequest] = []
         for payload in self._frames.feed(data):
             view = memoryview(payload)
+            if self.raw_frames:
+                requests.append(RawRequest(None, view, len(view)))
+                continue
             header, body_start = decode_request_header(view)
             requests.append(RawRequest(header, view[body_start:], len(view)))
         return requests

@@ -134,8 +134,12 @@ class KafkaProcess:
     kind = "kafka"
 
     def __init__(self, run_dir: Path, port: int | None = None, overrides: dict[str, str] | None = None,
-                 jvm_options: list[str] | None = None, features: dict[str, int] | None = None):
+                 jvm_options: list[str] | None = None, features: dict[str, int] | None = None,
+                 extra_listeners: dict[str, str] | None = None):
         self.run_dir = Path(run_dir)
+        # listener name -> security protocol, each on a port of its own beside PLAINTEXT (tests/security)
+        self.extra_ports = {name: free_port() for name in (extra_listeners or {})}
+        self.extra_listeners = dict(extra_listeners or {})
         self.features = dict(features or {})  # kafka-storage format --feature name=level
         self.jvm_options = list(JVM_OPTIONS if jvm_options is None else jvm_options)  # the broker's JVM
         self.port = port or free_port()
@@ -157,15 +161,20 @@ class KafkaProcess:
     def data_dir(self) -> Path:
         return self.run_dir / "data"
 
+    def bootstrap_for(self, listener: str) -> str:
+        return self.bootstrap if listener == "PLAINTEXT" else f"127.0.0.1:{self.extra_ports[listener]}"
+
     def settings(self) -> dict[str, str]:
+        extra = "".join(f",{name}://127.0.0.1:{port}" for name, port in self.extra_ports.items())
+        protocols = "".join(f",{name}:{protocol}" for name, protocol in self.extra_listeners.items())
         return {
             "process.roles": "broker,controller",
             "controller.quorum.bootstrap.servers": f"127.0.0.1:{self.controller_port}",
-            "listeners": f"PLAINTEXT://127.0.0.1:{self.port},CONTROLLER://127.0.0.1:{self.controller_port}",
-            "advertised.listeners": f"PLAINTEXT://127.0.0.1:{self.port}",
+            "listeners": f"PLAINTEXT://127.0.0.1:{self.port},CONTROLLER://127.0.0.1:{self.controller_port}{extra}",
+            "advertised.listeners": f"PLAINTEXT://127.0.0.1:{self.port}{extra}",
             "controller.listener.names": "CONTROLLER",
             "inter.broker.listener.name": "PLAINTEXT",
-            "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+            "listener.security.protocol.map": f"PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT{protocols}",
             "log.dirs": str(self.data_dir),
             **SHARED_TEST_SETTINGS, **KAFKA_ONLY_SETTINGS, **self.overrides,
         }

@@ -7,3 +7,5 @@ from . import (add_offsets_to_txn, add_partitions_to_txn, alter_configs, api_ver
                init_producer_id, join_group, leave_group, list_groups, list_offsets, list_transactions, metadata,
                offset_commit, offset_delete, offset_fetch, offset_for_leader_epoch, produce, sync_group,
                txn_offset_commit, update_features, write_txn_markers)
+from . import (alter_user_scram_credentials, describe_client_quotas, describe_user_scram_credentials,  # noqa: F401
+               sasl_authenticate, sasl_handshake)

@@ -15,12 +15,13 @@ from weir.protocol.messages import describe_cluster as msg
 
 from .. import authorized_operations
 from ..dispatcher import handles
+from ..security.session import advertised_address
 
 CONTROLLER_ENDPOINT = 2
 
 
 @handles(ApiKey.DESCRIBE_CLUSTER, versions=(0, 2))
-def handle(context, header, request):
+def handle(context, header, request, session=None):
     endpoint = request.endpoint_type
     v0 = header.api_version == 0  # v0 has no endpoint types: INVALID_REQUEST
     if endpoint not in (msg.BROKER_ENDPOINT, CONTROLLER_ENDPOINT):
@@ -31,9 +32,10 @@ def handle(context, header, request):
                             error_message="The request was sent to an endpoint of type BROKER, "
                                           "but we wanted an endpoint of type CONTROLLER",
                             cluster_id=context.cluster_id)
+    host, port = advertised_address(context, session)  # the client's own listener
     response = msg.RESPONSE(
         cluster_id=context.cluster_id, controller_id=context.node_id,
-        brokers=[msg.Broker(broker_id=context.node_id, host=context.advertised_host, port=context.advertised_port)])
+        brokers=[msg.Broker(broker_id=context.node_id, host=host, port=port)])
     if request.include_cluster_authorized_operations:
         response.cluster_authorized_operations = authorized_operations.CLUSTER
     return response

@@ -46,6 +46,7 @@ def handle(context, header, request):
 def _entry(entry, request):
     return msg.ConfigEntry(
         name=entry.name, value=entry.value, read_only=entry.read_only, config_source=entry.source,
+        is_sensitive=entry.sensitive,
         synonyms=[msg.Synonym(name=n, value=v, source=s) for n, v, s in entry.synonyms]
         if request.include_synonyms else [],
         config_type=entry.config_type, documentation=entry.documentation if request.include_documentation else None)

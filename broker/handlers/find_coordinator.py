@@ -9,13 +9,15 @@ from weir.protocol.errors import Errors
 from weir.protocol.messages import find_coordinator as msg
 
 from ..dispatcher import handles
+from ..security.session import advertised_address
 
 GROUP, TRANSACTION = 0, 1
 
 
 @handles(ApiKey.FIND_COORDINATOR, versions=(0, 4))
-def handle(context, header, request):
-    host, port, node = context.advertised_host, context.advertised_port, context.node_id
+def handle(context, header, request, session=None):
+    host, port = advertised_address(context, session)  # the client's own listener
+    node = context.node_id
     error = Errors.NONE if request.key_type in (GROUP, TRANSACTION) else Errors.INVALID_REQUEST
     found = error == Errors.NONE
     if header.api_version >= 4:

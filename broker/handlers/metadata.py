@@ -21,10 +21,11 @@ from weir.protocol.primitives import ZERO_UUID
 from .. import authorized_operations
 from ..dispatcher import handles
 from ..log.partition import LEADER_EPOCH
+from ..security.session import advertised_address
 
 
 @handles(ApiKey.METADATA, versions=(0, 12))
-def handle(context, header, request):
+def handle(context, header, request, session=None):
     logs = context.logs
     version = header.api_version
     if request.topics is None or (version == 0 and not request.topics):
@@ -39,8 +40,9 @@ def handle(context, header, request):
             if topic.name is not None:  # as Kafka, not for topic ids it does not know
                 topic.topic_authorized_operations = authorized_operations.TOPIC
     node = context.node_id
+    host, port = advertised_address(context, session)  # the address of the listener the client used
     response = msg.RESPONSE(
-        brokers=[msg.Broker(node_id=node, host=context.advertised_host, port=context.advertised_port)],
+        brokers=[msg.Broker(node_id=node, host=host, port=port)],
         cluster_id=context.cluster_id, controller_id=node, topics=topics)
     if request.include_cluster_authorized_operations:
         response.cluster_authorized_operations = authorized_operations.CLUSTER

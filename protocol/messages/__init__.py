@@ -7,6 +7,8 @@ from . import (add_offsets_to_txn, add_partitions_to_txn, alter_configs, api_ver
                list_groups, list_offsets, list_transactions, metadata, offset_commit, offset_delete, offset_fetch,
                offset_for_leader_epoch, produce, sync_group, txn_offset_commit, update_features,
                write_txn_markers)
+from . import (alter_user_scram_credentials, describe_client_quotas, describe_user_scram_credentials,
+               sasl_authenticate, sasl_handshake)
 
 #: api key -> module with REQUEST and RESPONSE
 BY_KEY = {module.REQUEST.api_key: module for module in (
@@ -15,4 +17,6 @@ BY_KEY = {module.REQUEST.api_key: module for module in (
     describe_producers, describe_topic_partitions, describe_transactions, end_txn, fetch, find_coordinator,
     heartbeat, incremental_alter_configs, init_producer_id, join_group, leave_group, list_groups, list_offsets,
     list_transactions, metadata, offset_commit, offset_delete, offset_fetch, offset_for_leader_epoch, produce,
-    sync_group, txn_offset_commit, update_features, write_txn_markers)}
+    sync_group, txn_offset_commit, update_features, write_txn_markers,
+    alter_user_scram_credentials, describe_client_quotas, describe_user_scram_credentials, sasl_authenticate,
+    sasl_handshake)}

@@ -16,8 +16,10 @@ from weir.broker import handlers  # noqa: F401  (registers the served versions)
 from weir.broker.dispatcher import advertised_versions
 from weir.protocol.api_keys import ApiKey
 from weir.protocol.headers import RequestHeader, decode_request_header, encode_request_header, peek_key_and_version
-from weir.protocol.messages import (BY_KEY, describe_topic_partitions, offset_delete, offset_for_leader_epoch,
-                               update_features, write_txn_markers)
+from weir.protocol.messages import (BY_KEY, alter_user_scram_credentials, describe_client_quotas,
+                                   describe_topic_partitions, describe_user_scram_credentials, offset_delete,
+                                   offset_for_leader_epoch, sasl_authenticate, sasl_handshake, update_features,
+                                   write_txn_markers)
 from weir.protocol.primitives import DecodeError
 
 PER_VERSION_CAP = 6  # distinct recorded frames kept per (API, version); Produce/Fetch/Heartbeat repeat a lot
@@ -74,6 +76,16 @@ def hand_built(topic: str) -> dict[int, object]:
         ApiKey.DESCRIBE_TOPIC_PARTITIONS: describe_topic_partitions.REQUEST(  # Kafka's Java admin only
             topics=[describe_topic_partitions.TopicRequest(name=topic)], response_partition_limit=1,
             cursor=describe_topic_partitions.Cursor(topic_name=topic, partition_index=1)),
+        # on the fuzz broker's PLAINTEXT listener the SASL pair is out of place (ILLEGAL_SASL_STATE)
+        ApiKey.SASL_HANDSHAKE: sasl_handshake.REQUEST(mechanism="PLAIN"),
+        ApiKey.SASL_AUTHENTICATE: sasl_authenticate.REQUEST(auth_bytes=b"\0fuzz\0pw"),
+        ApiKey.DESCRIBE_CLIENT_QUOTAS: describe_client_quotas.REQUEST(components=[
+            describe_client_quotas.Component(entity_type="user", match_type=0, match="fuzz")], strict=False),
+        ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS: describe_user_scram_credentials.REQUEST(
+            users=[describe_user_scram_credentials.UserName(name="fuzz")]),
+        ApiKey.ALTER_USER_SCRAM_CREDENTIALS: alter_user_scram_credentials.REQUEST(deletions=[], upsertions=[
+            alter_user_scram_credentials.Upsertion(name="fuzz", mechanism=1, iterations=4096, salt=b"salt",
+                                                   salted_password=bytes(32))]),
     }
 
 

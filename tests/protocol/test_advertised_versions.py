@@ -18,6 +18,7 @@ EXPECTED = {
     14: (0, 3),   # SyncGroup
     15: (0, 6),   # DescribeGroups (v6 answers GROUP_ID_NOT_FOUND for unknown groups, KIP-1043)
     16: (0, 5),   # ListGroups (v4 state filter, v5 type filter)
+    17: (0, 1),   # SaslHandshake (v0: bare tokens follow, deprecated but served by Kafka 4)
     18: (0, 4),   # ApiVersions
     19: (2, 7),   # CreateTopics (v5+ answers partitions, replication factor, configs; v7 topic id)
     20: (1, 4),   # DeleteTopics
@@ -31,10 +32,14 @@ EXPECTED = {
     28: (0, 5),   # TxnOffsetCommit: v5 is transaction version 2
     32: (1, 4),   # DescribeConfigs (v3 documentation and config types)
     33: (0, 2),   # AlterConfigs
+    36: (0, 2),   # SaslAuthenticate (v1 session lifetime, v2 flexible)
     37: (0, 3),   # CreatePartitions
     42: (0, 2),   # DeleteGroups
     44: (0, 1),   # IncrementalAlterConfigs
     47: (0, 0),   # OffsetDelete
+    48: (0, 1),   # DescribeClientQuotas (no quotas: always empty; kafka-configs --describe users asks it)
+    50: (0, 0),   # DescribeUserScramCredentials
+    51: (0, 0),   # AlterUserScramCredentials
     57: (0, 2),   # UpdateFeatures (kafka-features upgrade/downgrade; v2 answers no per-feature results)
     60: (0, 2),   # DescribeCluster (v2 fenced brokers: one node is never fenced)
     61: (0, 0),   # DescribeProducers

@@ -12,6 +12,7 @@ from weir.broker.clock import ManualClock
 from weir.broker.config import BrokerConfig
 from weir.broker.dispatcher import Dispatcher
 from weir.broker.features import FinalizedFeatures
+from weir.broker.security.listeners import listener_specs
 from weir.broker.server import Server
 from weir.protocol.api_keys import ApiKey
 from weir.protocol.connection import ClientConnection
@@ -27,6 +28,7 @@ async def serve(tmp_path):
     async def start(dispatcher=None, **overrides):
         config = BrokerConfig({name.replace("_", "."): str(value) for name, value in overrides.items()})
         context = SimpleNamespace(config=config, clock=ManualClock(), host="127.0.0.1", port=0,
+                                  listeners=listener_specs(config, "127.0.0.1", 0), scram=None,
                                   features=FinalizedFeatures(tmp_path, node_id=0))  # ApiVersions v3 reads them
         server = Server(context, dispatcher or Dispatcher(context))
         await server.start()
@@ -99,7 +101,7 @@ class BigAnswers:
         self.size = size
         self.handled = 0
 
-    async def dispatch(self, request, client_host):
+    async def dispatch(self, request, client_host, session=None):
         self.handled += 1
         body = struct.pack(">i", request.header.correlation_id) + bytes(self.size - 8)
         return struct.pack(">i", len(body)) + body

@@ -41,7 +41,7 @@ class RegionDispatcher:
     def __init__(self, fd, size):
         self.fd, self.size, self.regions, self.count = fd, size, [], 0
 
-    async def dispatch(self, request, client_host=""):
+    async def dispatch(self, request, client_host="", session=None):
         self.count += 1
         if self.count % 3 == 0:  # every third answer is a plain one, between region answers
             return ServerConnection.encode_response(request.header, 3, api_versions.RESPONSE,
@@ -102,7 +102,7 @@ class OneLongRegion:
     def __init__(self, fd, size):
         self.fd, self.size = fd, size
 
-    async def dispatch(self, request, client_host=""):
+    async def dispatch(self, request, client_host="", session=None):
         out = ResponsePieces(4)
         out += request.header.correlation_id.to_bytes(4, "big")
         out.add_region(FileSlice(self.fd, 0, self.size))

@@ -1,0 +1,19 @@
+"""DescribeUserScramCredentials (50), v0: mechanisms and iteration counts per user, never salts
+or keys. Null or no users: every user with credentials. A user named twice is DUPLICATE_RESOURCE,
+one without credentials RESOURCE_NOT_FOUND, as Kafka's ScramImage answers. (No authorizer yet:
+Kafka requires DESCRIBE on the cluster.)
+"""
+
+from weir.protocol.api_keys import ApiKey
+from weir.protocol.messages import describe_user_scram_credentials as msg
+
+from ..dispatcher import handles
+
+
+@handles(ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS, versions=(0, 0))
+def handle(context, header, request):
+    users = None if request.users is None else [user.name for user in request.users]
+    return msg.RESPONSE(results=[
+        msg.Result(user=user, error_code=code, error_message=message,
+                   credential_infos=[msg.CredentialInfo(mechanism=m, iterations=i) for m, i in infos])
+        for user, code, message, infos in context.scram.describe(users)])

@@ -1,0 +1,71 @@
+"""Everything one listener needs to secure its connections, built once at start-up: its
+spec, SSL context (SSL, SASL_SSL), principal mapping rules and SASL mechanisms (SASL_*).
+A setting that does not work (a key that does not load, a SASL listener without usable
+mechanisms, PLAIN without its JAAS users) is a ConfigError before the broker serves."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import ssl
+
+from ..config import ConfigError
+from .jaas import plain_users
+from .listeners import ListenerSpec
+from .plain import PlainServer
+from .principal import PrincipalMapper
+from .scram import HASHES, ScramServer
+from .tls import server_context
+
+
+class SaslSettings:
+    def __init__(self, config, listener: str, scram_store):
+        self.mechanisms: tuple[str, ...] = config.for_listener(listener, "sasl.enabled.mechanisms")
+        if "GSSAPI" in self.mechanisms:
+            raise ConfigError(f"listener {listener}: Weir has no GSSAPI (Kerberos); set sasl.enabled.mechanisms "
+                              "(or listener.name.<listener>.sasl.enabled.mechanisms) to PLAIN, SCRAM-SHA-256 "
+                              "and/or SCRAM-SHA-512")
+        self.max_receive_size: int = config.for_listener(listener, "sasl.server.max.receive.size")
+        self._plain_users: dict[str, str] = {}
+        if "PLAIN" in self.mechanisms:
+            jaas = config.for_listener(listener, "plain.sasl.jaas.config")
+            if jaas is None:
+                raise ConfigError(f"listener {listener}: PLAIN needs listener.name.{listener.lower()}"
+                                  ".plain.sasl.jaas.config with user_<name>=\"<password>\" entries")
+            try:
+                self._plain_users = plain_users(jaas)
+            except ValueError as exc:
+                raise ConfigError(f"listener.name.{listener.lower()}.plain.sasl.jaas.config: {exc}") from None
+        self._scram_store = scram_store
+
+    def server_for(self, mechanism: str):
+        """A fresh exchange for ``mechanism`` (one of ``mechanisms``)."""
+        if mechanism == "PLAIN":
+            return PlainServer(self._plain_users)
+        assert mechanism in HASHES
+        return ScramServer(mechanism, self._scram_store)
+
+
+@dataclasses.dataclass
+class ListenerSecurity:
+    spec: ListenerSpec
+    ssl_context: ssl.SSLContext | None
+    principal_mapper: PrincipalMapper | None
+    sasl: SaslSettings | None
+
+    @classmethod
+    def build(cls, config, spec: ListenerSpec, scram_store) -> "ListenerSecurity":
+        context = mapper = sasl = None
+        if spec.uses_tls:
+            context = server_context(config, spec.name, spec.protocol)
+            try:
+                mapper = PrincipalMapper(config.for_listener(spec.name, "ssl.principal.mapping.rules"))
+            except (ValueError, re.error) as exc:
+                raise ConfigError(f"ssl.principal.mapping.rules: {exc}") from None
+        if spec.uses_sasl:
+            sasl = SaslSettings(config, spec.name, scram_store)
+        return cls(spec, context, mapper, sasl)
+
+    def bound_to(self, port: int) -> None:
+        """Record the port bound (for port 0) and advertise it where no other port was given."""
+        self.spec = dataclasses.replace(self.spec, port=port, advertised_port=self.spec.advertised_port or port)

@@ -1,0 +1,27 @@
+"""What a connection knows about who speaks on it: its listener, the client's address and
+its principal. The connection owns it (authentication belongs to the connection); handlers
+that need it take a ``session`` parameter and only read it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .listeners import ListenerSpec
+from .principal import ANONYMOUS
+
+
+@dataclass
+class Session:
+    listener: ListenerSpec
+    client_host: str  # "/1.2.3.4", as Kafka shows a member's host
+    principal: str = ANONYMOUS
+    authenticated: bool = False  # True once TLS/SASL (or nothing, on PLAINTEXT) let requests through
+    mechanism: str | None = None  # the SASL mechanism that authenticated it
+
+
+def advertised_address(context, session: Session | None) -> tuple[str, int]:
+    """The address a client should use: its own listener's advertised one (the first listener's
+    when a handler is called without a connection, as in handler tests)."""
+    if session is not None:
+        return session.listener.advertised_host, session.listener.advertised_port
+    return context.advertised_host, context.advertised_port

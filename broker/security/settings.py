@@ -1,0 +1,134 @@
+"""Kafka's listener, TLS and SASL broker settings, under Kafka's names.
+
+Kept apart from ``broker/config.py`` (which merges them into its table) because they
+come in families: each may also be given per listener as ``listener.name.<listener>.<name>``
+(lower-case listener name, as Kafka writes it), and the JAAS settings exist only in that
+form, with the mechanism in between: ``listener.name.sasl_ssl.plain.sasl.jaas.config``.
+
+Values are (parse, default, doc) as ``config.Setting`` takes them; parsers raise ValueError.
+"""
+
+from __future__ import annotations
+
+import re
+
+PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
+DEFAULT_PROTOCOL_MAP = "PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL"
+
+
+def _str(text: str) -> str:
+    return text.strip()
+
+
+def _list(text: str) -> tuple[str, ...]:
+    return tuple(item.strip() for item in text.split(",") if item.strip())
+
+
+def _choice(*allowed: str):
+    def parse(text: str) -> str:
+        value = text.strip().lower()
+        if value not in allowed:
+            raise ValueError(f"String must be one of: {', '.join(allowed)}")
+        return value
+    return parse
+
+
+def _store_type(text: str) -> str:
+    value = text.strip().upper()
+    if value != "PEM":
+        # Deviation: JKS and PKCS12 keystores are Java formats; Python's ssl reads PEM only.
+        raise ValueError("Weir reads PEM key and trust stores only (ssl.keystore.type=PEM)")
+    return value
+
+
+def _mechanisms(text: str) -> tuple[str, ...]:
+    names = _list(text)
+    unknown = [name for name in names if name not in MECHANISMS]
+    if unknown:
+        raise ValueError(f"unsupported SASL mechanism(s) {', '.join(unknown)}; Weir serves {', '.join(MECHANISMS)}")
+    return names
+
+
+def _protocol_map(text: str) -> dict[str, str]:
+    mapping = {}
+    for item in _list(text):
+        name, sep, protocol = item.partition(":")
+        name, protocol = name.strip().upper(), protocol.strip().upper()
+        if not sep or not name:
+            raise ValueError(f"expected LISTENER:PROTOCOL, got {item!r}")
+        if protocol not in PROTOCOLS:
+            raise ValueError(f"unknown security protocol {protocol!r} (one of {', '.join(PROTOCOLS)})")
+        mapping[name] = protocol
+    return mapping
+
+
+def _int(text: str) -> int:
+    return int(text.strip())
+
+
+def _no_reauthentication(text: str) -> int:
+    value = int(text.strip())
+    if value != 0:
+        # Deviation: KIP-368 re-authentication is not served; a session never expires, so a non-zero
+        # value (sessions that must be renewed) cannot be honoured and stops start-up instead.
+        raise ValueError("Weir does not re-authenticate connections (KIP-368); only 0 is supported")
+    return value
+
+
+def _jaas(text: str) -> str:
+    from .jaas import parse_jaas  # checked at start-up, kept as text
+    parse_jaas(text)
+    return text.strip()
+
+
+#: Settings that also exist per listener (``listener.name.<l>.<name>``).
+LISTENER_SCOPED = {
+    "ssl.keystore.type": (_store_type, "PEM", "format of the key store: PEM"),
+    "ssl.keystore.location": (_str, "", "PEM file with the private key and certificate chain"),
+    "ssl.keystore.key": (_str, "", "PEM private key given inline (instead of ssl.keystore.location)"),
+    "ssl.keystore.certificate.chain": (_str, "", "PEM certificate chain given inline"),
+    "ssl.key.password": (_str, "", "password of an encrypted private key"),
+    "ssl.keystore.password": (_str, "", "password of the key store (of an encrypted PEM key)"),
+    "ssl.truststore.type": (_store_type, "PEM", "format of the trust store: PEM"),
+    "ssl.truststore.location": (_str, "", "PEM file of the certificates trusted to sign client certificates"),
+    "ssl.truststore.certificates": (_str, "", "trusted PEM certificates given inline"),
+    "ssl.truststore.password": (_str, "", "ignored for PEM trust stores, as in Kafka"),
+    "ssl.client.auth": (_choice("none", "requested", "required"), "none",
+                        "whether TLS clients must (required), may (requested) or do not present a certificate"),
+    "ssl.enabled.protocols": (_list, ("TLSv1.2", "TLSv1.3"), "TLS versions accepted"),
+    "ssl.protocol": (_str, "TLSv1.3", "accepted for compatibility; ssl.enabled.protocols decides"),
+    "ssl.cipher.suites": (_list, (), "TLS 1.2 cipher suites (OpenSSL or IANA names); empty = the defaults"),
+    "ssl.endpoint.identification.algorithm": (_str, "https", "a client setting; accepted and unused by a broker"),
+    "ssl.principal.mapping.rules": (_str, "DEFAULT", "rules mapping a certificate's subject DN to a user name"),
+    "sasl.enabled.mechanisms": (_mechanisms, ("GSSAPI",), "SASL mechanisms served: PLAIN, SCRAM-SHA-256/512"),
+    "sasl.server.max.receive.size": (_int, 524288, "largest frame accepted before authentication"),
+    "connections.max.reauth.ms": (_no_reauthentication, 0, "0 only: sessions do not expire (no KIP-368)"),
+}
+
+SECURITY_SETTINGS = {
+    "listeners": (_str, "", "NAME://host:port,...; default PLAINTEXT on --host/--port"),
+    "listener.security.protocol.map": (_protocol_map, _protocol_map(DEFAULT_PROTOCOL_MAP),
+                                       "listener name -> PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL"),
+    "sasl.mechanism.inter.broker.protocol": (_str, "GSSAPI", "accepted; one broker has no inter-broker traffic"),
+    "inter.broker.listener.name": (_str, "", "accepted; one broker has no inter-broker traffic"),
+    "security.inter.broker.protocol": (_str, "PLAINTEXT", "accepted; one broker has no inter-broker traffic"),
+    **LISTENER_SCOPED,
+}
+
+_PREFIXED = re.compile(r"listener\.name\.([a-z0-9_.\-]+?)\.(ssl\..+|sasl\..+|([a-z0-9\-]+)\.sasl\.jaas\.config)")
+
+
+def parse_prefixed(name: str, text: str):
+    """(listener, setting, value) of a ``listener.name.<l>.<setting>`` entry; None if ``name`` is not one."""
+    match = _PREFIXED.fullmatch(name)
+    if not match:
+        return None
+    listener, setting, mechanism = match.group(1), match.group(2), match.group(3)
+    if mechanism is not None:
+        if mechanism.upper() not in MECHANISMS:
+            raise ValueError(f"unsupported SASL mechanism {mechanism.upper()!r}")
+        return listener, setting, _jaas(text)
+    if setting not in LISTENER_SCOPED:
+        return None
+    return listener, setting, LISTENER_SCOPED[setting][0](text)
