@@ -359,7 +359,7 @@ def encode_control_batch(*, commit: bool, producer_id: int, producer_epoch: int,
                         producer_epoch=producer_epoch, transactional=True, control=True)
 
 
-def read_control_batch(batch) -> tuple[int, int]:
+def read_control_batch(batch: p.ReadBuffer) -> tuple[int, int]:
     """(control type, coordinator epoch) of an uncompressed control batch's first record, read in
     place: what replaying a log needs of each marker, without decoding the batch."""
     if _ATTRIBUTES.unpack_from(batch, ATTRIBUTES_AT)[0] & COMPRESSION_MASK:  # never so in Kafka; still read right

@@ -122,7 +122,7 @@ class Faults:
 
     def __init__(self, rules_file: str):
         self.rules_file = rules_file
-        self._stamp = None
+        self._stamp: tuple[int, int, int] | None = None
         self.rules: list[tuple[int, str]] = []
 
     def error_for(self, path: str) -> OSError | None:

@@ -16,7 +16,7 @@ from weir.protocol.api_keys import ApiKey
 from weir.protocol.errors import Errors
 
 from ..consumer.group import CommitFailedError
-from ..errors import BrokerResponseError, error_for
+from ..errors import KafkaException, error_for
 
 
 class StaleGroupMetadataError(CommitFailedError):
@@ -80,7 +80,7 @@ def classify(api_key: ApiKey, code: int) -> Outcome:
     return rule.otherwise
 
 
-def error_instance(api_key: ApiKey, code: int, detail: str | None = None) -> BrokerResponseError:
+def error_instance(api_key: ApiKey, code: int, detail: str | None = None) -> KafkaException:
     """The exception a caller sees: fenced answers all become ProducerFencedError, as in Java;
     a stale group generation becomes the consumer's CommitFailedError."""
     if code in _FENCED and api_key != ApiKey.PRODUCE:

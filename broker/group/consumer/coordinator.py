@@ -22,6 +22,7 @@ import logging
 
 from weir.protocol.errors import Errors, KafkaError
 
+from ...clock import Timer
 from ...config import ConfigError
 from . import heartbeat as op
 from . import records as r
@@ -50,8 +51,8 @@ class ConsumerGroupCoordinator:
             if not low <= value <= high:  # Kafka's GroupCoordinatorConfig refuses to start likewise
                 raise ConfigError(f"group.consumer.{name} must be between group.consumer.min.{name} ({low}) and "
                                   f"group.consumer.max.{name} ({high}), got {value}")
-        self._sessions: dict[tuple[str, str], object] = {}
-        self._revocations: dict[tuple[str, str], object] = {}
+        self._sessions: dict[tuple[str, str], Timer] = {}
+        self._revocations: dict[tuple[str, str], Timer] = {}
         self._tasks: set[asyncio.Task] = set()
 
     # ------------------------------------------------------------------ replay and start-up

@@ -64,13 +64,13 @@ class ConsumerGroup:
                 self.target_epoch = value.assignment_epoch
         elif record.type == r.TARGET_ASSIGNMENT_MEMBER:
             if value is None:
-                self.target.pop(record.member_id, None)
+                self.target.pop(record.keyed_member(), None)
             else:
-                self.target[record.member_id] = _assignment(value.topic_partitions)
+                self.target[record.keyed_member()] = _assignment(value.topic_partitions)
         elif record.type == r.MEMBER_METADATA:
-            self._replay_member_metadata(record.member_id, value)
+            self._replay_member_metadata(record.keyed_member(), value)
         elif record.type == r.CURRENT_MEMBER_ASSIGNMENT:
-            self._replay_current_assignment(record.member_id, value)
+            self._replay_current_assignment(record.keyed_member(), value)
 
     def _replay_member_metadata(self, member_id: str, value) -> None:
         old = self.members.get(member_id)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+from collections.abc import Mapping, Set as AbstractSet
 from dataclasses import dataclass, field
 
 Assignment = dict[bytes, frozenset[int]]
@@ -67,7 +68,7 @@ class ConsumerGroupMember:
         return self.state == MemberState.STABLE and self.member_epoch == target_epoch
 
 
-def clean(assignment: dict[bytes, set[int] | frozenset[int]]) -> Assignment:
+def clean(assignment: Mapping[bytes, AbstractSet[int]]) -> Assignment:
     """Frozen, without empty topics, so that equal assignments compare equal."""
     return {topic_id: frozenset(partitions) for topic_id, partitions in assignment.items() if partitions}
 

@@ -52,18 +52,18 @@ def _next_assignment(member, member_epoch, current: Assignment, target_epoch, ta
             else:
                 unreleased = True
         assigned[topic_id] = keep
-    revoking = clean(revoking)
-    if revoking and _still_owns(owned, revoking):
+    revoked = clean(revoking)
+    if revoked and _still_owns(owned, revoked):
         # revoke first, at the current epoch; new partitions come after the revocation is acknowledged
         kept = clean({t: current.get(t, frozenset()) & p for t, p in assigned.items()})
         return member.replace(state=MemberState.UNREVOKED_PARTITIONS, member_epoch=member_epoch,
-                              previous_member_epoch=member.member_epoch, assigned=kept, pending_revocation=revoking,
-                              assignment_epochs=_epochs(member, kept, revoking, target_epoch))
+                              previous_member_epoch=member.member_epoch, assigned=kept, pending_revocation=revoked,
+                              assignment_epochs=_epochs(member, kept, revoked, target_epoch))
     state = MemberState.UNRELEASED_PARTITIONS if unreleased else MemberState.STABLE
-    assigned = clean(assigned)
+    settled = clean(assigned)
     return member.replace(state=state, previous_member_epoch=member.member_epoch, member_epoch=target_epoch,
-                          assigned=assigned, pending_revocation={},
-                          assignment_epochs=_epochs(member, assigned, {}, target_epoch))
+                          assigned=settled, pending_revocation={},
+                          assignment_epochs=_epochs(member, settled, {}, target_epoch))
 
 
 def _epochs(member, assigned: Assignment, revoking: Assignment, new_epoch: int) -> dict[tuple[bytes, int], int]:

@@ -101,11 +101,17 @@ class GroupRecord:
     member_id: str | None = None
     value: Any = None
 
+    def keyed_member(self) -> str:
+        """The member id of a member-keyed record (its key holds one; group-level records have none)."""
+        if self.member_id is None:
+            raise ValueError(f"record type {self.type} of group {self.group_id} has no member id")
+        return self.member_id
+
     def encode(self) -> tuple[bytes, bytes | None]:
         key = bytearray(_INT16.pack(self.type))
         _write_string(key, self.group_id)
         if self.type in _MEMBER_KEYED:
-            _write_string(key, self.member_id)
+            _write_string(key, self.keyed_member())
         if self.value is None:
             return bytes(key), None
         value = bytearray(_INT16.pack(0))
