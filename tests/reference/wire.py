@@ -107,9 +107,10 @@ class Wire:
         await self.wait_for_partitions(name, partitions)
         return answer
 
-    async def init_producer_id(self, txn_id: str | None, version=V_INIT_PRODUCER_ID, **extra):
+    async def init_producer_id(self, txn_id: str | None, version=V_INIT_PRODUCER_ID, transaction_timeout_ms=60000,
+                               **extra):
         return await self.call(ApiKey.INIT_PRODUCER_ID, version, init_producer_id.REQUEST(
-            transactional_id=txn_id, transaction_timeout_ms=60000, **extra))
+            transactional_id=txn_id, transaction_timeout_ms=transaction_timeout_ms, **extra))
 
     async def add_partitions(self, txn_id, pid, epoch, topic, partitions=(0,), version=V_ADD_PARTITIONS):
         return await self.call(ApiKey.ADD_PARTITIONS_TO_TXN, version, add_partitions_to_txn.REQUEST(
