@@ -47,6 +47,8 @@ async def test_c_list_offsets_latest_under_both_isolation_levels_around_a_transa
         assert (open_fetch["high_watermark"], open_fetch["last_stable_offset"]) == (3, 1)
         assert log_of(steps["open: read_committed fetch"]) == [b"plain"]
         assert log_of(steps["committed: read_committed fetch"]) == [b"plain", b"t1", b"t2", "COMMIT"]
+        marker = _partition(steps["committed: read_committed fetch"])["records"][-1]
+        assert marker["producer_epoch"] == steps["init"]["producer_epoch"] + (client_transaction_version == 2)
     await differential(broker_at_level, kafka_at_level, list_offsets_around_a_transaction, facts=facts,
                        client_transaction_version=client_transaction_version)
 
@@ -83,6 +85,10 @@ async def test_d_offset_fetch_require_stable_with_a_pending_transactional_offset
         assert _committed(steps["aborted: pending, not require_stable"]) == (3, Errors.NONE)
         assert _committed(steps["aborted: ended, require_stable"]) == (3, Errors.NONE)
         assert codes(steps["aborted: end"]) == [Errors.NONE]
+        if client_transaction_version == 2:  # each end bumps; the second transaction ran at the bumped epoch
+            epoch = steps["init"]["producer_epoch"]
+            assert [steps[f"{outcome}: end"]["producer_epoch"] for outcome in ("committed", "aborted")] == [
+                epoch + 1, epoch + 2]
     await differential(broker_at_level, kafka_at_level, require_stable_with_a_pending_transactional_offset, facts=facts,
                        client_transaction_version=client_transaction_version)
 
