@@ -40,11 +40,11 @@ class _KafkaHandle:
         self.kafka.kill()
 
 
-def weir_starter(tree: Path = REPO, name: str = "weir"):
+def weir_starter(tree: Path = REPO, name: str = "weir", extra_args: tuple[str, ...] = ()):
     def start_weir() -> Broker:
         port, workdir = free_port(), Path(tempfile.mkdtemp(prefix=f"{name}-bench-"))
         command = [sys.executable, "-m", "weir.broker", "--port", str(port), "--data-dir", str(workdir / "data"),
-                   "--log-level", "WARNING"]
+                   "--log-level", "WARNING", *extra_args]
         return start(name, command, port, workdir, tree)
     start_weir.peer = name
     return start_weir
@@ -79,11 +79,13 @@ def kafka_starter(jvm: str = "production"):
 
 
 def starters(args) -> list:
-    """The brokers named by ``--peers`` (weir, weir-before, tansu, kafka), in that order."""
+    """The brokers named by ``--peers`` (weir, weir-tv1, weir-before, tansu, kafka), in that order."""
     chosen = []
     for name in getattr(args, "peers", "weir,tansu").split(","):
         if name == "weir":
             chosen.append(weir_starter())
+        elif name == "weir-tv1":  # this tree formatted at transaction.version=1 (Weir's default is 2)
+            chosen.append(weir_starter(REPO, "weir-tv1", ("--feature", "transaction.version=1")))
         elif name == "weir-before":
             chosen.append(weir_starter(Path(args.before_tree), "weir-before"))
         elif name == "tansu":
@@ -97,7 +99,7 @@ def starters(args) -> list:
 
 def add_arguments(parser) -> None:
     parser.add_argument("--peers", default="weir,tansu,kafka",
-                        help="comma-separated: weir, weir-before (--before-tree), tansu, kafka")
+                        help="comma-separated: weir, weir-tv1, weir-before (--before-tree), tansu, kafka")
     parser.add_argument("--before-tree", default=str(REPO),
                         help="a checkout of Weir to measure as weir-before (e.g. main before a change)")
     parser.add_argument("--kafka-jvm", choices=("production", "test"), default="production")

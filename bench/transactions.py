@@ -11,11 +11,22 @@
     python -m bench.transactions [--messages 200000] [--per-txn 10000] [--commits 1000] [--rounds 3]
 
 Rounds alternate the brokers; medians are printed with the ratio.
+
+``--per-transaction`` measures instead what one transaction costs at each transaction version
+(KIP-890 part 2), with our client (librdkafka speaks version 1 only): Weir at version 2 (its
+default), Weir started at version 1 and Kafka at version 2 (its default), ``--peers
+weir,weir-tv1,kafka``. A transaction writes one record to each of ``--txn-partitions`` (2)
+partitions and commits: at version 1 that is AddPartitionsToTxn, Produce, EndTxn; at version 2
+Produce v12 (the leader adds the partitions through the coordinator) and EndTxn v5 (the epoch
+bumped). Reported: wall ms per transaction and the broker's CPU ms per transaction.
+
+    python -m bench.transactions --per-transaction [--transactions 300] [--rounds 3]
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
 import sys
 import threading
@@ -104,6 +115,30 @@ def concurrent_commits_per_second(bootstrap: str, topic: str, producers: int, co
     return producers * commits / elapsed
 
 
+async def _ours_per_transaction(bootstrap: str, topic: str, transactions: int, partitions: int) -> tuple[float, int]:
+    """(seconds for ``transactions`` transactions after a warm-up, the transaction version they ran at)."""
+    from weir.client import Producer
+    async with Producer(bootstrap, transactional_id="bench-per-transaction") as producer:
+        for round_ in range(20 + transactions):
+            if round_ == 20:  # warm-up done: connections, metadata, coordinator lookup
+                began = time.monotonic()
+            async with producer.transaction():
+                for partition in range(partitions):
+                    await producer.send(topic, b"%d" % round_, partition=partition)
+        return time.monotonic() - began, producer.transaction_manager.transaction_version
+
+
+def run_per_transaction(broker, args) -> dict:
+    create_topic(broker.bootstrap, "txn-per-transaction", args.txn_partitions)
+    pid = broker.process.pid
+    cpu_before = cpu_seconds(pid)
+    seconds, version = asyncio.run(_ours_per_transaction(broker.bootstrap, "txn-per-transaction",
+                                                         args.transactions, args.txn_partitions))
+    cpu = cpu_seconds(pid) - cpu_before  # the warm-up's 20 transactions included (under 7% at 300)
+    print(f"  {broker.name} ran transaction.version {version}; load average {os.getloadavg()[0]:.1f}", flush=True)
+    return {"ms/txn": seconds * 1000 / args.transactions, "broker CPU ms/txn": cpu * 1000 / args.transactions}
+
+
 def run(broker, args) -> dict:
     create_topic(broker.bootstrap, "txn-bench", 1)
     create_topic(broker.bootstrap, "txn-commits", 1)
@@ -136,8 +171,20 @@ def main(argv=None) -> int:
     parser.add_argument("--producers", type=int, default=16)
     parser.add_argument("--concurrent-commits", type=int, default=150, help="per producer")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--per-transaction", action="store_true",
+                        help="the cost of one transaction per transaction version, our client (see above)")
+    parser.add_argument("--transactions", type=int, default=300, help="with --per-transaction")
+    parser.add_argument("--txn-partitions", type=int, default=2, help="with --per-transaction")
     add_arguments(parser)
     args = parser.parse_args(argv)
+    if args.per_transaction:
+        if args.peers == parser.get_default("peers"):
+            args.peers = "weir,weir-tv1,kafka"
+        print(f"load average before: {' '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
+        compare(run_per_transaction, args, f"{args.transactions} transactions of one record to each of "
+                                           f"{args.txn_partitions} partitions; our client (weir = version 2)")
+        print(f"load average after: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+        return 0
     compare(run, args, f"{args.messages} x {args.size} B committed every {args.per_txn}; "
                        f"{args.commits} one-message transactions; confluent-kafka")
     return 0

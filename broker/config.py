@@ -196,6 +196,21 @@ SETTINGS: dict[str, Setting] = {
     "group.initial.rebalance.delay.ms": Setting(
         _int(0), 3000, "how long the first rebalance of an empty group waits for more members"),
     "group.max.size": Setting(_int(1), 2147483647, "most members a group may have"),
+    # the consumer group protocol (KIP-848); Kafka's names, defaults and start-up checks (the
+    # session and heartbeat settings within their min and max: broker/group/consumer/coordinator.py)
+    "group.consumer.session.timeout.ms": Setting(
+        _int(1), 45000, "a consumer-protocol member is removed after this long without a heartbeat"),
+    "group.consumer.heartbeat.interval.ms": Setting(
+        _int(1), 5000, "how often consumer-protocol members are told to heartbeat"),
+    "group.consumer.min.session.timeout.ms": Setting(_int(1), 45000, "shortest group.consumer.session.timeout.ms"),
+    "group.consumer.max.session.timeout.ms": Setting(_int(1), 60000, "longest group.consumer.session.timeout.ms"),
+    "group.consumer.min.heartbeat.interval.ms": Setting(
+        _int(1), 5000, "shortest group.consumer.heartbeat.interval.ms"),
+    "group.consumer.max.heartbeat.interval.ms": Setting(
+        _int(1), 15000, "longest group.consumer.heartbeat.interval.ms"),
+    "group.consumer.max.size": Setting(_int(1), 2147483647, "most members a consumer-protocol group may have"),
+    "group.consumer.assignors": Setting(
+        _str, "uniform,range", "server-side assignors, by name; the first is the default"),
     "compression.type": Setting(_choice(*COMPRESSION_TYPES), "producer",
                                 "codec batches are stored with; producer keeps the producer's"),
     "compression.gzip.level": Setting(_gzip_level, -1, "gzip level when recompressing; -1 is zlib's default"),

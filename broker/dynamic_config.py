@@ -12,12 +12,12 @@ INVALID_REQUEST, as Kafka refuses "Cannot update these configs dynamically".
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 from weir.protocol.errors import Errors, KafkaError
 
+from .log import disk
 from .config import DYNAMIC_SETTINGS, SETTINGS, BrokerConfig, ConfigError
 
 FILE_NAME = "dynamic-broker-configs.json"
@@ -76,12 +76,8 @@ class DynamicBrokerConfigs:
         self.validate(texts)
         updated = dict(self.texts)
         updated[layer] = dict(texts)
-        tmp = self.path.with_suffix(".tmp")
-        with open(tmp, "w") as out:
-            json.dump({"cluster": updated[CLUSTER_DEFAULT], "node": updated[self.node]}, out, sort_keys=True)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(tmp, self.path)
+        disk.replace_durably(self.path, json.dumps({"cluster": updated[CLUSTER_DEFAULT], "node": updated[self.node]},
+                                                   sort_keys=True).encode(), sync_directory=False)
         self.texts = updated
         self._install()
 

@@ -4,6 +4,9 @@ One ``Cluster`` is shared by everything a Producer, Consumer or Admin does. It
 keeps one connection per broker (requests on it are pipelined), a metadata
 cache refreshed on demand and on the errors that call for it, and the
 coordinator of each group or transactional id, forgotten on NOT_COORDINATOR.
+It also keeps the finalized features (KIP-584) of the highest features epoch any
+broker's ApiVersions answered, as the Java client's ApiVersions does: the
+transaction manager reads ``transaction.version`` there.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 
 from weir.protocol.api_keys import ApiKey
@@ -66,6 +70,8 @@ class Cluster:
         self._connecting: dict[int, asyncio.Task] = {}
         self._coordinators: dict[tuple[int, str], int] = {}
         self._bootstrap_connection: Connection | None = None
+        self.finalized_features: dict[str, int] = {}
+        self.finalized_features_epoch = -1
 
     # ------------------------------------------------------------------ connections
 
@@ -103,6 +109,9 @@ class Cluster:
             if connection is not None:
                 await connection.close()  # a socket that never finished its handshake is not kept
             raise KafkaConnectionError(f"cannot reach {host}:{port}: {exc!r}") from None
+        if connection.finalized_features_epoch > self.finalized_features_epoch:
+            self.finalized_features_epoch = connection.finalized_features_epoch
+            self.finalized_features = connection.finalized_features
         return connection
 
     async def any_connection(self) -> Connection:
@@ -127,7 +136,7 @@ class Cluster:
         raise KafkaConnectionError("no bootstrap server reachable: " + "; ".join(errors))
 
     async def send(self, node_id: int, api_key: ApiKey, build, *, highest: int | None = None,
-                   timeout: float | None = None):
+                   timeout: float | None = None, transaction_version: int = 1):
         """Build a request for the negotiated version of ``api_key`` and send it to one broker.
 
         ``build(version)`` returns the request body; it sees the version so it can
@@ -135,7 +144,7 @@ class Cluster:
         """
         try:
             connection = await self.connection(node_id)
-            version = connection.version_for(api_key, highest)
+            version = connection.version_for(api_key, highest, transaction_version=transaction_version)
             try:
                 async with asyncio.timeout(timeout or self.request_timeout):
                     return await connection.request(api_key, version, build(version))
@@ -145,6 +154,14 @@ class Cluster:
         except KafkaConnectionError:
             self._forget_node(node_id)
             raise
+
+    def requests_sent(self) -> Counter:
+        """(api key, version) -> requests written on this cluster's open connections (what a test or an
+        operator wants to know of the flow, e.g. that no AddPartitionsToTxn went at transaction version 2)."""
+        total: Counter = Counter()
+        for connection in {*self._connections.values(), self._bootstrap_connection} - {None}:
+            total.update(connection.sent)
+        return total
 
     # ------------------------------------------------------------------ metadata
 

@@ -7,7 +7,7 @@ sans-IO ``ClientConnection``.
 from __future__ import annotations
 
 import asyncio
-from collections import deque
+from collections import Counter, deque
 
 from weir.protocol.api_keys import ApiKey
 from weir.protocol.connection import ClientConnection
@@ -18,12 +18,18 @@ from .errors import KafkaConnectionError, raise_for
 
 CLIENT_SOFTWARE = ("weir-python", "0.1.0")
 
-#: Our client runs transactions at transaction version 1, so it stays below the versions that mean
-#: version 2 or promise to handle TRANSACTION_ABORTABLE (KIP-890), as the Java client does when the
-#: broker does not finalize transaction.version 2. The codec knows the later versions: the broker
-#: serves them.
-_TRANSACTION_V1_HIGHEST = {ApiKey.PRODUCE: 10, ApiKey.END_TXN: 3, ApiKey.TXN_OFFSET_COMMIT: 3,
-                           ApiKey.INIT_PRODUCER_ID: 4, ApiKey.ADD_OFFSETS_TO_TXN: 3}
+#: The highest version of each transactional request per transaction version. At version 1 (the
+#: cluster does not finalize transaction.version 2) our client stays below the versions that mean
+#: version 2 or promise to handle TRANSACTION_ABORTABLE (KIP-890), a little below the Java client's
+#: TV1 versions (Produce 11, EndTxn / TxnOffsetCommit 4), which add only that promise. At version 2 it
+#: sends what the Java 4.x client sends: Produce v12 (adds its partitions implicitly), TxnOffsetCommit
+#: v5 (adds the group implicitly), EndTxn v5 (answers the bumped producer id and epoch).
+TRANSACTION_HIGHEST = {
+    1: {ApiKey.PRODUCE: 10, ApiKey.END_TXN: 3, ApiKey.TXN_OFFSET_COMMIT: 3, ApiKey.INIT_PRODUCER_ID: 4,
+        ApiKey.ADD_OFFSETS_TO_TXN: 3},
+    2: {ApiKey.PRODUCE: 12, ApiKey.END_TXN: 5, ApiKey.TXN_OFFSET_COMMIT: 5, ApiKey.INIT_PRODUCER_ID: 5,
+        ApiKey.ADD_OFFSETS_TO_TXN: 4},
+}
 
 
 class Connection:
@@ -34,6 +40,9 @@ class Connection:
         self._waiting: deque[asyncio.Future] = deque()
         self._reader_task = asyncio.get_running_loop().create_task(self._read_loop())
         self.versions: dict[int, tuple[int, int]] = {}  # api key -> the broker's (min, max)
+        self.finalized_features: dict[str, int] = {}  # ApiVersions v3+ (KIP-584): feature -> finalized level
+        self.finalized_features_epoch = -1
+        self.sent: Counter[tuple[int, int]] = Counter()  # (api key, version) -> requests written
 
     @classmethod
     async def open(cls, host: str, port: int, client_id: str = "weir-client") -> "Connection":
@@ -53,12 +62,17 @@ class Connection:
             response = await self.request(ApiKey.API_VERSIONS, 0, request)
         raise_for(response.error_code, "ApiVersions")
         self.versions = {entry.api_key: (entry.min_version, entry.max_version) for entry in response.api_keys}
+        if response.finalized_features_epoch >= 0:  # -1: v0, or a broker without features
+            self.finalized_features_epoch = response.finalized_features_epoch
+            self.finalized_features = {f.name: f.max_version_level for f in response.finalized_features or ()}
 
-    def version_for(self, api_key: int, highest: int | None = None) -> int:
-        """The highest version both sides speak (capped at ``highest``)."""
+    def version_for(self, api_key: int, highest: int | None = None, *, transaction_version: int = 1) -> int:
+        """The highest version both sides speak (capped at ``highest``, and for transactional requests
+        at what ``transaction_version`` allows)."""
         ours = BY_KEY[api_key].REQUEST.versions
-        if api_key in _TRANSACTION_V1_HIGHEST:
-            ours = (ours[0], min(ours[1], _TRANSACTION_V1_HIGHEST[api_key]))
+        cap = TRANSACTION_HIGHEST[transaction_version].get(api_key)
+        if cap is not None:
+            ours = (ours[0], min(ours[1], cap))
         theirs = self.versions.get(api_key)
         top = ours[1] if highest is None else min(ours[1], highest)
         if theirs is None or max(ours[0], theirs[0]) > min(top, theirs[1]):
@@ -74,6 +88,7 @@ class Connection:
         future = asyncio.get_running_loop().create_future()
         self._waiting.append(future)
         self._writer.write(frame)
+        self.sent[api_key, version] += 1
         return future
 
     async def drain(self) -> None:
@@ -92,6 +107,7 @@ class Connection:
     async def send(self, api_key: int, version: int, body) -> None:
         """Send a request that gets no response (Produce with acks=0)."""
         self._writer.write(self._codec.send_request(api_key, version, body, expect_response=False))
+        self.sent[api_key, version] += 1
         await self._writer.drain()
 
     async def _read_loop(self) -> None:

@@ -17,8 +17,10 @@ Per micro-batch:
 
 Recovery: ``commit`` first rolls forward a batch that was decided but not done
 (EndTxn commit is answered with success when it already completed with that
-epoch, so repeating it is harmless; nothing else touched those ids, since the
-replayed batch's tasks wrote nothing). When a query (re)starts, the writer
+epoch, so repeating it is harmless: at transaction version 1 the epoch is
+unchanged, at version 2 the coordinator bumped it by one and takes the repeat
+as a retry; nothing else touched those ids, since the replayed batch's tasks
+wrote nothing). When a query (re)starts, the writer
 Spark plans before running any task also fences every transactional id the
 query may have used (InitProducerId), so transactions of an undecided batch
 are aborted at once instead of holding back the last stable offset until they

@@ -12,9 +12,17 @@ import enum
 import mmap
 import struct
 import threading
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, TypeAlias
 
 import cramjam
 import lz4.frame
+
+if TYPE_CHECKING:
+    from typing_extensions import Buffer
+
+    #: A cramjam ``decompress_into``: (input, output buffer) to the count of bytes written.
+    DecompressInto: TypeAlias = Callable[[Buffer, memoryview | mmap.mmap], int]
 
 
 class Compression(enum.IntEnum):
@@ -32,7 +40,7 @@ _XERIAL_BLOCK = 32 * 1024
 _BLOCK_LEN = struct.Struct(">i")
 
 
-def compress(codec: Compression, data: bytes, level: int | None = None) -> bytes:
+def compress(codec: Compression, data: Buffer, level: int | None = None) -> bytes:
     """``level``: gzip 1-9 (-1 or None: zlib's default), lz4 1-17, zstd -131072..22; snappy has none."""
     if codec == Compression.NONE:
         return bytes(data)
@@ -50,8 +58,10 @@ def compress(codec: Compression, data: bytes, level: int | None = None) -> bytes
         # Kafka's Java reader (Lz4BlockInputStream) refuses linked blocks ("Dependent block stream
         # is unsupported"), which cramjam writes; its own writer makes independent 64 KiB blocks
         # with no content size or checksum, so we write exactly that frame.
-        return lz4.frame.compress(data, compression_level=level or 0, block_size=lz4.frame.BLOCKSIZE_MAX64KB,
-                                  block_linked=False, content_checksum=False, store_size=False)
+        compressed: bytes = lz4.frame.compress(data, compression_level=level or 0,
+                                               block_size=lz4.frame.BLOCKSIZE_MAX64KB, block_linked=False,
+                                               content_checksum=False, store_size=False)
+        return compressed
     if codec == Compression.ZSTD:
         return bytes(cramjam.zstd.compress(data, level=level))
     raise ValueError(f"unknown compression codec {codec}")
@@ -61,7 +71,7 @@ class DecompressedTooLarge(ValueError):
     """A payload that would decompress past the caller's ``max_size``."""
 
 
-def decompress(codec: Compression, data, max_size: int | None = None) -> bytes:
+def decompress(codec: Compression, data: Buffer, max_size: int | None = None) -> bytes:
     """The payload decompressed; with ``max_size``, DecompressedTooLarge instead of more bytes than that,
     found without ever holding more (a few compressed megabytes can expand to gigabytes)."""
     if max_size is not None and codec != Compression.NONE:
@@ -85,7 +95,7 @@ def decompress(codec: Compression, data, max_size: int | None = None) -> bytes:
     raise ValueError(f"unknown compression codec {codec}")
 
 
-def _xerial_blocks(data: bytes):
+def _xerial_blocks(data: bytes) -> Iterator[bytes]:
     pos = len(_XERIAL_HEADER)
     while pos < len(data):
         (size,) = _BLOCK_LEN.unpack_from(data, pos)
@@ -100,8 +110,9 @@ def _xerial_blocks(data: bytes):
 # bound, gets a fresh anonymous mapping, whose pages the kernel provides only as the output reaches them.
 _SCRATCH_BYTES = 8 << 20
 _DOES_NOT_FIT = "failed to write whole buffer"  # cramjam's error when the output buffer is full
-_INTO = {Compression.GZIP: cramjam.gzip.decompress_into, Compression.LZ4: cramjam.lz4.decompress_into,
-         Compression.ZSTD: cramjam.zstd.decompress_into}
+_INTO: dict[Compression, DecompressInto] = {
+    Compression.GZIP: cramjam.gzip.decompress_into, Compression.LZ4: cramjam.lz4.decompress_into,
+    Compression.ZSTD: cramjam.zstd.decompress_into}
 
 
 class _Scratch(threading.local):
@@ -111,7 +122,7 @@ class _Scratch(threading.local):
 _scratch = _Scratch()
 
 
-def _decompress_bounded(codec: Compression, data, max_size: int) -> bytes:
+def _decompress_bounded(codec: Compression, data: Buffer, max_size: int) -> bytes:
     if codec == Compression.SNAPPY:  # every snappy block states its length first: no need to try
         data = bytes(data)
         blocks = list(_xerial_blocks(data)) if data.startswith(_XERIAL_MAGIC) else [data]
@@ -134,7 +145,8 @@ def _decompress_bounded(codec: Compression, data, max_size: int) -> bytes:
         return _decompress_into(into, data, target, codec, max_size)
 
 
-def _decompress_into(into, data, target, codec: Compression, max_size: int) -> bytes:
+def _decompress_into(into: DecompressInto, data: Buffer, target: memoryview | mmap.mmap, codec: Compression,
+                     max_size: int) -> bytes:
     try:
         size = into(data, target)
     except cramjam.DecompressionError as exc:

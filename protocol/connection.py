@@ -8,6 +8,7 @@ the broker, our client and the tests share one codec.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from . import primitives as p
 from .framing import FrameReader
@@ -15,6 +16,11 @@ from .headers import (RequestHeader, decode_request_header, encode_request_heade
                       response_header_flexible)
 from .messages import BY_KEY
 from .response_pieces import ResponsePieces
+
+if TYPE_CHECKING:
+    from typing_extensions import Buffer
+
+    from .schema import Message
 
 DEFAULT_MAX_FRAME = 100 * 1024 * 1024
 
@@ -32,7 +38,7 @@ class RawRequest:
 class ServerConnection:
     """The broker's side: frames in, parsed headers out; responses in, frames out."""
 
-    def __init__(self, max_frame_size: int = DEFAULT_MAX_FRAME):
+    def __init__(self, max_frame_size: int = DEFAULT_MAX_FRAME) -> None:
         self._frames = FrameReader(max_frame_size)
         self.raw_frames = False  # True: frames are bare SASL tokens, not requests (after SaslHandshake v0)
 
@@ -44,8 +50,8 @@ class ServerConnection:
     def max_frame_size(self, size: int) -> None:
         self._frames.max_frame_size = size  # smaller before SASL authentication (sasl.server.max.receive.size)
 
-    def receive_data(self, data) -> list[RawRequest]:
-        requests = []
+    def receive_data(self, data: Buffer) -> list[RawRequest]:
+        requests: list[RawRequest] = []
         for payload in self._frames.feed(data):
             view = memoryview(payload)
             if self.raw_frames:
@@ -56,7 +62,7 @@ class ServerConnection:
         return requests
 
     @staticmethod
-    def encode_response(header: RequestHeader, version: int, message, body) -> ResponsePieces:
+    def encode_response(header: RequestHeader, version: int, message: Message, body: Any) -> ResponsePieces:
         """Frame a response to ``header`` with ``body`` encoded at ``version``.
 
         Returned as the bytearray it was built in: a Fetch response can be tens
@@ -80,13 +86,13 @@ class ServerConnection:
 class ClientConnection:
     """Our client's side: requests out with correlation ids, responses matched in order."""
 
-    def __init__(self, client_id: str = "weir", max_frame_size: int = DEFAULT_MAX_FRAME):
+    def __init__(self, client_id: str = "weir", max_frame_size: int = DEFAULT_MAX_FRAME) -> None:
         self.client_id = client_id
         self._frames = FrameReader(max_frame_size)
         self._next_correlation = 0
         self._in_flight: list[tuple[int, int, int]] = []  # (correlation id, api key, version)
 
-    def send_request(self, api_key: int, version: int, body, *, expect_response: bool = True) -> bytes:
+    def send_request(self, api_key: int, version: int, body: Any, *, expect_response: bool = True) -> bytes:
         correlation_id = self._next_correlation
         self._next_correlation = (correlation_id + 1) & 0x7FFFFFFF
         out = bytearray(4)
@@ -97,9 +103,9 @@ class ClientConnection:
             self._in_flight.append((correlation_id, api_key, version))
         return bytes(out)
 
-    def receive_data(self, data) -> list:
-        """Decode every completed response, in request order."""
-        responses = []
+    def receive_data(self, data: Buffer) -> list[Any]:
+        """Decode every completed response, in request order (instances of the message's generated class)."""
+        responses: list[Any] = []
         for payload in self._frames.feed(data):
             if not self._in_flight:
                 raise p.DecodeError("response with no request in flight")

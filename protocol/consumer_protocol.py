@@ -9,12 +9,15 @@ ignores what a newer writer appended, as Kafka's ConsumerProtocol does.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 import construct as c
 
 _STRING = c.PascalString(c.Int16ub, "utf8")
-_TOPIC_PARTITIONS = c.PrefixedArray(c.Int32sb, c.Struct("topic" / _STRING, "partitions" / c.PrefixedArray(c.Int32sb, c.Int32sb)))
+_TOPIC_PARTITIONS = c.PrefixedArray(c.Int32sb, c.Struct("topic" / _STRING,
+                                                        "partitions" / c.PrefixedArray(c.Int32sb, c.Int32sb)))
 
 SUBSCRIPTION_VERSION = 3
 ASSIGNMENT_VERSION = 3
@@ -49,11 +52,11 @@ class MemberSubscription:
     rack_id: str | None = None
 
 
-def _partitions_out(mapping: dict[str, list[int]]) -> list[dict]:
+def _partitions_out(mapping: dict[str, list[int]]) -> list[dict[str, object]]:
     return [{"topic": topic, "partitions": sorted(parts)} for topic, parts in sorted(mapping.items())]
 
 
-def _partitions_in(entries) -> dict[str, list[int]]:
+def _partitions_in(entries: Iterable[Any] | None) -> dict[str, list[int]]:  # construct's parsed entries
     found: dict[str, list[int]] = {}
     for entry in entries or ():
         found.setdefault(entry.topic, []).extend(entry.partitions)
@@ -63,11 +66,12 @@ def _partitions_in(entries) -> dict[str, list[int]]:
 def encode_subscription(subscription: MemberSubscription) -> bytes:
     data = subscription.user_data
     rack = subscription.rack_id
-    return Subscription.build({
+    encoded: bytes = Subscription.build({
         "version": SUBSCRIPTION_VERSION, "topics": sorted(subscription.topics),
         "user_data_length": -1 if data is None else len(data), "user_data": data,
         "owned_partitions": _partitions_out(subscription.owned), "generation_id": subscription.generation_id,
         "rack": {"length": -1 if rack is None else len(rack.encode()), "value": rack}})
+    return encoded
 
 
 def decode_subscription(metadata: bytes) -> MemberSubscription:
@@ -79,9 +83,10 @@ def decode_subscription(metadata: bytes) -> MemberSubscription:
 
 
 def encode_assignment(partitions: dict[str, list[int]], user_data: bytes | None = None) -> bytes:
-    return Assignment.build({"version": 0, "assigned_partitions": _partitions_out(partitions),
-                             "user_data_length": -1 if user_data is None else len(user_data),
-                             "user_data": user_data})
+    encoded: bytes = Assignment.build({"version": 0, "assigned_partitions": _partitions_out(partitions),
+                                       "user_data_length": -1 if user_data is None else len(user_data),
+                                       "user_data": user_data})
+    return encoded
 
 
 def decode_assignment(data: bytes) -> dict[str, list[int]]:

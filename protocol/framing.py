@@ -6,7 +6,15 @@ frame is allocated, so an absurd or negative size costs four bytes of memory.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, TypeAlias
+
 from . import primitives as p
+
+if TYPE_CHECKING:
+    from typing_extensions import Buffer
+
+#: A frame as ``FrameReader.feed`` returns it: a view of the data fed, or the frame joined.
+Frame: TypeAlias = memoryview | bytearray | bytes
 
 
 class FrameError(p.DecodeError):
@@ -31,10 +39,11 @@ class FrameReader:
     them), never with the size the peer announced.
     """
 
-    def __init__(self, max_frame_size: int):
+    def __init__(self, max_frame_size: int) -> None:
         self.max_frame_size = max_frame_size
         self._head = b""  # a length prefix split across feeds
-        self._parts: list = []  # pieces of the frame being assembled: views of whole chunks, bytearrays
+        # pieces of the frame being assembled: views of whole chunks, bytearrays
+        self._parts: list[memoryview | bytearray] = []
         self._have = 0
         self._need = -1  # size of the frame being assembled, -1 while reading its length
 
@@ -42,11 +51,11 @@ class FrameReader:
     def buffered(self) -> int:
         return len(self._head) + self._have
 
-    def feed(self, data) -> list:
+    def feed(self, data: Buffer) -> list[Frame]:
         """Add received bytes; return every frame they complete (bytes-like), in order."""
         view = memoryview(data)
         pos, end = 0, len(view)
-        frames = []
+        frames: list[Frame] = []
         while True:
             if self._need < 0:
                 missing = 4 - len(self._head)

@@ -37,7 +37,7 @@ def is_flexible(api_key: int, api_version: int) -> bool | None:
     return flexible is not None and api_version >= flexible[0]
 
 
-def peek_key_and_version(frame) -> tuple[int, int, int]:
+def peek_key_and_version(frame: p.ReadBuffer) -> tuple[int, int, int]:
     """api_key, api_version and correlation_id, readable before anything else."""
     if len(frame) < _FIXED:
         raise p.DecodeError("frame shorter than a request header")
@@ -45,7 +45,7 @@ def peek_key_and_version(frame) -> tuple[int, int, int]:
             p.INT32.unpack_from(frame, 4)[0])
 
 
-def decode_request_header(frame) -> tuple[RequestHeader, int]:
+def decode_request_header(frame: p.ReadBuffer) -> tuple[RequestHeader, int]:
     """Parse the header; return it and the offset where the body starts."""
     api_key, api_version, correlation_id = peek_key_and_version(frame)
     pos = _FIXED

@@ -8,6 +8,8 @@ back as zero-copy slices of it, which is what keeps record batches as bytes.
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
+from typing import Any, TypeAlias
 
 INT8 = struct.Struct(">b")
 INT16 = struct.Struct(">h")
@@ -19,12 +21,19 @@ FLOAT64 = struct.Struct(">d")
 
 ZERO_UUID = bytes(16)
 
+#: What the readers take: received bytes, or a view of them.
+ReadBuffer: TypeAlias = bytes | bytearray | memoryview
+#: A reader: ``(buf, pos)`` to ``(value, new_pos)``; a writer appends ``value`` to ``out``. Their values
+#: are Any: a field's Python type follows from its schema, which the checker does not see.
+Reader: TypeAlias = Callable[[ReadBuffer, int], tuple[Any, int]]
+Writer: TypeAlias = Callable[[bytearray, Any], None]
+
 
 class DecodeError(ValueError):
     """The bytes do not form a valid message; the connection cannot continue."""
 
 
-def read_uvarint(buf, pos: int) -> tuple[int, int]:
+def read_uvarint(buf: ReadBuffer, pos: int) -> tuple[int, int]:
     if pos < len(buf):  # most are one byte (compact lengths, counts, tag counts): no loop
         byte = buf[pos]
         if byte < 0x80:
@@ -54,7 +63,7 @@ def write_uvarint(out: bytearray, value: int) -> None:
     out.append(value)
 
 
-def read_varint(buf, pos: int) -> tuple[int, int]:
+def read_varint(buf: ReadBuffer, pos: int) -> tuple[int, int]:
     """Zigzag varint (record fields); also used for varlongs."""
     raw, pos = read_uvarint(buf, pos)
     return (raw >> 1) ^ -(raw & 1), pos
@@ -73,11 +82,11 @@ def zigzag_size(value: int) -> int:
     return size
 
 
-def read_fixed(codec: struct.Struct):
+def read_fixed(codec: struct.Struct) -> Reader:
     size = codec.size
     unpack = codec.unpack_from
 
-    def read(buf, pos):
+    def read(buf: ReadBuffer, pos: int) -> tuple[Any, int]:
         if pos + size > len(buf):
             raise DecodeError(f"truncated: need {size} bytes at {pos}")
         return unpack(buf, pos)[0], pos + size
@@ -85,16 +94,16 @@ def read_fixed(codec: struct.Struct):
     return read
 
 
-def write_fixed(codec: struct.Struct):
+def write_fixed(codec: struct.Struct) -> Writer:
     pack = codec.pack
 
-    def write(out, value):
+    def write(out: bytearray, value: Any) -> None:
         out += pack(value)
 
     return write
 
 
-def take(buf, pos: int, length: int):
+def take(buf: ReadBuffer, pos: int, length: int) -> tuple[ReadBuffer, int]:
     end = pos + length
     if length < 0 or end > len(buf):
         raise DecodeError(f"truncated: need {length} bytes at {pos}")

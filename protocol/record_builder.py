@@ -19,6 +19,8 @@ per row); ``append_arrow_python`` is its reference, tested the same way.
 from __future__ import annotations
 
 import struct
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, TypeAlias
 
 import crc32c
 
@@ -26,6 +28,13 @@ from . import primitives as p
 from .compression import Compression, compress
 from .records import (BATCH_HEADER, CRC_START, HEADER_SIZE, LOG_OVERHEAD, MAGIC, NO_PRODUCER_EPOCH,
                       NO_PRODUCER_ID, NO_SEQUENCE, TRANSACTIONAL_FLAG)
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    from typing_extensions import Buffer
+
+    #: An Arrow column as ``append_arrow`` reads it (see ``arrow_column``).
+    ArrowColumn: TypeAlias = tuple[Buffer | None, Buffer, Buffer | None, int, bool] | None
 
 _TABLE_LIMIT = 1 << 14  # zigzag values below this are one or two bytes
 
@@ -47,7 +56,8 @@ def varint(value: int) -> bytes:
     return _encode_varint(value)
 
 
-def append_record_python(body: bytearray, timestamp_delta: int, offset_delta: int, key, value, headers) -> int:
+def append_record_python(body: bytearray, timestamp_delta: int, offset_delta: int, key: bytes | None,
+                         value: bytes | None, headers: Sequence[tuple[str, bytes | None]] | None) -> int:
     """Append one v2 record (length-prefixed) to ``body``; returns the bytes added."""
     parts = [b"\x00", varint(timestamp_delta), varint(offset_delta)]
     if key is None:
@@ -79,7 +89,7 @@ def append_record_python(body: bytearray, timestamp_delta: int, offset_delta: in
 _OFFSETS = {False: struct.Struct("<i"), True: struct.Struct("<q")}
 
 
-def arrow_column(array):
+def arrow_column(array: pa.Array | None) -> ArrowColumn:
     """An Arrow column as ``append_arrow`` reads it: None if every row is null (or ``array`` is None),
     else (validity buffer or None, offsets buffer, data buffer or None, array offset, 64-bit offsets?).
     TypeError for a column that is not binary, string or their large variants."""
@@ -96,7 +106,7 @@ def arrow_column(array):
     return (validity if array.null_count else None, offsets, data, array.offset, wide)
 
 
-def _arrow_value(column, row: int) -> bytes | None:
+def _arrow_value(column: ArrowColumn, row: int) -> bytes | None:
     if column is None:
         return None
     validity, offsets, data, offset, wide = column
@@ -111,8 +121,9 @@ def _arrow_value(column, row: int) -> bytes | None:
     return b"" if data is None else bytes(memoryview(data)[start:end])
 
 
-def append_arrow_python(body: bytearray, timestamp_delta: int, offset_delta: int, keys, values, length: int,
-                        rows, start: int, size: int, limit: int) -> tuple[int, int]:
+def append_arrow_python(body: bytearray, timestamp_delta: int, offset_delta: int, keys: ArrowColumn,
+                        values: ArrowColumn, length: int, rows: Buffer, start: int, size: int,
+                        limit: int) -> tuple[int, int]:
     """Append the records of ``rows[start:]`` (int32 row numbers into the ``length``-row columns ``keys``
     and ``values``, from ``arrow_column``), no headers, offset deltas from ``offset_delta``, stopping after
     the record that brings the batch's ``size`` to ``limit``; returns (next position in rows, bytes added)."""
@@ -148,7 +159,7 @@ class BatchBuilder:
 
     __slots__ = ("compression", "base_timestamp", "max_timestamp", "count", "size", "_body", "_payload")
 
-    def __init__(self, compression: Compression = Compression.NONE):
+    def __init__(self, compression: Compression = Compression.NONE) -> None:
         self.compression = compression
         self.base_timestamp = -1
         self.max_timestamp = -1
@@ -170,7 +181,8 @@ class BatchBuilder:
         self._payload = None
         return added
 
-    def append_arrow(self, timestamp: int, keys, values, length: int, rows, start: int, limit: int) -> int:
+    def append_arrow(self, timestamp: int, keys: ArrowColumn, values: ArrowColumn, length: int, rows: bytes,
+                     start: int, limit: int) -> int:
         """Encode the records of ``rows[start:]`` of Arrow columns (see ``append_arrow_python``) until the
         batch reaches ``limit`` bytes; returns the position in ``rows`` to go on from."""
         if start >= len(rows) // 4:

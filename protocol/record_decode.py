@@ -17,12 +17,20 @@ on every input, valid or not.
 
 from __future__ import annotations
 
-from .primitives import DecodeError
+from typing import TYPE_CHECKING, TypeAlias
+
+from .primitives import DecodeError, ReadBuffer
+
+if TYPE_CHECKING:
+    from typing_extensions import Buffer
+
+#: (offset, timestamp, key, value, headers), headers as (name, value) pairs.
+DecodedRecord: TypeAlias = tuple[int, int, bytes | None, bytes | None, list[tuple[str, bytes | None]]]
 
 _MASK64 = (1 << 64) - 1
 
 
-def _varint(buf, pos: int, end: int) -> tuple[int, int]:
+def _varint(buf: ReadBuffer, pos: int, end: int) -> tuple[int, int]:
     """Zigzag varint of at most 10 bytes, read as a 64-bit value (the C walk's arithmetic)."""
     raw = shift = 0
     for _ in range(10):
@@ -38,7 +46,7 @@ def _varint(buf, pos: int, end: int) -> tuple[int, int]:
     raise DecodeError("varint longer than 10 bytes")
 
 
-def _blob(buf, pos: int, end: int):
+def _blob(buf: ReadBuffer, pos: int, end: int) -> tuple[bytes | None, int]:
     size, pos = _varint(buf, pos, end)
     if size < 0:
         return None, pos
@@ -47,11 +55,11 @@ def _blob(buf, pos: int, end: int):
     return bytes(buf[pos:pos + size]), pos + size
 
 
-def decode_python(records, count: int, base_offset: int, base_timestamp: int,
-                  log_append_time: int | None = None) -> list[tuple]:
+def decode_python(records: Buffer, count: int, base_offset: int, base_timestamp: int,
+                  log_append_time: int | None = None) -> list[DecodedRecord]:
     buf = memoryview(records).cast("B") if not isinstance(records, (bytes, bytearray)) else records
     pos, end = 0, len(buf)
-    out = []
+    out: list[DecodedRecord] = []
     for _ in range(count):
         length, pos = _varint(buf, pos, end)
         start = pos
@@ -63,10 +71,10 @@ def decode_python(records, count: int, base_offset: int, base_timestamp: int,
         key, pos = _blob(buf, pos, end)
         value, pos = _blob(buf, pos, end)
         header_count, pos = _varint(buf, pos, end)
-        headers = []
+        headers: list[tuple[str, bytes | None]] = []
         for _ in range(max(header_count, 0)):
-            name, pos = _blob(buf, pos, end)
-            name = (name or b"").decode("utf-8")  # before the value is read, as the C walk does
+            raw_name, pos = _blob(buf, pos, end)
+            name = (raw_name or b"").decode("utf-8")  # before the value is read, as the C walk does
             header_value, pos = _blob(buf, pos, end)
             headers.append((name, header_value))
         if pos - start != length:
@@ -76,14 +84,8 @@ def decode_python(records, count: int, base_offset: int, base_timestamp: int,
     return out
 
 
-try:
-    from . import _record_decode
-except ImportError:  # no compiler at install time: the reference walk serves
-    _record_decode = None
-
-
-def _decode_c(records, count: int, base_offset: int, base_timestamp: int,
-              log_append_time: int | None = None) -> list[tuple]:
+def _decode_c(records: Buffer, count: int, base_offset: int, base_timestamp: int,
+              log_append_time: int | None = None) -> list[DecodedRecord]:
     try:
         return _record_decode.decode(records, count, base_offset, base_timestamp, log_append_time)
     except UnicodeDecodeError:
@@ -92,5 +94,10 @@ def _decode_c(records, count: int, base_offset: int, base_timestamp: int,
         raise DecodeError(str(exc)) from None
 
 
-decode = _decode_c if _record_decode is not None else decode_python
-ACCELERATED = _record_decode is not None
+try:
+    from . import _record_decode
+    decode = _decode_c
+    ACCELERATED = True
+except ImportError:  # no compiler at install time: the reference walk serves
+    decode = decode_python
+    ACCELERATED = False

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass, field
-from typing import Iterator, NamedTuple
+from typing import NamedTuple
+from collections.abc import Iterator
 
 import construct as c
 import crc32c
@@ -104,19 +105,19 @@ def increment_sequence(sequence: int, delta: int) -> int:
     return sequence + delta
 
 
-def read_header(buf, pos: int = 0) -> BatchHeader:
+def read_header(buf: p.ReadBuffer, pos: int = 0) -> BatchHeader:
     return BatchHeader._make(BATCH_HEADER.unpack_from(buf, pos))
 
 
-def crc_of(buf, start: int, end: int) -> int:
+def crc_of(buf: p.ReadBuffer, start: int, end: int) -> int:
     return crc32c.crc32c(memoryview(buf)[start + CRC_START:end])
 
 
-def crc_ok(buf, start: int, header: BatchHeader) -> bool:
+def crc_ok(buf: p.ReadBuffer, start: int, header: BatchHeader) -> bool:
     return crc_of(buf, start, start + header.size) == header.crc
 
 
-def iter_headers(buf, pos: int = 0) -> Iterator[tuple[int, BatchHeader]]:
+def iter_headers(buf: p.ReadBuffer, pos: int = 0) -> Iterator[tuple[int, BatchHeader]]:
     """(position, header) of each complete batch in ``buf``; stops at a partial one."""
     end = len(buf)
     while pos + HEADER_SIZE <= end:
@@ -163,7 +164,7 @@ def _encode_record(out: bytearray, record: Record, offset_delta: int, timestamp_
     out += body
 
 
-def _read_blob(buf, pos):
+def _read_blob(buf: p.ReadBuffer, pos: int) -> tuple[bytes | None, int]:
     length, pos = p.read_varint(buf, pos)
     if length < 0:
         return None, pos
@@ -171,14 +172,14 @@ def _read_blob(buf, pos):
     return bytes(raw), pos
 
 
-def _decode_records(buf, count: int, base_offset: int, base_timestamp: int,
+def _decode_records(buf: p.ReadBuffer, count: int, base_offset: int, base_timestamp: int,
                     log_append_time: int | None = None) -> list[Record]:
     # Every consumer's fetch goes through here. Most varints of a record (its length under 64 bytes
     # aside: attributes, deltas, key length, header count) are one byte, so that case is decoded
     # inline and only longer ones call read_varint: about twice as fast on small records.
     read_varint = p.read_varint
     size = len(buf)
-    records = []
+    records: list[Record] = []
     append = records.append
     pos = 0
     for _ in range(count):
@@ -217,7 +218,7 @@ def _decode_records(buf, count: int, base_offset: int, base_timestamp: int,
             header_count, pos = (byte >> 1) ^ -(byte & 1), pos + 1
         else:
             header_count, pos = read_varint(buf, pos)
-        headers = []
+        headers: list[tuple[str, bytes | None]] = []
         for _ in range(header_count):
             name, pos = _read_blob(buf, pos)
             header_value, pos = _read_blob(buf, pos)
@@ -274,7 +275,7 @@ def rebuild_batch(header: BatchHeader, payload: bytes, *, attributes: int, max_t
     return _with_crc(out)
 
 
-def restamp_batch(batch, *, attributes: int, max_timestamp: int) -> bytes:
+def restamp_batch(batch: p.ReadBuffer, *, attributes: int, max_timestamp: int) -> bytes:
     """A copy of ``batch`` with new attributes and maxTimestamp, and its CRC recomputed."""
     out = bytearray(batch)
     _ATTRIBUTES.pack_into(out, 21, attributes)
@@ -282,7 +283,8 @@ def restamp_batch(batch, *, attributes: int, max_timestamp: int) -> bytes:
     return _with_crc(out)
 
 
-def rebuild_compacted_batch(original: BatchHeader, records: list[Record], delete_horizon_ms: int | None = None) -> bytes:
+def rebuild_compacted_batch(original: BatchHeader, records: list[Record],
+                            delete_horizon_ms: int | None = None) -> bytes:
     """``original`` holding only ``records`` (the log cleaner's output): the same base and
     last offset, producer fields and compression; records keep their offsets and
     timestamps. With ``delete_horizon_ms`` the base timestamp is that horizon and the
@@ -314,14 +316,15 @@ def delete_horizon_ms(header: BatchHeader) -> int | None:
     return header.base_timestamp if header.attributes & DELETE_HORIZON_FLAG else None
 
 
-def decode_batch(buf, pos: int = 0) -> tuple[BatchHeader, list[Record]]:
+def decode_batch(buf: p.ReadBuffer, pos: int = 0, *, verify_crc: bool = True) -> tuple[BatchHeader, list[Record]]:
+    """``verify_crc=False``: for bytes already verified (a broker replaying its own log)."""
     header = read_header(buf, pos)
     if header.magic != MAGIC:
         raise p.DecodeError(f"unsupported magic {header.magic}")
     end = pos + header.size
     if end > len(buf):
         raise p.DecodeError("truncated batch")
-    if not crc_ok(buf, pos, header):
+    if verify_crc and not crc_ok(buf, pos, header):
         raise p.DecodeError("batch CRC mismatch")
     payload = decompress(header.compression, memoryview(buf)[pos + HEADER_SIZE:end])
     # In a LogAppendTime batch every record's timestamp is the batch's maxTimestamp.
@@ -330,7 +333,7 @@ def decode_batch(buf, pos: int = 0) -> tuple[BatchHeader, list[Record]]:
                                    header.base_timestamp, log_append_time)
 
 
-def decode_batches(buf) -> Iterator[tuple[BatchHeader, list[Record]]]:
+def decode_batches(buf: p.ReadBuffer) -> Iterator[tuple[BatchHeader, list[Record]]]:
     for pos, _header in iter_headers(buf):
         yield decode_batch(buf, pos)
 
@@ -341,6 +344,10 @@ CONTROL_ABORT = 0
 CONTROL_COMMIT = 1
 _CONTROL_KEY = struct.Struct(">hh")
 _CONTROL_VALUE = struct.Struct(">hi")
+_ATTRIBUTES = struct.Struct(">h")
+_MARKER = struct.Struct(">hhxhi")  # key (version, type), the value's length byte, value (version, epoch)
+_LENGTH_AT = HEADER_SIZE
+ATTRIBUTES_AT = 21  # baseOffset, batchLength, partitionLeaderEpoch, magic, crc
 
 
 def encode_control_batch(*, commit: bool, producer_id: int, producer_epoch: int,
@@ -350,6 +357,29 @@ def encode_control_batch(*, commit: bool, producer_id: int, producer_epoch: int,
                     value=_CONTROL_VALUE.pack(0, coordinator_epoch), timestamp=timestamp)
     return encode_batch([record], base_offset=base_offset, producer_id=producer_id,
                         producer_epoch=producer_epoch, transactional=True, control=True)
+
+
+def read_control_batch(batch) -> tuple[int, int]:
+    """(control type, coordinator epoch) of an uncompressed control batch's first record, read in
+    place: what replaying a log needs of each marker, without decoding the batch."""
+    if _ATTRIBUTES.unpack_from(batch, ATTRIBUTES_AT)[0] & COMPRESSION_MASK:  # never so in Kafka; still read right
+        _header, records = decode_batch(batch, verify_crc=False)
+        return decode_control_record(records[0])
+    if (batch[_LENGTH_AT] < 0x80 and batch[_LENGTH_AT + 2] == 0 and batch[_LENGTH_AT + 3] == 0
+            and batch[_LENGTH_AT + 4] == 8 and batch[_LENGTH_AT + 9] == 12):
+        # The usual marker: one-byte varints, timestamp and offset deltas 0, a 4-byte key, a 6-byte value.
+        _version, kind, _value_version, coordinator_epoch = _MARKER.unpack_from(batch, _LENGTH_AT + 5)
+        return kind, coordinator_epoch
+    pos = HEADER_SIZE
+    _length, pos = p.read_varint(batch, pos)
+    pos += 1  # attributes
+    _timestamp_delta, pos = p.read_varint(batch, pos)
+    _offset_delta, pos = p.read_varint(batch, pos)
+    key_length, pos = p.read_varint(batch, pos)
+    _version, kind = _CONTROL_KEY.unpack_from(batch, pos)
+    value_length, pos = p.read_varint(batch, pos + key_length)
+    _version, coordinator_epoch = _CONTROL_VALUE.unpack_from(batch, pos) if value_length >= 6 else (0, 0)
+    return kind, coordinator_epoch
 
 
 def decode_control_record(record: Record) -> tuple[int, int]:

@@ -12,13 +12,15 @@ are the same either way.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 
 class FileRegion:
     """``length`` bytes at ``position`` of a file; subclasses say how the file is reached."""
 
     __slots__ = ("position", "length")
 
-    def __init__(self, position: int, length: int):
+    def __init__(self, position: int, length: int) -> None:
         self.position = position
         self.length = length
 
@@ -50,7 +52,7 @@ class ResponsePieces(bytearray):
 
     __slots__ = ("regions", "region_bytes")
 
-    def __init__(self, size: int = 0):
+    def __init__(self, size: int = 0) -> None:
         super().__init__(size)
         self.regions: list[tuple[int, FileRegion, int]] = []
         self.region_bytes = 0
@@ -64,7 +66,7 @@ class ResponsePieces(bytearray):
     def frame_size(self) -> int:
         return len(self) + self.region_bytes
 
-    def pieces(self):
+    def pieces(self) -> Iterator[memoryview | tuple[FileRegion, int]]:
         """The frame in order: memoryviews of this buffer and (region, descriptor) pairs."""
         view = memoryview(self)
         start = 0
@@ -89,7 +91,7 @@ class ResponsePieces(bytearray):
             region.unpin()
 
 
-def write_records(out: bytearray, value) -> bool:
+def write_records(out: bytearray, value: object) -> bool:
     """Put a records value that is a ``FileRegion`` into ``out`` (after its length prefix);
     False when ``value`` is plain bytes for the caller to copy in."""
     if not isinstance(value, FileRegion):

@@ -15,7 +15,7 @@ Decoded structs are instances of a class generated per struct with
 from __future__ import annotations
 
 import struct
-from typing import Any, Callable
+from typing import Any, TypeAlias
 
 from . import primitives as p
 from . import schema_codegen
@@ -52,18 +52,18 @@ class Primitive:
         self.default = default
         self.codec = codec
 
-    def reader(self, flexible: bool, nullable: bool) -> Callable:
+    def reader(self, flexible: bool, nullable: bool) -> p.Reader:
         if self.codec is not None:
             return p.read_fixed(self.codec)
         if self.name == "uuid":
             return _read_uuid
         return _length_prefixed_reader(self.name, flexible, nullable)
 
-    def writer(self, flexible: bool, nullable: bool) -> Callable:
+    def writer(self, flexible: bool, nullable: bool) -> p.Writer:
         if self.codec is not None:
             if self.name == "bool":
                 pack = self.codec.pack
-                def write_bool(out, value):
+                def write_bool(out: bytearray, value: Any) -> None:
                     out += pack(1 if value else 0)
                 return write_bool
             return p.write_fixed(self.codec)
@@ -71,22 +71,22 @@ class Primitive:
             return _write_uuid
         return _length_prefixed_writer(self.name, flexible, nullable)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return self.name
 
 
-def _read_uuid(buf, pos):
+def _read_uuid(buf: p.ReadBuffer, pos: int) -> tuple[bytes, int]:
     raw, pos = p.take(buf, pos, 16)
     return bytes(raw), pos
 
 
-def _write_uuid(out, value):
+def _write_uuid(out: bytearray, value: bytes) -> None:
     if len(value) != 16:
         raise ValueError("uuid must be 16 bytes")
     out += value
 
 
-def _length_prefixed_reader(kind: str, flexible: bool, nullable: bool):
+def _length_prefixed_reader(kind: str, flexible: bool, nullable: bool) -> p.Reader:
     as_text = kind == "string"
     as_view = kind == "records"
     read_uvarint = p.read_uvarint
@@ -94,7 +94,7 @@ def _length_prefixed_reader(kind: str, flexible: bool, nullable: bool):
     unpack_len, len_size = fixed_len.unpack_from, fixed_len.size
     DecodeError = p.DecodeError
 
-    def read(buf, pos):
+    def read(buf: p.ReadBuffer, pos: int) -> tuple[str | p.ReadBuffer | None, int]:
         if flexible:
             length, pos = read_uvarint(buf, pos)
             length -= 1
@@ -121,11 +121,11 @@ def _length_prefixed_reader(kind: str, flexible: bool, nullable: bool):
     return read
 
 
-def _length_prefixed_writer(kind: str, flexible: bool, nullable: bool):
+def _length_prefixed_writer(kind: str, flexible: bool, nullable: bool) -> p.Writer:
     pack_len = (p.INT16 if kind == "string" else p.INT32).pack
     is_records = kind == "records"
 
-    def write(out, value):
+    def write(out: bytearray, value: Any) -> None:  # str, bytes-like, None; or a FileRegion (records)
         if value is None:
             if not nullable:
                 raise ValueError(f"null {kind} in a non-nullable field")
@@ -159,18 +159,18 @@ UUID = Primitive("uuid", p.ZERO_UUID)
 
 
 class Array:
-    def __init__(self, element: "Primitive | Struct"):
+    def __init__(self, element: Primitive | Struct) -> None:
         self.element = element
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"[]{self.element!r}"
 
 
 class Field:
     """One field of a struct, with Kafka's version ranges."""
 
-    def __init__(self, name: str, type, versions: str = "0+", *, nullable: str | None = None,
-                 tag: int | None = None, tagged: str | None = None, default: Any = _UNSET):
+    def __init__(self, name: str, type: FieldType, versions: str = "0+", *, nullable: str | None = None,
+                 tag: int | None = None, tagged: str | None = None, default: Any = _UNSET) -> None:
         self.name = name
         self.type = type
         self.versions = parse_versions(versions)
@@ -197,44 +197,48 @@ class Field:
 class Struct:
     """A named list of fields; generates a slotted class for its instances."""
 
-    def __init__(self, name: str, *fields: Field):
+    def __init__(self, name: str, *fields: Field) -> None:
         self.name = name
         self.fields = fields
         self.cls = schema_codegen.make_class(name, fields)
         # keyed by (version, flexible), and by version alone for a Message (decode, encode_into)
-        self._readers: dict[Any, Callable] = {}
-        self._writers: dict[Any, Callable] = {}
+        self._readers: dict[tuple[int, bool] | int, p.Reader] = {}
+        self._writers: dict[tuple[int, bool] | int, p.Writer] = {}
 
-    def __call__(self, **values):
+    def __call__(self, **values: Any) -> Any:
+        """An instance of the struct's generated class (Any to the checker, which cannot see it)."""
         return self.cls(**values)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return self.name
 
     # -- compilation ---------------------------------------------------------
 
-    def reader(self, version: int, flexible: bool) -> Callable:
+    def reader(self, version: int, flexible: bool) -> p.Reader:
         key = (version, flexible)
         compiled = self._readers.get(key)
         if compiled is None:
             compiled = self._readers[key] = self._compile_reader(version, flexible)
         return compiled
 
-    def writer(self, version: int, flexible: bool) -> Callable:
+    def writer(self, version: int, flexible: bool) -> p.Writer:
         key = (version, flexible)
         compiled = self._writers.get(key)
         if compiled is None:
             compiled = self._writers[key] = self._compile_writer(version, flexible)
         return compiled
 
-    def _compile_reader(self, version: int, flexible: bool) -> Callable:
+    def _compile_reader(self, version: int, flexible: bool) -> p.Reader:
         return schema_codegen.compile_reader(self, version, flexible, _field_reader)
 
-    def _compile_writer(self, version: int, flexible: bool) -> Callable:
+    def _compile_writer(self, version: int, flexible: bool) -> p.Writer:
         return schema_codegen.compile_writer(self, version, flexible, _field_writer)
 
 
-def _field_reader(field: Field, version: int, flexible: bool) -> Callable:
+FieldType: TypeAlias = Primitive | Struct | Array
+
+
+def _field_reader(field: Field, version: int, flexible: bool) -> p.Reader:
     nullable = field.is_nullable(version)
     kind = field.type
     if isinstance(kind, Primitive):
@@ -244,9 +248,9 @@ def _field_reader(field: Field, version: int, flexible: bool) -> Callable:
     element = kind.element
     read_element = (element.reader(version, flexible) if isinstance(element, Struct)
                     else element.reader(flexible, False))
-    read_count = None if flexible else p.read_fixed(p.INT32)
+    read_count = p.read_fixed(p.INT32)  # of a non-flexible array
 
-    def read_array(buf, pos):
+    def read_array(buf: p.ReadBuffer, pos: int) -> tuple[list[Any] | None, int]:
         if flexible:
             raw, pos = p.read_uvarint(buf, pos)
             count = raw - 1
@@ -258,7 +262,7 @@ def _field_reader(field: Field, version: int, flexible: bool) -> Callable:
             return None, pos
         if count > len(buf) - pos:  # every element takes at least one byte
             raise p.DecodeError(f"array {field.name} claims {count} elements")
-        items = []
+        items: list[Any] = []
         append = items.append
         for _ in range(count):
             item, pos = read_element(buf, pos)
@@ -268,7 +272,7 @@ def _field_reader(field: Field, version: int, flexible: bool) -> Callable:
     return read_array
 
 
-def _field_writer(field: Field, version: int, flexible: bool) -> Callable:
+def _field_writer(field: Field, version: int, flexible: bool) -> p.Writer:
     nullable = field.is_nullable(version)
     kind = field.type
     if isinstance(kind, Primitive):
@@ -280,7 +284,7 @@ def _field_writer(field: Field, version: int, flexible: bool) -> Callable:
                      else element.writer(flexible, False))
     pack_count = p.INT32.pack
 
-    def write_array(out, items):
+    def write_array(out: bytearray, items: list[Any] | None) -> None:
         if items is None:
             if not nullable:
                 raise ValueError(f"null array {field.name} in a non-nullable field")
@@ -301,10 +305,10 @@ def _field_writer(field: Field, version: int, flexible: bool) -> Callable:
 
 # A nullable struct field (e.g. DescribeTopicPartitions' Cursor) is preceded by an int8 marker, as
 # Kafka's generated code writes it: -1 for null, 1 for present.
-def _nullable_struct_reader(read_struct: Callable) -> Callable:
+def _nullable_struct_reader(read_struct: p.Reader) -> p.Reader:
     read_marker = p.read_fixed(p.INT8)
 
-    def read(buf, pos):
+    def read(buf: p.ReadBuffer, pos: int) -> tuple[Any, int]:
         marker, pos = read_marker(buf, pos)
         if marker < 0:
             return None, pos
@@ -312,8 +316,8 @@ def _nullable_struct_reader(read_struct: Callable) -> Callable:
     return read
 
 
-def _nullable_struct_writer(write_struct: Callable) -> Callable:
-    def write(out, value):
+def _nullable_struct_writer(write_struct: p.Writer) -> p.Writer:
+    def write(out: bytearray, value: Any) -> None:
         if value is None:
             out += p.INT8.pack(-1)
         else:
@@ -325,7 +329,7 @@ def _nullable_struct_writer(write_struct: Callable) -> Callable:
 class Message(Struct):
     """A top-level request or response body of one API key."""
 
-    def __init__(self, name: str, api_key: int, versions: str, flexible: str | None, *fields: Field):
+    def __init__(self, name: str, api_key: int, versions: str, flexible: str | None, *fields: Field) -> None:
         super().__init__(name, *fields)
         self.api_key = api_key
         self.versions = parse_versions(versions)
@@ -334,7 +338,7 @@ class Message(Struct):
     def is_flexible(self, version: int) -> bool:
         return _in(self.flexible, version)
 
-    def decode(self, version: int, buf, pos: int = 0, *, exact: bool = True):
+    def decode(self, version: int, buf: p.ReadBuffer, pos: int = 0, *, exact: bool = True) -> Any:
         """Decode a body from ``pos``; with ``exact`` it must fill ``buf`` to the end.
 
         Apache Kafka ignores bytes after a request body, and librdkafka 2.16's
@@ -349,13 +353,13 @@ class Message(Struct):
             raise p.DecodeError(f"{self.name} v{version}: {len(buf) - end} trailing bytes")
         return obj
 
-    def encode_into(self, out: bytearray, version: int, obj) -> None:
+    def encode_into(self, out: bytearray, version: int, obj: Any) -> None:
         write = self._writers.get(version)
         if write is None:
             write = self._writers[version] = self.writer(version, self.is_flexible(version))
         write(out, obj)
 
-    def encode(self, version: int, obj) -> bytes:
+    def encode(self, version: int, obj: Any) -> bytes:
         out = bytearray()
         self.encode_into(out, version, obj)
         return bytes(out)

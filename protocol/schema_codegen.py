@@ -11,28 +11,44 @@ from __future__ import annotations
 
 import keyword
 import struct
-from typing import Any, Callable
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, TypeAlias, cast
 
 from . import primitives as p
+
+if TYPE_CHECKING:  # for the annotations only: this module tells field types apart by what they have
+    from .schema import Field, Struct
+
+    FieldReader: TypeAlias = Callable[[Field, int, bool], p.Reader]
+    FieldWriter: TypeAlias = Callable[[Field, int, bool], p.Writer]
+    #: A tagged field as the writer sees it: (tag, name, default, writer).
+    TaggedWriter: TypeAlias = tuple[int, str, Any, p.Writer]
 
 _MISSING = object()  # an array argument not given: a fresh list per instance
 
 
-def _is_array(field) -> bool:
+def _is_array(field: Field) -> bool:
     return hasattr(field.type, "element")
 
 
-def compile_reader(struct_, version: int, flexible: bool, field_reader: Callable) -> Callable:
+def _codec(field: Field) -> struct.Struct:
+    """The codec of a field that ``fixed_runs`` grouped as fixed-width (a primitive with one)."""
+    return cast(struct.Struct, getattr(field.type, "codec", None))
+
+
+def compile_reader(struct_: Struct, version: int, flexible: bool, field_reader: FieldReader) -> p.Reader:
     """The reader of ``struct_`` at ``version``: ``read(buf, pos) -> (obj, pos)``."""
     present = [f for f in struct_.fields if f.present(version)]
     plain = [f for f in present if not f.is_tagged(version)]
-    tagged = {f.tag: (f.name, field_reader(f, version, flexible)) for f in present if f.is_tagged(version)}
+    # (a field is tagged in no version unless it has a tag; the test on tag is for the checker)
+    tagged = {f.tag: (f.name, field_reader(f, version, flexible))
+              for f in present if f.is_tagged(version) and f.tag is not None}
     set_in_body = {f.name for f in plain}
     namespace: dict[str, Any] = {"new": object.__new__, "cls": struct_.cls, "DecodeError": p.DecodeError}
     lines = ["def read(buf, pos):", "    obj = new(cls)"]
     for run in fixed_runs(plain):
         if isinstance(run, list):  # consecutive fixed-width fields: one unpack
-            codec = struct.Struct(">" + "".join(f.type.codec.format[1:] for f in run))
+            codec = struct.Struct(">" + "".join(_codec(f).format[1:] for f in run))
             namespace[f"unpack{len(namespace)}"] = codec.unpack_from
             targets = "".join(f"obj.{f.name}, " for f in run)
             lines += [f"    end = pos + {codec.size}",
@@ -57,20 +73,21 @@ def compile_reader(struct_, version: int, flexible: bool, field_reader: Callable
     return compile_source("\n".join(lines), namespace, "read")
 
 
-def compile_writer(struct_, version: int, flexible: bool, field_writer: Callable) -> Callable:
+def compile_writer(struct_: Struct, version: int, flexible: bool, field_writer: FieldWriter) -> p.Writer:
     """The writer of ``struct_`` at ``version``: ``write(out, obj)``."""
     present = [f for f in struct_.fields if f.present(version)]
     plain = [f for f in present if not f.is_tagged(version)]
     tagged = sorted(((f.tag, f.name, f.default, field_writer(f, version, flexible))
-                     for f in present if f.is_tagged(version)), key=lambda item: item[0])
+                     for f in present if f.is_tagged(version) and f.tag is not None), key=lambda item: item[0])
     namespace: dict[str, Any] = {}
     lines = ["def write(out, obj):"]
     for run in fixed_runs(plain):
         if isinstance(run, list):
-            codec = struct.Struct(">" + "".join(f.type.codec.format[1:] for f in run))
+            codec = struct.Struct(">" + "".join(_codec(f).format[1:] for f in run))
             name = f"pack{len(namespace)}"
             namespace[name] = codec.pack
-            values = ", ".join(f"1 if obj.{f.name} else 0" if f.type.name == "bool" else f"obj.{f.name}" for f in run)
+            values = ", ".join(f"1 if obj.{f.name} else 0" if getattr(f.type, "name", None) == "bool"
+                               else f"obj.{f.name}" for f in run)
             lines.append(f"    out += {name}({values})")
         else:
             name = f"write{len(namespace)}"
@@ -93,14 +110,15 @@ def compile_writer(struct_, version: int, flexible: bool, field_writer: Callable
     return compile_source("\n".join(lines), namespace, "write")
 
 
-def compile_source(source: str, namespace: dict, name: str) -> Callable:
+def compile_source(source: str, namespace: dict[str, Any], name: str) -> Callable[..., Any]:
     exec(compile(source, f"<schema {name}>", "exec"), namespace)
-    return namespace[name]
+    function: Callable[..., Any] = namespace[name]
+    return function
 
 
-def fixed_runs(fields: list) -> list:
+def fixed_runs(fields: Sequence[Field]) -> list[list[Field] | Field]:
     """Fields in order, consecutive fixed-width ones grouped into lists."""
-    runs: list = []
+    runs: list[list[Field] | Field] = []
     for field in fields:
         if getattr(field.type, "codec", None) is not None:  # a fixed-width primitive
             if runs and isinstance(runs[-1], list):
@@ -112,7 +130,7 @@ def fixed_runs(fields: list) -> list:
     return runs
 
 
-def default_expression(field, namespace: dict) -> str:
+def default_expression(field: Field, namespace: dict[str, Any]) -> str:
     if _is_array(field) and field.default is None:
         return "[]"  # a fresh list per instance
     name = f"default{len(namespace)}"
@@ -120,8 +138,8 @@ def default_expression(field, namespace: dict) -> str:
     return name
 
 
-def tagged_reader(tagged: dict[int, tuple[str, Callable]]) -> Callable:
-    def read_tags(buf, pos, obj):
+def tagged_reader(tagged: dict[int, tuple[str, p.Reader]]) -> Callable[[p.ReadBuffer, int, object], int]:
+    def read_tags(buf: p.ReadBuffer, pos: int, obj: object) -> int:
         count, pos = p.read_uvarint(buf, pos)
         for _ in range(count):
             tag, pos = p.read_uvarint(buf, pos)
@@ -139,8 +157,8 @@ def tagged_reader(tagged: dict[int, tuple[str, Callable]]) -> Callable:
     return read_tags
 
 
-def tagged_writer(tagged: list) -> Callable:
-    def write_tags(out, obj):
+def tagged_writer(tagged: list[TaggedWriter]) -> p.Writer:
+    def write_tags(out: bytearray, obj: Any) -> None:
         present = [(tag, name, wr) for tag, name, default, wr in tagged
                    if getattr(obj, name) not in (None, default)]
         p.write_uvarint(out, len(present))
@@ -153,7 +171,7 @@ def tagged_writer(tagged: list) -> Callable:
     return write_tags
 
 
-def make_class(name: str, fields: tuple):
+def make_class(name: str, fields: Sequence[Field]) -> type:
     """A slotted class for a struct's instances, with a keyword ``__init__`` filling defaults."""
     names = tuple(f.name for f in fields)
     namespace: dict[str, Any] = {"MISSING": _MISSING}
@@ -172,11 +190,11 @@ def make_class(name: str, fields: tuple):
                          *(body or ["    pass"])])
     __init__ = compile_source(source, namespace, "__init__")
 
-    def __repr__(self):
+    def __repr__(self: object) -> str:
         inner = ", ".join(f"{n}={getattr(self, n)!r}" for n in names)
         return f"{name}({inner})"
 
-    def __eq__(self, other):
+    def __eq__(self: object, other: object) -> bool:
         return type(other) is type(self) and all(
             getattr(self, n) == getattr(other, n) for n in names)
 

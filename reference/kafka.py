@@ -55,6 +55,10 @@ SHARED_TEST_SETTINGS = {
     "transaction.state.log.num.partitions": "4",
     "group.initial.rebalance.delay.ms": "0",
     "transaction.abort.timed.out.transaction.cleanup.interval.ms": "500",
+    # consumer-protocol members (KIP-848) heartbeat every 0.5 s instead of 5, so that
+    # reconciliation steps follow each other quickly in tests
+    "group.consumer.min.heartbeat.interval.ms": "500",
+    "group.consumer.heartbeat.interval.ms": "500",
 }
 
 # Small heap, serial GC and the client compiler only: quicker start and far less CPU on a

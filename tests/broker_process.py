@@ -24,12 +24,14 @@ class BrokerProcess:
     kind = "weir"
 
     def __init__(self, data_dir: Path, port: int | None = None, overrides: dict[str, str] | None = None,
-                 open_files_limit: int | None = None, args: list[str] | None = None):
+                 open_files_limit: int | None = None, args: list[str] | None = None,
+                 env: dict[str, str] | None = None):
         self.data_dir = Path(data_dir)
         self.args = list(args or [])  # further command-line arguments, e.g. --feature name=level
         self.port = port or free_port()
         self.overrides = dict(overrides or {})
         self.open_files_limit = open_files_limit  # RLIMIT_NOFILE (soft and hard) of the broker process
+        self.env = dict(env or {})  # added to the broker's environment
         self.process: subprocess.Popen | None = None
         self.lines: list[str] = []
         self._ready = threading.Event()
@@ -51,7 +53,7 @@ class BrokerProcess:
                                "so it belongs to make test, not to the fast set in the Makefile")
         self._ready.clear()
         self.process = subprocess.Popen(self.command(), cwd=REPO, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                                        text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+                                        text=True, env={**os.environ, "PYTHONUNBUFFERED": "1", **self.env},
                                         preexec_fn=self._limit_open_files if self.open_files_limit else None)
         threading.Thread(target=self._drain, args=(self.process,), daemon=True).start()
         if not self._ready.wait(timeout):

@@ -17,6 +17,7 @@ from typing import Iterator
 from weir.broker.log.manager import LogManager
 from weir.broker.log.partition import Partition
 from weir.protocol import records as rec
+from weir.protocol.errors import Errors, KafkaError
 
 log = logging.getLogger(__name__)
 
@@ -79,9 +80,16 @@ class CoordinatorLog:
         batch = rec.encode_batch([rec.Record(value=value, key=key, timestamp=now_ms) for key, value in records],
                                  producer_id=producer_id, producer_epoch=producer_epoch,
                                  transactional=transactional)
-        partition = self.partition(index)
-        result = await partition.append_coordinator_batch(memoryview(batch), rec.read_header(batch), verify_txn)
-        await self.logs.maybe_flush(partition)
+        try:
+            partition = self.partition(index)
+            result = await partition.append_coordinator_batch(memoryview(batch), rec.read_header(batch), verify_txn)
+            await self.logs.maybe_flush(partition)
+        except KafkaError as exc:
+            if exc.error == Errors.KAFKA_STORAGE_ERROR:
+                # Kafka's coordinators answer a failed append of theirs so (TransactionStateManager,
+                # GroupMetadataManager): the client finds the coordinator again and retries.
+                raise KafkaError(Errors.NOT_COORDINATOR, exc.message) from None
+            raise
         return result.base_offset
 
     def replay(self) -> Iterator[LogEntry]:
@@ -91,14 +99,14 @@ class CoordinatorLog:
             return
         for partition in topic.partitions:
             for segment in partition.segments:
-                for scanned in segment.scan(0):
-                    header, records = rec.decode_batch(segment.read(scanned.position, scanned.header.size))
+                for _position, header, batch in segment.batches(0):
                     if header.is_control:
-                        if not records:
+                        if not header.records_count:
                             continue  # a marker the cleaner emptied: nothing of its transaction is left
-                        kind, _coordinator_epoch = rec.decode_control_record(records[0])
+                        kind, _coordinator_epoch = rec.read_control_batch(batch)
                         yield LogEntry(partition.index, header.base_offset, header,
                                        marker_commit=kind == rec.CONTROL_COMMIT)
                         continue
+                    header, records = rec.decode_batch(batch, verify_crc=False)  # checked at recovery
                     for record in records:
                         yield LogEntry(partition.index, record.offset, header, record.key, record.value)

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from weir.protocol.errors import Errors, KafkaError
 
 from .classic import CONSUMER_PROTOCOL_TYPE, ClassicGroup, GroupState
+from .consumer.subscription import TopicsView, member_topics
 from .coordinator import GroupCoordinator
 from .storage import group_key
 from .offsets import TopicPartition
@@ -62,6 +63,13 @@ def list_groups(groups: GroupCoordinator, states: list[str], types: list[str]) -
 
 async def delete_group(groups: GroupCoordinator, group_id: str) -> Errors:
     """Remove an empty group and its offsets (tombstones for both)."""
+    consumer_group = groups.consumer.groups.get(group_id)
+    if consumer_group is not None:  # KIP-848
+        if consumer_group.members:
+            return Errors.NON_EMPTY_GROUP
+        await groups.offsets.delete(group_id, list(groups.offsets.committed.get(group_id, {})))
+        await groups.consumer.delete(group_id)
+        return Errors.NONE
     group = groups.groups.get(group_id)
     if group is None or group.is_in(GroupState.DEAD):
         return Errors.GROUP_ID_NOT_FOUND
@@ -81,11 +89,16 @@ async def delete_group(groups: GroupCoordinator, group_id: str) -> Errors:
 async def delete_offsets(groups: GroupCoordinator, group_id: str,
                          partitions: list[TopicPartition]) -> dict[TopicPartition, Errors]:
     """OffsetDelete: refused per partition while the group's members subscribe to its topic."""
+    consumer_group = groups.consumer.groups.get(group_id)
     group = groups.groups.get(group_id)
-    if group is None or group.is_in(GroupState.DEAD):
-        raise KafkaError(Errors.GROUP_ID_NOT_FOUND)
     subscribed: set[str] = set()
-    if not group.is_in(GroupState.EMPTY):
+    if consumer_group is not None:  # KIP-848: topics named or matched by a member's regex
+        topics = TopicsView.of(groups.context.logs)
+        for member in consumer_group.members.values():
+            subscribed |= member_topics(member.subscribed_topic_names, member.subscribed_topic_regex, topics)
+    elif group is None or group.is_in(GroupState.DEAD):
+        raise KafkaError(Errors.GROUP_ID_NOT_FOUND)
+    elif not group.is_in(GroupState.EMPTY):
         if group.protocol_type != CONSUMER_PROTOCOL_TYPE:
             raise KafkaError(Errors.NON_EMPTY_GROUP, "only a consumer group's offsets can go while it has members")
         # subscriptions that cannot be read count as no subscription, as in Kafka

@@ -29,6 +29,8 @@ from weir.protocol.errors import Errors, KafkaError
 
 from ..coordinator import records
 from . import storage
+from .consumer import records as consumer_records
+from .consumer.coordinator import ConsumerGroupCoordinator
 from .classic import ClassicGroup, GroupState, JoinResult, Member, SyncResult
 from .offsets import validate_group_id
 from .rebalance import Rebalancer, answer, resolve_join, resolve_sync
@@ -48,6 +50,7 @@ class GroupCoordinator:
         self.groups: dict[str, ClassicGroup] = {}
         self._tasks: set[asyncio.Task] = set()
         self.rebalance = Rebalancer(self.clock, self.config, self._persist, self._spawn)
+        self.consumer = ConsumerGroupCoordinator(context, self.log)  # KIP-848 groups, same topic
 
     # ------------------------------------------------------------------ load and persistence
 
@@ -61,14 +64,21 @@ class GroupCoordinator:
                 continue
             if records.RecordKeyVersion.parse(entry.key[:2]) == records.GROUP_METADATA_KEY_VERSION:
                 self._replay_group(records.GroupMetadataKey.parse(entry.key).group, entry.value)
+            elif consumer_records.is_consumer_group_key(entry.key):
+                record = consumer_records.decode(entry.key, entry.value)
+                if record is not None:
+                    self.consumer.replay(record)
             else:
                 producer_id = entry.header.producer_id if entry.header.is_transactional else None
                 group_id = self.offsets.replay(entry.offset, entry.key, entry.value, producer_id)
                 if group_id is not None:
                     self._group(group_id, create=True)  # offsets alone make a ("simple") group
             count += 1
+        for group_id in [g for g, group in self.groups.items() if g in self.consumer.groups and not group.members]:
+            del self.groups[group_id]  # offsets of a consumer-protocol group made an empty classic one
         if count:
-            log.info("group coordinator: replayed %d record(s), %d group(s)", count, len(self.groups))
+            log.info("group coordinator: replayed %d record(s), %d classic and %d consumer group(s)", count,
+                     len(self.groups), len(self.consumer.groups))
 
     def _replay_group(self, group_id: str, value: bytes | None) -> None:
         group = storage.group_from_record(group_id, value, self.clock.now_ms())
@@ -86,6 +96,7 @@ class GroupCoordinator:
         for group in self.groups.values():
             for member in group.members.values():
                 self.rebalance.schedule_session(group, member)
+        self.consumer.start()
 
     async def close(self) -> None:
         for group in self.groups.values():
@@ -93,6 +104,7 @@ class GroupCoordinator:
                 if timer is not None:
                     timer.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self.consumer.close()
 
     def _spawn(self, coroutine) -> None:
         task = asyncio.get_running_loop().create_task(coroutine)
@@ -114,6 +126,7 @@ class GroupCoordinator:
                          client_id: str, client_host: str, require_known_member_id: bool) -> JoinResult:
         try:
             validate_group_id(group_id)
+            await self._take_from_consumer_protocol(group_id)
             if not (self.config["group.min.session.timeout.ms"] <= session_timeout_ms
                     <= self.config["group.max.session.timeout.ms"]):
                 raise KafkaError(Errors.INVALID_SESSION_TIMEOUT,
@@ -134,6 +147,18 @@ class GroupCoordinator:
         except KafkaError as exc:
             return JoinResult(exc.error, member_id=member_id)
         return await future
+
+    async def _take_from_consumer_protocol(self, group_id: str) -> None:
+        """A classic member joining a consumer-protocol group: refused while it has members (Weir does
+        not migrate members between protocols: Kafka's answer with group.consumer.migration.policy
+        disabled); an empty one is deleted, as Kafka converts an empty group."""
+        consumer_group = self.consumer.groups.get(group_id)
+        if consumer_group is None:
+            return
+        if consumer_group.members:
+            raise KafkaError(Errors.INCONSISTENT_GROUP_PROTOCOL,
+                             f"Group {group_id} is a consumer group with members using the consumer protocol.")
+        await self.consumer.delete(group_id)
 
     def _join_unknown(self, group: ClassicGroup, joining: Member, require_known_member_id: bool):
         if len(group.members) + len(group.pending_members) >= self.config["group.max.size"]:
@@ -216,12 +241,13 @@ class GroupCoordinator:
         generation = group.generation
         try:
             await self._persist(group, {m.member_id: m.assignment for m in group.members.values()})
-        except Exception:
-            log.exception("group %s: storing the replaced static member failed", group.group_id)
+        except Exception as exc:
+            if not isinstance(exc, KafkaError):  # a KafkaError is a failed append the disk layer logged
+                log.exception("group %s: storing the replaced static member failed", group.group_id)
             if group.members.get(member.member_id) is member:
                 group.replace_static_member(member.group_instance_id, member.member_id, old_id)
                 member.protocols, member.rebalance_timeout_ms, member.session_timeout_ms = previous
-            answer(future, JoinResult(Errors.UNKNOWN_SERVER_ERROR))
+            answer(future, JoinResult(exc.error if isinstance(exc, KafkaError) else Errors.UNKNOWN_SERVER_ERROR))
             return
         # the leader id is the one before the replacement, so a replaced leader acts as a follower
         # and syncs for the assignment it already has
@@ -264,6 +290,8 @@ class GroupCoordinator:
         error = Errors.NONE
         try:
             await self._persist(group, assignments)
+        except KafkaError as exc:  # a failed append, logged by the disk layer: NOT_COORDINATOR, as Kafka maps it
+            error = exc.error
         except Exception:
             log.exception("group %s: storing the assignment of generation %d failed", group.group_id, generation)
             error = Errors.COORDINATOR_NOT_AVAILABLE
@@ -327,22 +355,38 @@ class GroupCoordinator:
             raise KafkaError(Errors.COORDINATOR_NOT_AVAILABLE)
         return group
 
+    # ------------------------------------------------------------------ the consumer protocol (KIP-848)
+
+    async def consumer_group_heartbeat(self, request, version: int, client_id: str, client_host: str) -> dict:
+        answer = await self.consumer.heartbeat(request, version, client_id, client_host, self.groups)
+        classic = self.groups.get(request.group_id)
+        if answer["error_code"] == Errors.NONE and classic is not None and not classic.members:
+            del self.groups[request.group_id]  # an empty classic group (offsets only) becomes this one
+        return answer
+
     # ------------------------------------------------------------------ offset commits
 
     def validate_offset_commit(self, group_id: str, member_id: str, instance_id: str | None, generation: int,
-                               transactional: bool) -> None:
-        """Who may commit: a member of the current generation, or anyone while the group is empty."""
+                               transactional: bool, api_version: int = 9, partitions=()) -> dict:
+        """Who may commit: a member of the current generation, or anyone while the group is empty.
+        In a consumer-protocol group, ``generation`` is the member epoch (KIP-848), and some of
+        ``partitions`` may be refused alone: the answer maps those to their error."""
         validate_group_id(group_id)
+        consumer_group = self.consumer.groups.get(group_id)
+        if consumer_group is not None:
+            return self.consumer.validate_offset_commit(consumer_group, member_id, generation, transactional,
+                                                        api_version, partitions)
         group = self._group(group_id)
         if group is None:
             if generation >= 0:
                 raise KafkaError(Errors.ILLEGAL_GENERATION, f"group {group_id} has no generation {generation}")
             self._group(group_id, create=True)
-            return
+            return {}
         group.validate_offset_commit(member_id, instance_id, generation, transactional)
         member = group.members.get(member_id)
         if member is not None and not transactional and group.is_in(S.STABLE):
             self.rebalance.schedule_session(group, member)  # a commit shows the member is alive
+        return {}
 
 
 def _done(result) -> asyncio.Future:

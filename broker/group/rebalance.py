@@ -20,7 +20,7 @@ from __future__ import annotations
 import functools
 import logging
 
-from weir.protocol.errors import Errors
+from weir.protocol.errors import Errors, KafkaError
 
 from .classic import ClassicGroup, GroupState, JoinResult, Member, SyncResult
 
@@ -134,6 +134,8 @@ class Rebalancer:
     async def _persist_logged(self, group: ClassicGroup) -> None:
         try:
             await self.persist(group, {})
+        except KafkaError as exc:  # a failed append, logged once by the disk layer
+            log.debug("group %s: storing group metadata failed: %s", group.group_id, exc)
         except Exception:
             log.exception("group %s: storing group metadata failed", group.group_id)
 

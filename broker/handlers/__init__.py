@@ -1,6 +1,7 @@
 """One module per API key; importing this package registers them all."""
 
 from . import (add_offsets_to_txn, add_partitions_to_txn, alter_configs, api_versions,  # noqa: F401
+               consumer_group_describe, consumer_group_heartbeat,
                create_partitions, create_topics, delete_groups, delete_records, delete_topics, describe_cluster,
                describe_configs, describe_groups, describe_producers, describe_topic_partitions,
                describe_transactions, end_txn, fetch, find_coordinator, heartbeat, incremental_alter_configs,

@@ -31,12 +31,15 @@ def per_partition_response(msg, topics, errors):
 
 
 async def commit_and_answer(context, msg, topics, store):
-    """``await store(offsets)`` for the known partitions; its error (if any) is each of their answers."""
+    """``await store(offsets)`` for the known partitions; its error (if any) is each of their answers.
+    ``store`` may answer some partitions alone: it returns {partition: error} for those."""
     offsets, errors = requested_offsets(context, topics, context.clock.now_ms())
+    refused = {}
     try:
-        await store(offsets)
+        refused = await store(offsets) or {}
         code = Errors.NONE
     except KafkaError as exc:
         code = exc.code
     errors.update(dict.fromkeys(offsets, code))
+    errors.update(refused)
     return per_partition_response(msg, topics, errors)

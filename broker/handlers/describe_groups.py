@@ -22,7 +22,10 @@ def handle(context, header, request):
     for group_id in request.groups:
         summary = admin.describe(context.groups, group_id)
         if header.api_version >= 6 and summary.state == GroupState.DEAD.value:
-            described.append(msg.Group(error_code=Errors.GROUP_ID_NOT_FOUND, error_message=f"Group {group_id} not found.",
+            # a consumer-protocol group (KIP-848) is described by ConsumerGroupDescribe, as in Kafka
+            message = (f"Group {group_id} is not a classic group." if group_id in context.groups.consumer.groups
+                       else f"Group {group_id} not found.")
+            described.append(msg.Group(error_code=Errors.GROUP_ID_NOT_FOUND, error_message=message,
                                        group_id=group_id, group_state=summary.state, protocol_type="",
                                        protocol_data="", members=[]))
             continue

@@ -6,7 +6,9 @@ Without a transactional id: a fresh producer id from the persisted allocator
 producers. With one: the transaction coordinator's answer (a new id, or an
 epoch bump that fences the previous producer and aborts its open
 transaction; v3+ may name the current id and epoch for KIP-360 recovery).
-v0-3 get INVALID_PRODUCER_EPOCH where v4 gets PRODUCER_FENCED.
+v0-3 get INVALID_PRODUCER_EPOCH where v4 gets PRODUCER_FENCED. A producer id block that
+cannot be reserved on the disk answers COORDINATOR_LOAD_IN_PROGRESS (retriable), as Kafka's
+producer id manager does while it waits for its next block.
 """
 
 from weir.protocol.api_keys import ApiKey
@@ -19,9 +21,10 @@ from ._txn_errors import fenced_for_version
 
 @handles(ApiKey.INIT_PRODUCER_ID, versions=(0, 5))
 async def handle(context, header, request):
-    if request.transactional_id is None:
-        return msg.RESPONSE(error_code=Errors.NONE, producer_id=context.producer_ids.allocate(), producer_epoch=0)
     try:
+        if request.transactional_id is None:
+            # A failed write of the next id block answers COORDINATOR_LOAD_IN_PROGRESS (producer_ids.py).
+            return msg.RESPONSE(error_code=Errors.NONE, producer_id=context.producer_ids.allocate(), producer_epoch=0)
         producer_id, epoch = await context.txn.init_producer_id(
             request.transactional_id, request.transaction_timeout_ms, request.producer_id, request.producer_epoch)
     except KafkaError as exc:

@@ -1,4 +1,6 @@
-"""ListGroups (16), v0-5; v4 filters by state, v5 by type (every Weir group is "classic")."""
+"""ListGroups (16), v0-5; v4 filters by state, v5 by type: "classic" groups (JoinGroup) and
+"consumer" groups (ConsumerGroupHeartbeat, KIP-848), whose states are Empty, Assigning,
+Reconciling and Stable; both have protocol type "consumer", as in Kafka."""
 
 from weir.protocol.api_keys import ApiKey
 from weir.protocol.errors import Errors
@@ -6,12 +8,22 @@ from weir.protocol.messages import list_groups as msg
 
 from ..dispatcher import handles
 from ..group import admin
+from ..group.classic import CONSUMER_PROTOCOL_TYPE
+
+CONSUMER_GROUP_TYPE = "consumer"
 
 
 @handles(ApiKey.LIST_GROUPS, versions=(0, 5))
 def handle(context, header, request):
-    found = admin.list_groups(context.groups, request.states_filter or [], request.types_filter or [])
-    return msg.RESPONSE(error_code=Errors.NONE, groups=[
-        msg.ListedGroup(group_id=group.group_id, protocol_type=group.protocol_type or "",
-                        group_state=group.state.value, group_type=admin.GROUP_TYPE)
-        for group in found])
+    states, types = request.states_filter or [], request.types_filter or []
+    found = admin.list_groups(context.groups, states, types)
+    listed = [msg.ListedGroup(group_id=group.group_id, protocol_type=group.protocol_type or "",
+                              group_state=group.state.value, group_type=admin.GROUP_TYPE)
+              for group in found]
+    wanted_states = {s.lower() for s in states}
+    if not types or CONSUMER_GROUP_TYPE in {t.lower() for t in types}:
+        listed += [msg.ListedGroup(group_id=group_id, protocol_type=CONSUMER_PROTOCOL_TYPE,
+                                   group_state=group.state.value, group_type=CONSUMER_GROUP_TYPE)
+                   for group_id, group in context.groups.consumer.groups.items()
+                   if not wanted_states or group.state.value.lower() in wanted_states]
+    return msg.RESPONSE(error_code=Errors.NONE, groups=listed)

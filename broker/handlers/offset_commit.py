@@ -1,4 +1,4 @@
-"""OffsetCommit (8), v2-8.
+"""OffsetCommit (8), v2-9.
 
 Stores the offsets in ``__consumer_offsets``. The committer must be a member
 of the group's current generation (UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION,
@@ -6,6 +6,10 @@ FENCED_INSTANCE_ID, REBALANCE_IN_PROGRESS otherwise), or send generation -1
 while the group has no members (assign() consumers, admin tools); that
 creates the group if needed, as Kafka's "simple" groups. The v2-4 retention
 time is ignored, as Kafka 2.1+ ignores it.
+
+In a consumer-protocol group (KIP-848) the committer is a member with its current member epoch
+in ``generation_id_or_member_epoch`` (STALE_MEMBER_EPOCH, UNKNOWN_MEMBER_ID otherwise) and must
+send v9+ (UNSUPPORTED_VERSION below), as Kafka answers.
 """
 
 from weir.protocol.api_keys import ApiKey
@@ -15,10 +19,12 @@ from ..dispatcher import handles
 from ._offset_requests import commit_and_answer
 
 
-@handles(ApiKey.OFFSET_COMMIT, versions=(2, 8))
+@handles(ApiKey.OFFSET_COMMIT, versions=(2, 9))
 async def handle(context, header, request):
     async def store(offsets):
-        context.groups.validate_offset_commit(request.group_id, request.member_id, request.group_instance_id,
-                                              request.generation_id_or_member_epoch, transactional=False)
-        await context.offsets.commit(request.group_id, offsets)
+        refused = context.groups.validate_offset_commit(
+            request.group_id, request.member_id, request.group_instance_id, request.generation_id_or_member_epoch,
+            transactional=False, api_version=header.api_version, partitions=list(offsets))
+        await context.offsets.commit(request.group_id, {tp: e for tp, e in offsets.items() if tp not in refused})
+        return refused
     return await commit_and_answer(context, msg, request.topics, store)

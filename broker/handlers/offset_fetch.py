@@ -1,9 +1,11 @@
-"""OffsetFetch (9), v1-8.
+"""OffsetFetch (9), v1-9.
 
 Committed offsets of a group (-1 where none). Null topics (v2+) ask for every
 partition the group has offsets for. With require_stable (v7+, KIP-447) a
 partition with transactional offsets still pending answers
-UNSTABLE_OFFSET_COMMIT, which clients retry. v8 batches groups.
+UNSTABLE_OFFSET_COMMIT, which clients retry. v8 batches groups. v9 carries the member id and
+epoch of a consumer-protocol member (KIP-848): a stale epoch answers STALE_MEMBER_EPOCH, an
+unknown member UNKNOWN_MEMBER_ID; epoch -1 (admin tools) is always allowed.
 """
 
 from weir.protocol.api_keys import ApiKey
@@ -14,10 +16,11 @@ from ..dispatcher import handles
 from ..group.offsets import validate_group_id
 
 
-@handles(ApiKey.OFFSET_FETCH, versions=(1, 8))
+@handles(ApiKey.OFFSET_FETCH, versions=(1, 9))
 def handle(context, header, request):
     if header.api_version >= 8:
-        return msg.RESPONSE(groups=[_group(context, group.group_id, group.topics, request.require_stable)
+        return msg.RESPONSE(groups=[_group(context, group.group_id, group.topics, request.require_stable,
+                                           group.member_id, group.member_epoch)
                                     for group in request.groups])
     answer = _group(context, request.group_id, request.topics, request.require_stable)
     return msg.RESPONSE(error_code=answer.error_code, topics=[
@@ -29,9 +32,12 @@ def handle(context, header, request):
         for topic in answer.topics])
 
 
-def _group(context, group_id, topics, require_stable):
+def _group(context, group_id, topics, require_stable, member_id=None, member_epoch=-1):
     try:
         validate_group_id(group_id)
+        consumer_group = context.groups.consumer.groups.get(group_id)
+        if consumer_group is not None:
+            context.groups.consumer.validate_offset_fetch(consumer_group, member_id, member_epoch)
     except KafkaError as exc:
         return msg.Group(group_id=group_id, topics=[], error_code=exc.code)
     wanted = None if topics is None else [(t.name, index) for t in topics for index in t.partition_indexes]

@@ -9,7 +9,9 @@ v4, as Kafka answers); v5 (transaction version 2, KIP-890 part 2) adds it itself
 
 v3 (KIP-447) carries the consumer's generation, member id and instance id,
 checked as for OffsetCommit, so a zombie from an old generation cannot
-commit; v0-2 carry none of them and are let through, as in Kafka.
+commit; v0-2 carry none of them and are let through, as in Kafka. In a consumer-protocol
+group (KIP-848) the generation is the member epoch: STALE_MEMBER_EPOCH when it is newer than the
+member's, or older and the partition was not the member's since then (KIP-1251, per partition).
 """
 
 from weir.protocol.api_keys import ApiKey
@@ -28,8 +30,10 @@ async def handle(context, header, request):
     version = header.api_version
 
     async def store(offsets):
-        context.groups.validate_offset_commit(request.group_id, request.member_id, request.group_instance_id,
-                                              request.generation_id, transactional=True)
+        refused = context.groups.validate_offset_commit(request.group_id, request.member_id,
+                                                        request.group_instance_id, request.generation_id,
+                                                        transactional=True, partitions=list(offsets))
+        offsets = {tp: entry for tp, entry in offsets.items() if tp not in refused}
         offsets_partition = context.txn.offsets_partition(request.group_id)
         if version >= FIRST_TV2_VERSION:
             with implicit_add_error(Errors.COORDINATOR_NOT_AVAILABLE):
@@ -39,4 +43,5 @@ async def handle(context, header, request):
             verify = context.txn.verifier(request.transactional_id, *offsets_partition)
             await context.offsets.commit(request.group_id, offsets, producer_id=request.producer_id,
                                          producer_epoch=request.producer_epoch, verify_txn=verify)
+        return refused
     return await commit_and_answer(context, msg, request.topics, store)

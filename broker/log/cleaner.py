@@ -15,21 +15,31 @@ thread; only installing its output (``segment_swap.install``, a few renames,
 and opening the new segment) happens on the event loop, under the partition's
 append lock. Where each partition's dirty range starts is kept in
 ``cleaner-offset-checkpoint`` in the data directory, in Kafka's format.
+
+Deviation: Kafka's cleaner never touches the active segment, and its internal
+topics roll at offsets.topic.segment.bytes / transaction.state.log.segment.bytes
+(100 MiB), so a coordinator loading replays up to that much history per
+partition, which is quick in Java. A replay here costs microseconds per record,
+so the cleaner also rolls a coordinator topic's active segment once it holds
+more bytes than the partition's clean part (and at least
+``ACTIVE_ROLL_MIN_BYTES``): the history is compacted as it grows, and a
+restart replays a few times the live state, not the history. The topics keep
+Kafka's segment.bytes, which still bounds a segment.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from weir.broker.clock import Clock
+from weir.protocol.errors import KafkaError
 
-from . import segment_swap
+from . import disk, segment_swap
 from .compactor import CleaningAborted, CleaningPlan, CleaningResult, Compactor, MAP_ENTRY_BYTES, MAP_LOAD_FACTOR
 from .partition import Partition
 from .segment import Segment
@@ -38,6 +48,10 @@ log = logging.getLogger(__name__)
 
 CHECKPOINT_FILE = "cleaner-offset-checkpoint"
 CHECKPOINT_VERSION = 0
+
+
+#: The least a coordinator topic's active segment holds before the cleaner rolls it (module docstring).
+ACTIVE_ROLL_MIN_BYTES = 256 * 1024
 
 
 def is_compacted(partition: Partition) -> bool:
@@ -87,12 +101,8 @@ class OffsetCheckpoint:
 
     def write(self) -> None:
         body = "".join(f"{topic} {index} {offset}\n" for (topic, index), offset in sorted(self.offsets.items()))
-        tmp = self.path.with_name(self.path.name + ".tmp")
-        with open(tmp, "w") as out:
-            out.write(f"{CHECKPOINT_VERSION}\n{len(self.offsets)}\n{body}")
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(tmp, self.path)
+        disk.replace_durably(self.path, f"{CHECKPOINT_VERSION}\n{len(self.offsets)}\n{body}".encode(),
+                             sync_directory=False)
 
 
 class LogCleaner:
@@ -139,6 +149,28 @@ class LogCleaner:
         candidates = [c for c in candidates if c.cleanable]
         return max(candidates, key=lambda c: c.ratio, default=None)
 
+    async def roll_coordinator_segments(self) -> int:
+        """Roll each coordinator topic's active segment that outgrew the clean part (see the
+        module docstring); how many were rolled."""
+        from .manager import INTERNAL_TOPICS  # the manager imports this module
+        rolled = 0
+        now_ms = self.clock.now_ms()
+        for partition in list(self.partitions()):
+            if partition.topic not in INTERNAL_TOPICS or not is_compacted(partition):
+                continue
+            active = partition.active
+            if active.size < max(ACTIVE_ROLL_MIN_BYTES, self.log_to_clean(partition, now_ms).clean_bytes):
+                continue
+            async with partition._append_lock:
+                if partition.active is not active:
+                    continue
+                try:
+                    partition.roll()
+                except KafkaError:
+                    continue  # a failed write, logged by the disk layer; tried again next round
+                rolled += 1
+        return rolled
+
     # ------------------------------------------------------------------ cleaning
 
     async def run(self) -> None:
@@ -149,6 +181,11 @@ class LogCleaner:
                 cleaned = await self.clean_filthiest()
             except asyncio.CancelledError:
                 raise
+            except OSError as exc:  # the disk's state, logged once by the disk layer
+                disk.failed(self.checkpoint.path, exc, "log cleaner pass")
+                cleaned = False
+            except KafkaError:  # a failed write, logged once by the disk layer
+                cleaned = False
             except Exception:
                 log.exception("log cleaner pass failed; retrying after the backoff")
                 cleaned = False
@@ -156,6 +193,7 @@ class LogCleaner:
                 await self.clock.sleep(backoff)
 
     async def clean_filthiest(self) -> bool:
+        await self.roll_coordinator_segments()
         target = self.filthiest(self.clock.now_ms())
         if target is None:
             return False
@@ -234,7 +272,7 @@ class LogCleaner:
                                                      group.replaced)
                 partition.replace_segments(group.replaced, cleaned)
                 for old in group.replaced:
-                    old.close()
+                    old.release()
         return installed
 
     async def stop(self) -> None:
@@ -246,7 +284,12 @@ class LogCleaner:
         """The partition is going (DeleteTopics): abort a pass on it, drop its checkpoint."""
         await self._abort_pass(partition)
         if self.checkpoint.offsets.pop((partition.topic, partition.index), None) is not None:
-            await asyncio.get_running_loop().run_in_executor(None, self.checkpoint.write)
+            try:
+                await asyncio.get_running_loop().run_in_executor(None, self.checkpoint.write)
+            except KafkaError:
+                # A full disk must not stop a deletion. The stale entry is rewritten with the next
+                # pass's checkpoint; meanwhile it could only delay cleaning a topic re-created so.
+                pass
 
     async def _abort_pass(self, partition: Partition | None) -> None:
         if self._current is None or partition not in (None, self._current[0]):

@@ -20,6 +20,8 @@ from array import array
 
 import construct as c
 
+from . import disk
+
 # Declarations (read by tests and tools) and the precompiled codecs the append path uses.
 OffsetEntry = c.Struct("relative_offset" / c.Int32sb, "position" / c.Int32sb)
 TimeEntry = c.Struct("timestamp" / c.Int64sb, "relative_offset" / c.Int32sb)
@@ -80,16 +82,7 @@ class _Index:
     def write_file(self) -> None:
         """Replace the file with the entries in memory, durably (a crash leaves old or new)."""
         data = b"".join(self._pack(key, value) for key, value in zip(self.keys, self.values))
-        tmp = self.path + ".tmp"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, self.path)
+        disk.replace_durably(self.path, data, sync_directory=False)  # the segment's fsync of the log covers it
 
     def delete(self) -> None:
         for path in (self.path, self.path + ".tmp"):

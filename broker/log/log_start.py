@@ -7,10 +7,11 @@ owns the segment list and makes the change.
 from __future__ import annotations
 
 import logging
-import os
 from typing import TYPE_CHECKING
 
 from weir.protocol.errors import Errors, KafkaError
+
+from . import disk
 
 if TYPE_CHECKING:
     from .partition import Partition
@@ -58,12 +59,8 @@ def delete_records_before(partition: Partition, offset: int) -> int:
                          f"Cannot increment the log start offset to {offset} of partition {partition.topic}-"
                          f"{partition.index} since it is larger than the high watermark {high_watermark}")
     if offset > partition.log_start_offset:
-        tmp = partition.directory / (LOG_START_OFFSET_FILE + ".tmp")
-        with open(tmp, "w") as out:
-            out.write(f"{offset}\n")
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(tmp, partition.directory / LOG_START_OFFSET_FILE)
+        disk.replace_durably(partition.directory / LOG_START_OFFSET_FILE, f"{offset}\n".encode(),
+                             sync_directory=False)
         partition.log_start_offset = offset
         segments = partition.segments
         below = sum(1 for following in segments[1:] if following.base_offset <= offset)

@@ -32,7 +32,8 @@ from weir.protocol.errors import Errors, KafkaError
 
 from . import log_start
 from .cleaner import LogCleaner
-from .open_files import SegmentFiles, default_open_files_limit, storage_error
+from . import disk
+from .open_files import SegmentFiles, default_open_files_limit
 from .partition import Partition
 from .topic_records import (TopicRecord, TopicRecords, partition_dir, partition_dirs, remove_new_partition_dir,
                             remove_stray_partition_dir, write_partition_metadata)
@@ -90,6 +91,7 @@ class LogManager:
         self.topics: dict[str, Topic] = {}
         self._tasks: list[asyncio.Task] = []
         self.files = SegmentFiles(config["weir.max.open.segment.files"] or default_open_files_limit())
+        self.disk = disk.register(self.data_dir)  # its health: disk.py
         self.records = TopicRecords(self.data_dir)
         self.cleaner = LogCleaner(self.data_dir, config, clock, self.all_partitions)
 
@@ -257,7 +259,7 @@ class LogManager:
         except BaseException as exc:
             self._discard(made)
             if isinstance(exc, OSError):
-                raise storage_error(exc, f"cannot create partition {topic.name}-{index}") from None
+                raise disk.failed(self.data_dir, exc, f"cannot create partition {topic.name}-{index}") from None
             raise
         return [partition for _directory, partition in made]
 
@@ -283,12 +285,12 @@ class LogManager:
         try:
             self.records.remove(name)  # first: a crash from here on leaves directories start-up removes
         except OSError as exc:
-            raise storage_error(exc, f"cannot delete topic {name}") from None
+            raise disk.failed(self.data_dir, exc, f"cannot delete topic {name}") from None
         del self.topics[name]
         for partition in topic.partitions:
             await self.cleaner.forget(partition)  # a cleaning pass may be reading it
             await partition.quiesce()  # a worker-thread write may still hold the file
-            partition.close()
+            partition.close(keep_state=False)  # writes nothing: deleting works on a full disk
             shutil.rmtree(partition.directory, ignore_errors=True)
         log.info("deleted topic %s", name)
 
@@ -347,9 +349,9 @@ class LogManager:
                 raise
             try:
                 await _fsync_in_thread(segment)
-            except OSError as exc:
+            except KafkaError:
                 segment.unflushed = True
-                raise storage_error(exc, f"cannot fsync {segment.log_path}") from None
+                raise
             finally:
                 segment.unpin()
 

@@ -12,20 +12,16 @@ Indexes live in memory and need no descriptor (see index.py).
 
 from __future__ import annotations
 
-import errno
 import logging
 import resource
 from collections import OrderedDict
 from typing import TYPE_CHECKING
-
-from weir.protocol.errors import Errors, KafkaError
 
 if TYPE_CHECKING:
     from .segment import Segment
 
 log = logging.getLogger(__name__)
 
-_OUT_OF_DESCRIPTORS = (errno.EMFILE, errno.ENFILE)
 # Unset weir.max.open.segment.files: half the process's descriptors, the other half left to
 # connections and transient files; capped because beyond the busy working set more open
 # files only cost kernel memory (reopening an idle segment costs one open()).
@@ -57,17 +53,6 @@ def raise_open_files_limit() -> tuple[int, int]:
 
 def _show(limit: int) -> str:
     return "unlimited" if limit == resource.RLIM_INFINITY else str(limit)
-
-
-def storage_error(exc: OSError, what: str) -> KafkaError:
-    """Log a failed file operation and turn it into the answer Kafka gives: KAFKA_STORAGE_ERROR
-    (Kafka answers it for an IOException on a log directory)."""
-    if exc.errno in _OUT_OF_DESCRIPTORS:
-        log.error("%s: out of file descriptors (%s); raise the open files limit (ulimit -n) "
-                  "or lower weir.max.open.segment.files / max.broker.partitions", what, exc)
-    else:
-        log.error("%s: %s", what, exc)
-    return KafkaError(Errors.KAFKA_STORAGE_ERROR, f"{what}: {exc.strerror or exc}")
 
 
 class SegmentFiles:

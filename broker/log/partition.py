@@ -28,7 +28,7 @@ from weir.protocol import records as rec
 from weir.protocol.compression import Compression
 from weir.protocol.errors import Errors, KafkaError
 
-from . import log_start, segment_swap
+from . import log_start, producer_replay, segment_swap
 from .open_files import SegmentFiles
 from .producer_state import ProducerStateManager
 from . import segment_read
@@ -134,7 +134,7 @@ class Partition:
         self.log_start_offset = self.segments[0].base_offset
         for segment in self.segments:
             segment.txn_index.load()
-        self._rebuild_producer_state()
+        producer_replay.rebuild(self)
         log_start.load(self)
 
     def _add_segment(self, segment: Segment) -> None:
@@ -150,44 +150,9 @@ class Partition:
         self.segments[first:first + len(replaced)] = [cleaned]
         self._bases[first:first + len(replaced)] = [cleaned.base_offset]
 
-    def _rebuild_producer_state(self) -> None:
-        """Snapshot plus replay of the batches after it: the same updates as live appends."""
-        start = self.producers.load_snapshot(self.log_end_offset)
-        replay_from = max(start, self.log_start_offset)
-        for segment in self.segments:
-            segment.txn_index.truncate_from(replay_from)  # aborts past the snapshot are replayed
-        replayed = 0
-        for segment in self._segments_from(replay_from):
-            for batch in segment.scan(self._scan_start(segment, replay_from)):
-                header = batch.header
-                if header.last_offset < replay_from or header.producer_id < 0:
-                    continue
-                if header.is_control:
-                    if not header.records_count:
-                        continue  # a marker the cleaner emptied: its transaction is gone from the log
-                    kind, coordinator_epoch = self._read_marker(segment, batch.position, header.size)
-                    self._complete_txn(segment, header, coordinator_epoch, kind == rec.CONTROL_COMMIT)
-                else:
-                    self.producers.record_batch(header, header.base_offset)
-                replayed += 1
-        if replayed:
-            log.info("%s-%d: producer state rebuilt from snapshot at %d plus %d batches",
-                     self.topic, self.index, start, replayed)
-
-    @staticmethod
-    def _read_marker(segment: Segment, position: int, size: int) -> tuple[int, int]:
-        _header, records = rec.decode_batch(segment.read(position, size))
-        return rec.decode_control_record(records[0])
-
-    def _segments_from(self, offset: int) -> list[Segment]:
+    def segments_from(self, offset: int) -> list[Segment]:
         i = max(bisect.bisect_right(self._bases, offset) - 1, 0)
         return self.segments[i:]
-
-    @staticmethod
-    def _scan_start(segment: Segment, offset: int) -> int:
-        if offset <= segment.base_offset:
-            return 0
-        return segment.offset_index.floor(offset) or 0
 
     # ------------------------------------------------------------------ appending
 
@@ -292,10 +257,10 @@ class Partition:
                                              coordinator_epoch=coordinator_epoch, timestamp=now_ms)
             header = rec.read_header(batch)
             offset = await self._write(memoryview(batch), header)
-            self._complete_txn(self.active, header._replace(base_offset=offset), coordinator_epoch, commit)
+            self.complete_txn(self.active, header._replace(base_offset=offset), coordinator_epoch, commit)
             return offset
 
-    def _complete_txn(self, segment: Segment, marker: rec.BatchHeader, coordinator_epoch: int,
+    def complete_txn(self, segment: Segment, marker: rec.BatchHeader, coordinator_epoch: int,
                       commit: bool) -> None:
         first = self.producers.record_marker(marker.producer_id, marker.producer_epoch, coordinator_epoch,
                                              marker.max_timestamp)
@@ -309,7 +274,7 @@ class Partition:
         """Aborted transactions overlapping offsets [start, end), as Kafka's
         ``collectAbortedTxns`` finds them: stop at the first whose LSO reaches ``end``."""
         found = []
-        for segment in self._segments_from(start):
+        for segment in self.segments_from(start):
             for entry in segment.txn_index.entries:
                 if entry.last_offset < start:
                     continue
@@ -355,13 +320,16 @@ class Partition:
             pass
 
     def roll(self) -> None:
-        """Seal the active segment and start a new one at the log end."""
+        """Seal the active segment and start a new one at the log end.
+
+        A failed write (KAFKA_STORAGE_ERROR) leaves the active segment active: the next
+        append rolls again (sealing twice writes the same indexes)."""
         offset = self.log_end_offset
         self.active.seal()
+        self.producers.write_snapshot(offset)
         segment = Segment(self.directory, offset, self.config["index.interval.bytes"], self.files)
         segment.next_offset = offset
         self._add_segment(segment)
-        self.producers.write_snapshot(offset)
 
     def flush(self) -> None:
         for segment in self.segments:
@@ -397,7 +365,7 @@ class Partition:
         bound = high_watermark if upper_bound is None else min(upper_bound, high_watermark)
         data, end_offset = b"", offset
         if offset < bound:
-            for segment in self._segments_from(offset):
+            for segment in self.segments_from(offset):
                 found = segment.position_of(offset)
                 if found is not None:  # else the offset is past this segment's last batch: the next one
                     read = segment_read.region_of if by_reference else segment_read.read_bytes
@@ -432,11 +400,22 @@ class Partition:
             self.segments.pop(0).delete()
         self.log_start_offset = max(self.log_start_offset, self.segments[0].base_offset)
 
-    def close(self) -> None:
-        self.flush()
-        self.producers.write_snapshot(self.log_end_offset)
+    def close(self, *, keep_state: bool = True) -> None:
+        """Release the files; with ``keep_state`` (a clean shutdown) flush and write a producer
+        snapshot first. A failed write only costs the next start a longer replay."""
+        if keep_state:
+            try:  # the aborts on disk before the snapshot that stops their replay at the next start
+                for segment in self.segments:
+                    segment.txn_index.flush()
+                self.flush()
+                # None for a partition never written, or unchanged since its newest snapshot.
+                if self.log_end_offset and self.producers.snapshot_offset != self.log_end_offset:
+                    self.producers.write_snapshot(self.log_end_offset)
+            except KafkaError as exc:
+                log.warning("%s: closed without its flush or producer snapshot (%s); the next start "
+                            "recovers from the log", self._name, exc.message)
         for segment in self.segments:
-            segment.close()
+            segment.release()
 
     def delete(self) -> None:
         for segment in self.segments:

@@ -15,7 +15,6 @@ shutdown) plus a replay of the batches after it.
 
 from __future__ import annotations
 
-import os
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +24,8 @@ import crc32c
 
 from weir.protocol.errors import Errors, KafkaError
 from weir.protocol.records import NO_PRODUCER_EPOCH, NO_SEQUENCE, BatchHeader, increment_sequence
+
+from . import disk
 
 BATCHES_TO_RETAIN = 5
 SNAPSHOT_SUFFIX = ".snapshot"
@@ -71,6 +72,7 @@ class ProducerStateManager:
         self.directory = directory
         self.producers: dict[int, ProducerEntry] = {}
         self.ongoing: dict[int, int] = {}  # producer id -> first offset of its open transaction
+        self.snapshot_offset = -1  # the newest snapshot written or loaded (a close at it writes none)
 
     def first_unstable_offset(self) -> int | None:
         return min(self.ongoing.values()) if self.ongoing else None
@@ -185,13 +187,8 @@ class ProducerStateManager:
                           "offset_delta": b.offset_delta, "timestamp": b.timestamp} for b in e.batches]}
             for pid, e in self.producers.items()]})
         data = SnapshotFile.build({"version": 1, "crc": crc32c.crc32c(body), "body": body})
-        path = self.snapshot_path(offset)
-        tmp = path.with_suffix(".tmp")
-        with open(tmp, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
+        disk.replace_durably(self.snapshot_path(offset), data, sync_directory=False)
+        self.snapshot_offset = offset
         for old in self.snapshot_offsets()[:-keep]:
             self.snapshot_path(old).unlink(missing_ok=True)
 
@@ -220,6 +217,7 @@ class ProducerStateManager:
                 self.producers[item.producer_id] = entry
                 if entry.current_txn_first_offset >= 0:
                     self.ongoing[item.producer_id] = entry.current_txn_first_offset
+            self.snapshot_offset = offset
             return offset
         self.producers = {}
         self.ongoing = {}

@@ -20,10 +20,12 @@ from pathlib import Path
 from typing import Iterator
 
 from weir.protocol import records as rec
+from weir.protocol.errors import KafkaError
 from weir.protocol.response_pieces import FileRegion
 
 from .index import OffsetIndex, TimeIndex
-from .open_files import SegmentFiles, storage_error
+from . import disk
+from .open_files import SegmentFiles
 from .txn_index import TransactionIndex
 
 log = logging.getLogger(__name__)
@@ -49,6 +51,7 @@ class Segment:
         stem = str(directory / segment_name(base_offset))
         self.log_path = stem + ".log"
         self._files = files
+        self._disk = disk.log_dir_of(directory)  # its data directory's health, kept for the append path
         self._fd: int | None = None  # open while used; created on the first write
         self._pins = 0
         self._release_when_unpinned = False
@@ -78,11 +81,7 @@ class Segment:
         fd = self._fd
         if fd is None:  # only on the loop: a worker thread writes a pinned, open segment
             fd = self._open()
-        written = os.pwritev(fd, chunks, position)
-        if written != size:
-            # A short write leaves a torn batch; cut it so the file stays a sequence of batches.
-            os.ftruncate(fd, position)
-            raise OSError(f"short write to {self.log_path}: {written} of {size} bytes")
+        disk.write_at(fd, self.log_path, chunks, size, position, self._disk)  # all or nothing: a torn write is cut
         return position
 
     async def write_in_worker(self, chunks, size: int) -> int:
@@ -119,30 +118,27 @@ class Segment:
         if self.max_timestamp >= 0 and (not len(self.time_index)
                                         or self.time_index.keys[-1] < self.max_timestamp):
             self.time_index.append(self.max_timestamp, self.last_batch_offset)
-        try:
-            self.offset_index.write_file()
-            self.time_index.write_file()
-            self.flush()
-            self.txn_index.flush()
-        except OSError as exc:
-            raise storage_error(exc, f"cannot seal {self.log_path}") from None
+        self.offset_index.write_file()  # each raises KAFKA_STORAGE_ERROR (disk.py) on a failed write
+        self.time_index.write_file()
+        self.flush()
+        self.txn_index.flush()
         self.release()
 
     def truncate(self, position: int) -> None:
-        os.ftruncate(self._handle(), position)
+        disk.truncate(self._handle(), self.log_path, position)
         self.size = position
         self.offset_index.truncate_to_position(position)
 
     def flush(self) -> None:
         if self.unflushed:
-            self.unflushed = False
             self.fsync()
+            self.unflushed = False
 
     def fsync(self) -> None:
         """Push this segment's files to the disk. Pure I/O on a pinned segment (safe in a
         worker thread); on the event loop it reopens a closed file first. fsync through any
         descriptor flushes all of a file's written data, so closing one loses nothing."""
-        os.fsync(self._fd if self._fd is not None else self._handle())
+        disk.fsync(self._fd if self._fd is not None else self._handle(), self.log_path)
         self.txn_index.fsync()
 
     # ---------------------------------------------------------------- the open file
@@ -177,10 +173,7 @@ class Segment:
         return fd
 
     def _open(self) -> int:
-        try:
-            fd = os.open(self.log_path, os.O_RDWR | os.O_CREAT, 0o644)
-        except OSError as exc:
-            raise storage_error(exc, f"cannot open {self.log_path}") from None
+        fd = disk.open_file(self.log_path)
         self._fd = fd
         self._files.opened(self)
         return fd
@@ -237,6 +230,29 @@ class Segment:
                 offset += header.size
             position += offset
 
+    def batches(self, position: int = 0) -> Iterator[tuple[int, rec.BatchHeader, memoryview]]:
+        """(position, header, bytes) of each whole batch from ``position``, read a chunk at a time
+        (replay reads every batch: one pread per chunk, not per batch). Unverified: ``scan``'s
+        stopping rules only; recovery has checked the CRCs by then."""
+        end = self.size
+        while position + rec.HEADER_SIZE <= end:
+            chunk = memoryview(os.pread(self._handle(), min(SCAN_CHUNK, end - position), position))
+            offset = 0
+            while offset + rec.HEADER_SIZE <= len(chunk):
+                header = rec.read_header(chunk, offset)
+                if header.magic != rec.MAGIC or header.batch_length < rec.MIN_BATCH_LENGTH:
+                    return
+                if position + offset + header.size > end:
+                    return
+                if offset + header.size > len(chunk):
+                    if offset == 0:  # one batch larger than the chunk
+                        chunk = memoryview(os.pread(self._handle(), header.size, position))
+                        continue
+                    break
+                yield position + offset, header, chunk[offset:offset + header.size]
+                offset += header.size
+            position += offset
+
     def position_of(self, offset: int) -> tuple[int, rec.BatchHeader] | None:
         """Position and header of the first batch whose last offset is >= ``offset``."""
         start = self.offset_index.floor(offset)
@@ -288,7 +304,7 @@ class Segment:
             try:  # a sealed segment's indexes are trusted from now on
                 self.offset_index.write_file()
                 self.time_index.write_file()
-            except OSError as exc:
+            except KafkaError as exc:
                 log.warning("cannot write the rebuilt indexes of %s (rebuilt again at the next start): %s",
                             self.log_path, exc)
 
@@ -296,7 +312,12 @@ class Segment:
         return not len(self.offset_index) or self.offset_index.values[-1] < self.size
 
     def close(self) -> None:
-        self.txn_index.flush()
+        """Write the aborts and release the file; a failed write was logged by the disk layer and
+        leaves the aborts to the replay of the markers at the next start."""
+        try:
+            self.txn_index.flush()
+        except KafkaError:
+            pass
         self.release()
 
     def delete(self) -> None:

@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import disk
+
 log = logging.getLogger(__name__)
 
 RECORDS_DIR = "topics"
@@ -58,15 +60,7 @@ def partition_dirs(data_dir: Path) -> dict[str, dict[int, Path]]:
 
 def write_partition_metadata(directory: Path, topic_id: bytes, configs: dict[str, Any]) -> None:
     text = json.dumps({"version": 0, "topic_id": topic_id.hex(), "configs": configs})
-    (directory / METADATA_FILE).write_text(text)
-
-
-def _fsync_dir(directory: Path) -> None:
-    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    disk.write_file(directory / METADATA_FILE, text.encode())
 
 
 class TopicRecords:
@@ -79,22 +73,14 @@ class TopicRecords:
 
     def write(self, record: TopicRecord) -> None:
         """Durably commit ``record``: partition directories first, then the record (tmp, rename)."""
-        _fsync_dir(self.data_dir)  # the partition directories just made survive a power loss
-        path = self._path(record.name)
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(json.dumps({"version": 1, "topic_id": record.topic_id.hex(),
-                                   "partitions": record.partitions, "configs": record.configs}))
-        fd = os.open(tmp, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, path)
-        _fsync_dir(self.directory)
+        disk.fsync_directory(self.data_dir)  # the partition directories just made survive a power loss
+        disk.replace_durably(self._path(record.name), json.dumps({
+            "version": 1, "topic_id": record.topic_id.hex(), "partitions": record.partitions,
+            "configs": record.configs}).encode())
 
     def remove(self, name: str) -> None:
-        self._path(name).unlink(missing_ok=True)
-        _fsync_dir(self.directory)
+        self._path(name).unlink(missing_ok=True)  # an unlink needs no space: it works on a full disk
+        disk.fsync_directory(self.directory)
 
     def load(self) -> dict[str, TopicRecord]:
         """The committed topics; adopts a data directory from before records existed."""

@@ -19,6 +19,10 @@ from typing import NamedTuple
 
 import construct as c
 
+from weir.protocol.errors import KafkaError
+
+from . import disk
+
 TxnIndexEntry = c.Struct(  # the declaration; the hot path uses ENTRY below
     "version" / c.Int16sb,
     "producer_id" / c.Int64sb,
@@ -66,17 +70,12 @@ class TransactionIndex:
         if self._unwritten:
             return
         try:
-            self._write(ENTRY.pack(VERSION, *entry), os.O_APPEND)
-        except OSError as exc:
+            self._write(ENTRY.pack(VERSION, *entry))
+        except KafkaError:  # logged by the disk layer
             self._unwritten = True
-            log.error("cannot append to %s (kept in memory, rewritten on the next flush): %s", self.path, exc)
 
-    def _write(self, data: bytes, mode: int) -> None:
-        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | mode, 0o644)
-        try:
-            os.write(fd, data)
-        finally:
-            os.close(fd)
+    def _write(self, data: bytes, *, replace: bool = False) -> None:
+        disk.append_file(self.path, data, truncate_first=replace)
         self._unsynced = True
 
     def truncate_from(self, offset: int) -> None:
@@ -89,7 +88,7 @@ class TransactionIndex:
 
     def _rewrite(self) -> None:
         if self.entries:
-            self._write(b"".join(ENTRY.pack(VERSION, *entry) for entry in self.entries), os.O_TRUNC)
+            self._write(b"".join(ENTRY.pack(VERSION, *entry) for entry in self.entries), replace=True)
         else:
             self.delete()
         self._unwritten = False
@@ -97,11 +96,7 @@ class TransactionIndex:
     def flush(self) -> None:
         """On the event loop: rewrite the file if an append failed to reach it, then fsync."""
         if self._unwritten:
-            try:
-                self._rewrite()
-            except OSError as exc:
-                log.error("cannot rewrite %s (its aborts stay in memory): %s", self.path, exc)
-                return
+            self._rewrite()  # a failure (KAFKA_STORAGE_ERROR) leaves it unwritten for the next flush
         self.fsync()
 
     def fsync(self) -> None:
@@ -109,12 +104,12 @@ class TransactionIndex:
         pure I/O, safe in a worker thread."""
         if not self._unsynced:
             return
-        self._unsynced = False
-        fd = os.open(self.path, os.O_RDONLY)
+        fd = disk.open_file(self.path, os.O_RDONLY)
         try:
-            os.fsync(fd)
+            disk.fsync(fd, self.path)
         finally:
             os.close(fd)
+        self._unsynced = False
 
     def delete(self) -> None:
         self._unsynced = False

@@ -27,6 +27,10 @@ weir_txn_open_transactions                                   Weir only: transact
 weir_txn_oldest_open_transaction_age_ms                      Weir only: age of the oldest of them
 weir_log_last_stable_offset_lag{topic,partition}             Weir only: high watermark - LSO, listed only for
                                                              partitions where it is not zero
+kafka_log_logmanager_offlinelogdirectorycount                kafka.log:type=LogManager,name=OfflineLogDirectoryCount
+                                                             (1 while writes fail; Weir keeps serving reads
+                                                             and comes back by itself, see broker/log/disk.py)
+weir_log_dir_write_failures_total                            Weir only: writes that failed on the disk
 ===========================================================  =================================================
 
 Counters are kept by ``MetricsRecorder`` (hooks: one in the dispatcher, one

@@ -41,6 +41,7 @@ class BrokerCollector(Collector):
         yield self._lso_lag()
         yield self._groups()
         yield from self._connections()
+        yield from self._log_dir()
 
     def _requests(self):
         requests = CounterMetricFamily(
@@ -111,3 +112,11 @@ class BrokerCollector(Collector):
         yield GaugeMetricFamily("kafka_network_socketserver_memorypoolused",
                                 "Bytes held for connections: queued requests and unsent responses",
                                 value=self.server.bytes_held)
+
+    def _log_dir(self):
+        state = self.context.logs.disk
+        yield GaugeMetricFamily("kafka_log_logmanager_offlinelogdirectorycount",
+                                "Data directories whose writes are failing (0 or 1: Weir has one)",
+                                value=1 if state.offline else 0)
+        yield CounterMetricFamily("weir_log_dir_write_failures", "Writes to the data directory that failed "
+                                  "(answered KAFKA_STORAGE_ERROR)", value=state.failures_total)

@@ -16,9 +16,9 @@ import json
 import logging
 from pathlib import Path
 
-from weir.protocol.errors import Errors
+from weir.protocol.errors import Errors, KafkaError
 
-from ..durable_file import replace_durably
+from ..log.disk import replace_durably
 from .scram import (MAX_ITERATIONS, MECHANISM_NAMES, MIN_ITERATIONS, ScramCredential,
                     credential_from_salted_password)
 
@@ -44,13 +44,13 @@ class ScramStore:
                 for mechanism, c in mechanisms.items()}
         log.info("loaded SCRAM credentials of %d user(s)", len(self._credentials))
 
-    def _save(self) -> None:
+    def _save(self, credentials: dict[str, dict[str, ScramCredential]]) -> None:
         raw = {user: {mechanism: {"salt": base64.b64encode(c.salt).decode(),
                                   "stored_key": base64.b64encode(c.stored_key).decode(),
                                   "server_key": base64.b64encode(c.server_key).decode(),
                                   "iterations": c.iterations}
                       for mechanism, c in mechanisms.items()}
-               for user, mechanisms in self._credentials.items()}
+               for user, mechanisms in credentials.items()}
         replace_durably(self._path, json.dumps(raw, indent=1, sort_keys=True).encode())
 
     def get(self, user: str, mechanism: str) -> ScramCredential | None:
@@ -115,21 +115,29 @@ class ScramStore:
                 upserts[name] = upsertion
             else:
                 errors[name] = error
-        results = []
+        # The new credentials are written durably first and only then served: a write that fails
+        # (the disk layer's KAFKA_STORAGE_ERROR) changes nothing and is answered per user.
+        updated = {user: dict(mechanisms) for user, mechanisms in self._credentials.items()}
         for name, mechanism in deletes.items():
-            mechanisms = self._credentials[name]
+            mechanisms = updated[name]
             del mechanisms[MECHANISM_NAMES[mechanism]]
             if not mechanisms:
-                del self._credentials[name]
-            results.append((name, Errors.NONE, None))
+                del updated[name]
         for name, mechanism, iterations, salt, salted in upserts.values():
             mechanism_name = MECHANISM_NAMES[mechanism]
-            self._credentials.setdefault(name, {})[mechanism_name] = credential_from_salted_password(
+            updated.setdefault(name, {})[mechanism_name] = credential_from_salted_password(
                 mechanism_name, salt, salted, iterations)
-            results.append((name, Errors.NONE, None))
-        results += [(name, code, message) for name, (code, message) in errors.items()]
+        outcome: tuple[int, str | None] = (Errors.NONE, None)
         if deletes or upserts:
-            self._save()
+            try:
+                self._save(updated)
+            except KafkaError as exc:
+                outcome = (exc.error, exc.message or exc.error.name)
+            else:
+                self._credentials = updated
+        results = [(name, *outcome) for name in [*deletes, *(u[0] for u in upserts.values())]]
+        results += [(name, code, message) for name, (code, message) in errors.items()]
+        if (deletes or upserts) and outcome[0] == Errors.NONE:
             log.info("SCRAM credentials altered: %s", ", ".join(
                 [f"{name} ({MECHANISM_NAMES[m]}) deleted" for name, m in deletes.items()]
                 + [f"{u[0]} ({MECHANISM_NAMES[u[1]]}) set" for u in upserts.values()]))

@@ -36,7 +36,7 @@ from weir.protocol.errors import Errors, KafkaError
 from ..coordinator.runtime import CoordinatorLog
 from ..features import TRANSACTION_VERSION
 from ..group.offsets import OFFSETS_TOPIC
-from .markers import COORDINATOR_EPOCH, write_markers
+from .markers import COORDINATOR_EPOCH, until_written, write_markers_until_written
 from . import version2
 from .state import COMPLETE, MAX_EPOCH, PREPARING, TV2, TxnMetadata, TxnState, decode_key, encode_key
 
@@ -46,6 +46,9 @@ TXN_TOPIC = "__transaction_state"
 NO_EPOCH = -1
 NO_PRODUCER_ID = -1
 _IMPLICIT_ADD_ROUNDS = 5
+# A request waits this long for a completion in flight (markers are retried while the disk fails),
+# then gets CONCURRENT_TRANSACTIONS, Kafka's answer while markers are pending, and retries.
+SETTLE_WAIT_S = 1.0
 
 
 class TransactionCoordinator:
@@ -69,14 +72,18 @@ class TransactionCoordinator:
     # ------------------------------------------------------------------ replay
 
     def load(self) -> None:
+        # The last record of a key decides its state (replay only sets or removes): keep the last
+        # value per raw key, as compaction would, and decode only those.
+        latest: dict[bytes, bytes | None] = {}
         count = 0
         for entry in self.log.replay():
-            if entry.key is None:
-                continue
-            txn_id = decode_key(entry.key)
-            if txn_id is not None:
-                self.replay(txn_id, None if entry.value is None else TxnMetadata.from_record(txn_id, entry.value))
+            if entry.key is not None:
+                latest[entry.key] = entry.value
                 count += 1
+        for key, value in latest.items():
+            txn_id = decode_key(key)
+            if txn_id is not None:
+                self.replay(txn_id, None if value is None else TxnMetadata.from_record(txn_id, value))
         if count:
             log.info("transaction coordinator: replayed %d record(s), %d transactional id(s)", count, len(self.txns))
 
@@ -115,13 +122,21 @@ class TransactionCoordinator:
     async def close(self) -> None:
         for task in self._tasks:
             task.cancel()
-        await asyncio.gather(*self._tasks, *self._completions.values(), return_exceptions=True)
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        completions = list(self._completions.values())
+        if completions:  # one retrying on a failed disk is left Prepare*: the next start completes it
+            _done, retrying = await asyncio.wait(completions, timeout=SETTLE_WAIT_S)
+            for task in retrying:
+                task.cancel()
+            await asyncio.gather(*completions, return_exceptions=True)
 
     async def _every(self, setting: str, job) -> None:
         while True:
             await self.clock.sleep(self.config[setting] / 1000)
             try:
                 await job()
+            except KafkaError as exc:  # a write that failed on the disk (logged there): next round
+                log.debug("transaction coordinator job %s: %s", job.__name__, exc)
             except Exception:  # a background job must survive one bad round
                 log.exception("transaction coordinator job %s failed", job.__name__)
 
@@ -283,7 +298,9 @@ class TransactionCoordinator:
         """The id's metadata once a completion in flight has finished."""
         task = self._completions.get(txn_id)
         if task is not None:
-            await asyncio.wait([task])  # never cancels the completion itself
+            await asyncio.wait([task], timeout=SETTLE_WAIT_S)  # never cancels the completion itself
+            if not task.done():
+                raise KafkaError(Errors.CONCURRENT_TRANSACTIONS)
         if txn_id in self._pending:
             raise KafkaError(Errors.CONCURRENT_TRANSACTIONS)
         return self.txns.get(txn_id)
@@ -316,7 +333,7 @@ class TransactionCoordinator:
                                             last_producer_epoch=NO_EPOCH, last_update_ms=self.clock.now_ms())
         await self._persist(target)
         self._complete_later(target)
-        await asyncio.wait([self._completions[target.transactional_id]])
+        await asyncio.wait([self._completions[target.transactional_id]], timeout=SETTLE_WAIT_S)
 
     def _complete_later(self, prepared: TxnMetadata) -> None:
         txn_id = prepared.transactional_id
@@ -335,17 +352,19 @@ class TransactionCoordinator:
 
     async def _complete(self, prepared: TxnMetadata) -> None:
         commit = prepared.state == TxnState.PREPARE_COMMIT
-        # A marker fails only for a partition that no longer exists or a producer a newer
-        # epoch has fenced: neither can be fixed by retrying, so the transaction completes.
-        await write_markers(self.context, prepared.producer_id, prepared.producer_epoch, COORDINATOR_EPOCH,
-                            commit, sorted(prepared.partitions))
+        # Markers that failed on the disk are retried until written; otherwise a marker fails only
+        # for a partition that no longer exists or a producer a newer epoch has fenced: neither
+        # can be fixed by retrying, so the transaction completes.
+        await write_markers_until_written(self.context, prepared.producer_id, prepared.producer_epoch,
+                                          COORDINATOR_EPOCH, commit, sorted(prepared.partitions))
         producer_id, epoch = version2.completed_identity(prepared)
         rotated = producer_id != prepared.producer_id
-        await self._persist(prepared.transition_to(
+        completed = prepared.transition_to(
             TxnState.COMPLETE_COMMIT if commit else TxnState.COMPLETE_ABORT,
             producer_id=producer_id, producer_epoch=epoch, next_producer_id=NO_PRODUCER_ID,
             previous_producer_id=prepared.producer_id if rotated else prepared.previous_producer_id,
-            partitions=frozenset(), last_update_ms=self.clock.now_ms()))
+            partitions=frozenset(), last_update_ms=self.clock.now_ms())
+        await until_written(self.clock, lambda: self._persist(completed))
 
 
 

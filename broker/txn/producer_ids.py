@@ -8,8 +8,11 @@ never reuses an id.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
+
+from weir.protocol.errors import Errors, KafkaError
+
+from ..log import disk
 
 BLOCK_SIZE = 1000
 
@@ -33,10 +36,10 @@ class ProducerIdAllocator:
         return producer_id
 
     def _reserve(self, block_end: int) -> None:
-        tmp = self._path.with_suffix(".tmp")
-        with open(tmp, "w") as handle:
-            handle.write(f"{block_end}\n")
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, self._path)
+        try:
+            disk.replace_durably(self._path, f"{block_end}\n".encode(), sync_directory=False)
+        except KafkaError:
+            # Kafka's producer id manager answers this while it waits for its next block.
+            raise KafkaError(Errors.COORDINATOR_LOAD_IN_PROGRESS, "cannot reserve the next producer id block") \
+                from None
         self._block_end = block_end

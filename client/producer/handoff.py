@@ -9,7 +9,12 @@ takes an id away from whoever held it, aborting what it left open, without
 starting a producer: a restarted driver uses it to clear its tasks' ids.
 
 All three go through the TransactionManager, so its retries and error rules
-are the producer's own.
+are the producer's own, and its transaction version: at version 2 the EndTxn
+(v5) carries the epoch the transaction ran at and the coordinator bumps it; a
+completion repeated after that (a driver retrying, or rolling a decided batch
+forward after a crash) names the epoch one behind the bumped one, which Kafka's
+coordinator answers as a retry: success for the same outcome, INVALID_TXN_STATE
+for the other.
 """
 
 from __future__ import annotations
@@ -33,6 +38,8 @@ async def complete_prepared_transaction(cluster: Cluster, transactional_id: str,
     ``transaction.timeout.ms`` or a newer holder of the id fenced it. Committing a transaction that
     this call already committed succeeds again (Kafka's coordinator answers a retried EndTxn so)."""
     manager = _manager(cluster, transactional_id, 60000, max_block_ms)
+    await cluster.any_connection()  # its ApiVersions tell the cluster's finalized transaction.version
+    manager.read_transaction_version(initializing=True)
     manager.adopt(prepared)
     if commit:
         manager.begin_commit()

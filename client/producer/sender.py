@@ -180,7 +180,7 @@ class Sender(BatchOutcomes):
         if txn is not None:
             if txn.state in _NOTHING_MORE:
                 return False
-            ready = [tp for tp in ready if tp in txn.partitions]
+            ready = txn.sendable(ready)
         sent = False
         for node, partitions in self._by_leader(ready).items():
             if self._in_flight_per_node.get(node, 0) >= self.max_in_flight:
@@ -220,7 +220,7 @@ class Sender(BatchOutcomes):
             while queue:
                 batch = queue.popleft()
                 if batch.base_sequence >= 0:  # sent before and retried: its sequence leaves a gap
-                    self.txn.epoch_bump_required = True
+                    self.txn.require_epoch_bump()
                 batch.fail(error)
                 self.accumulator.release(batch)
 
@@ -277,6 +277,13 @@ class Sender(BatchOutcomes):
             transactional_id=self.transactional_id, acks=self.acks, timeout_ms=self.timeout_ms,
             topic_data=[produce.TopicData(name=name, partition_data=parts) for name, parts in topics.items()])
 
+    def _produce_version(self, connection) -> int:
+        """Produce v12 in a version-2 transaction (its batches add their partitions, KIP-890), else at most
+        v10: as the Java client, whose TV1 Produce is v11, except for TRANSACTION_ABORTABLE's promise."""
+        if self.txn is not None and self.txn.transaction_version >= 2:
+            return connection.version_for(ApiKey.PRODUCE, transaction_version=2)
+        return connection.version_for(ApiKey.PRODUCE, 10)
+
     def _dispatch(self, node: int, connection, partitions: list[TopicPartition]) -> bool:
         """Take one batch of each partition (those that may go) and write them as one request,
         with no await between taking and writing (so batches leave in queue order); whether
@@ -286,7 +293,7 @@ class Sender(BatchOutcomes):
             return False
         request = self._produce_request(batches)
         try:
-            future = connection.submit(ApiKey.PRODUCE, connection.version_for(ApiKey.PRODUCE, 10), request)
+            future = connection.submit(ApiKey.PRODUCE, self._produce_version(connection), request)
         except KafkaException as exc:
             self._metadata_wanted = True
             for batch in batches:
@@ -303,8 +310,7 @@ class Sender(BatchOutcomes):
         """acks=0: the broker answers nothing, so a batch is done once written."""
         if not batches:
             return
-        await connection.send(ApiKey.PRODUCE, connection.version_for(ApiKey.PRODUCE, 10),
-                              self._produce_request(batches))
+        await connection.send(ApiKey.PRODUCE, self._produce_version(connection), self._produce_request(batches))
         for batch in batches:
             self._settle_success(batch, -1, -1)
 

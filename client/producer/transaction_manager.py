@@ -3,17 +3,27 @@
 States and legal transitions are the Java client's (``TransactionManager.State``),
 in one table, ``TRANSITIONS``; ``transition_to`` is the only place the state
 changes. How an error answer moves the state is the Java client's too, in one
-table, ``RULES``: per request, which codes are fatal (the producer can only be
-closed: fenced, authorization), which are abortable (abort and carry on), and
-which are abortable only after an epoch bump (KIP-360: UNKNOWN_PRODUCER_ID,
-INVALID_PRODUCER_ID_MAPPING). Retriable codes are retried until
-``max_block_ms``: CONCURRENT_TRANSACTIONS with a backoff, and NOT_COORDINATOR,
+table (txn_errors.RULES). Retriable codes are retried until ``max_block_ms``:
+CONCURRENT_TRANSACTIONS with a backoff, and NOT_COORDINATOR,
 COORDINATOR_NOT_AVAILABLE, COORDINATOR_LOAD_IN_PROGRESS after finding the
 coordinator again.
 
-The sender asks for the partitions a send round needs with one
-AddPartitionsToTxn per round (``add_partitions``) and reports failed batches
-(``batch_failed``); the Producer drives begin / commit / abort.
+Transaction version (KIP-890 part 2), decided as the Java 4.x client decides it:
+the finalized ``transaction.version`` of the cluster's ApiVersions (the highest
+features epoch seen), read after InitProducerId and again as each transaction
+ends, so a transaction runs at one version from begin to end. At version 1 the
+sender asks for the partitions a send round needs with one AddPartitionsToTxn
+per round (``add_partitions``) and offsets take AddOffsetsToTxn then
+TxnOffsetCommit v3. At version 2 nothing is added by the client: Produce v12
+and TxnOffsetCommit v5 add implicitly, and EndTxn v5 answers the producer id
+and epoch the coordinator bumped, which the producer adopts (sequences restart
+at 0), so a late write from the ended transaction is fenced. An upgrade seen as
+a transaction ends bumps the epoch once by InitProducerId (the Java client's
+clientSideEpochBumpRequired), so the first version-2 transaction starts on an
+epoch no version-1 transaction used.
+
+The Producer drives begin / commit / abort; the sender reports failed batches
+(``batch_failed``).
 
 Hand-off (KIP-939's shape): ``prepare`` leaves a flushed transaction open as
 PREPARED_TRANSACTION and names it by ``PreparedTxnState`` (producer id, epoch);
@@ -21,7 +31,9 @@ another process ``adopt``s that state and ends the transaction with EndTxn.
 Simplification: KIP-939 keeps the prepared transaction across InitProducerId
 (``keepPreparedTxn``, 2PC enabled on the broker); here the adopter sends EndTxn
 with the preparer's producer id and epoch directly, which every Kafka coordinator
-accepts, so no broker-side 2PC support is needed.
+accepts, so no broker-side 2PC support is needed. At version 2 that EndTxn is v5
+with the epoch the transaction ran at; the coordinator answers a retry of an
+ended one (epoch one behind its bumped epoch) as Kafka answers a producer's retry.
 """
 
 from __future__ import annotations
@@ -38,12 +50,14 @@ from weir.protocol.messages import add_offsets_to_txn, add_partitions_to_txn, en
     txn_offset_commit
 
 from ..cluster import GROUP, TRANSACTION
-from ..consumer.group import CommitFailedError
-from ..errors import (BrokerResponseError, IllegalStateError, KafkaConnectionError, KafkaException,
-                      KafkaTimeoutError, error_for)
+from ..errors import BrokerResponseError, IllegalStateError, KafkaConnectionError, KafkaException, \
+    KafkaTimeoutError, error_for
 from ..types import OffsetAndMetadata, TopicPartition
+from .txn_errors import E, RULES, Outcome, StaleGroupMetadataError, classify, error_instance  # noqa: F401 (API)
 
 log = logging.getLogger(__name__)
+
+TRANSACTION_VERSION = "transaction.version"
 
 
 class TxnState(enum.Enum):
@@ -86,78 +100,6 @@ class TransactionAbortedError(KafkaException):
     """A record's transaction was aborted before the record was sent (its delivery fails with this)."""
 
 
-class StaleGroupMetadataError(CommitFailedError):
-    """TxnOffsetCommit refused the consumer's generation or member id (KIP-447): abort the transaction."""
-    fatal, abortable, retriable = False, True, False
-
-
-class Outcome(enum.Enum):
-    FATAL = "fatal"
-    ABORTABLE = "abortable"
-    ABORTABLE_WITH_BUMP = "abortable after an epoch bump"  # fatal where the broker cannot bump (InitProducerId < v3)
-
-
-@dataclass(frozen=True)
-class Rule:
-    fatal: frozenset = frozenset()
-    abortable: frozenset = frozenset()
-    bump: frozenset = frozenset()
-    otherwise: Outcome = Outcome.FATAL
-
-
-E = Errors
-_FENCED = frozenset({E.PRODUCER_FENCED, E.INVALID_PRODUCER_EPOCH})  # an old coordinator's INVALID_PRODUCER_EPOCH
-_PID_LOST = frozenset({E.UNKNOWN_PRODUCER_ID, E.INVALID_PRODUCER_ID_MAPPING})
-#: Non-retriable answers per request, as the Java client's handlers classify them.
-RULES: dict[ApiKey, Rule] = {
-    ApiKey.INIT_PRODUCER_ID: Rule(
-        abortable=frozenset({E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, E.CLUSTER_AUTHORIZATION_FAILED,
-                             E.TRANSACTION_ABORTABLE})),
-    ApiKey.ADD_PARTITIONS_TO_TXN: Rule(
-        fatal=frozenset({E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, E.INVALID_TXN_STATE}),
-        bump=_PID_LOST, otherwise=Outcome.ABORTABLE),  # TOPIC_AUTHORIZATION, OPERATION_NOT_ATTEMPTED, ...
-    ApiKey.END_TXN: Rule(
-        fatal=frozenset({E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, E.INVALID_TXN_STATE}),
-        abortable=frozenset({E.TRANSACTION_ABORTABLE}), bump=_PID_LOST),
-    ApiKey.ADD_OFFSETS_TO_TXN: Rule(
-        fatal=frozenset({E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, E.INVALID_TXN_STATE}),
-        abortable=frozenset({E.GROUP_AUTHORIZATION_FAILED, E.TRANSACTION_ABORTABLE}), bump=_PID_LOST),
-    ApiKey.TXN_OFFSET_COMMIT: Rule(
-        fatal=frozenset({E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, E.UNSUPPORTED_FOR_MESSAGE_FORMAT}),
-        abortable=frozenset({E.GROUP_AUTHORIZATION_FAILED, E.FENCED_INSTANCE_ID, E.TRANSACTION_ABORTABLE,
-                             E.UNKNOWN_MEMBER_ID, E.ILLEGAL_GENERATION})),
-    # A failed batch: the Java client's maybeTransitionToErrorState.
-    ApiKey.PRODUCE: Rule(
-        fatal=frozenset({E.CLUSTER_AUTHORIZATION_FAILED, E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
-                         E.UNSUPPORTED_VERSION}), otherwise=Outcome.ABORTABLE_WITH_BUMP),
-}
-
-
-def classify(api_key: ApiKey, code: int) -> Outcome:
-    """How a non-retriable error answer to ``api_key`` leaves the transaction."""
-    rule = RULES[api_key]
-    if code in _FENCED and api_key != ApiKey.PRODUCE or code == E.PRODUCER_FENCED:
-        return Outcome.FATAL
-    if code in rule.fatal:
-        return Outcome.FATAL
-    if code in rule.bump:
-        return Outcome.ABORTABLE_WITH_BUMP
-    if code in rule.abortable:
-        return Outcome.ABORTABLE
-    return rule.otherwise
-
-
-def error_instance(api_key: ApiKey, code: int, detail: str | None = None) -> BrokerResponseError:
-    """The exception a caller sees: fenced answers all become ProducerFencedError, as in Java;
-    a stale group generation becomes the consumer's CommitFailedError."""
-    if code in _FENCED and api_key != ApiKey.PRODUCE:
-        code = E.PRODUCER_FENCED
-    if api_key == ApiKey.TXN_OFFSET_COMMIT and code in (E.UNKNOWN_MEMBER_ID, E.ILLEGAL_GENERATION):
-        return StaleGroupMetadataError(f"TxnOffsetCommit refused ({Errors(code).name}): the consumer group "
-                                 f"metadata is stale, a rebalance happened")
-    return error_for(code)(f"{api_key.name}: {detail}" if detail else api_key.name)
-
-
 _REDISCOVER = frozenset({E.NOT_COORDINATOR, E.COORDINATOR_NOT_AVAILABLE, E.COORDINATOR_LOAD_IN_PROGRESS,
                          E.REQUEST_TIMED_OUT})
 _ADD_PARTITIONS_RETRY_BACKOFF = 0.02  # the Java client's ADD_PARTITIONS_RETRY_BACKOFF_MS for a starting txn
@@ -179,6 +121,8 @@ class TransactionManager:
         self._on_epoch_bump = on_epoch_bump or (lambda: None)  # the sender resets its sequences
         self._offsets_added = False  # AddOffsetsToTxn done for some group in this transaction
         self._adopted = False  # the open transaction was prepared by another process
+        self.transaction_version = 1  # 2 once the cluster finalizes transaction.version >= 2 (KIP-890)
+        self._features_epoch = -1  # the finalized features epoch transaction_version was read at
 
     # ------------------------------------------------------------------ the state machine
 
@@ -200,7 +144,9 @@ class TransactionManager:
         if outcome is Outcome.ABORTABLE_WITH_BUMP:
             # Simplification: a failed batch always bumps the epoch at the abort (sequences restart
             # at 0) where the Java client, while completing, renumbers the later batches instead.
-            if self.can_bump_epoch:
+            if self.transaction_version >= 2 and not isinstance(error, error_for(E.INVALID_PRODUCER_ID_MAPPING)):
+                pass  # the abort's EndTxn v5 bumps the epoch (the Java client's needToTriggerEpochBumpFromClient)
+            elif self.can_bump_epoch:
                 self.epoch_bump_required = True
             else:
                 outcome = Outcome.FATAL
@@ -213,6 +159,27 @@ class TransactionManager:
         else:  # outside a transaction (a late batch): nothing to abort
             log.warning("transaction %s: %r in state %s", self.transactional_id, error, self.state.name)
         return error
+
+    def require_epoch_bump(self) -> None:
+        """The epoch must change before the next transaction (a batch's sequence left a gap); at version 2
+        the abort's EndTxn changes it."""
+        if self.transaction_version < 2:
+            self.epoch_bump_required = True
+
+    def read_transaction_version(self, *, initializing: bool) -> None:
+        """Take the cluster's finalized transaction.version if its features epoch is newer than the one
+        read before (the Java client's maybeUpdateTransactionV2Enabled, called after InitProducerId and
+        as a transaction ends). An upgrade to 2 seen as a transaction ends bumps the epoch first."""
+        if self.cluster.finalized_features_epoch <= self._features_epoch:
+            return
+        self._features_epoch = self.cluster.finalized_features_epoch
+        upgraded = self.transaction_version < 2
+        self.transaction_version = 2 if self.cluster.finalized_features.get(TRANSACTION_VERSION, 0) >= 2 else 1
+        upgraded = upgraded and self.transaction_version >= 2
+        if upgraded and not initializing:
+            self.epoch_bump_required = True
+        log.debug("transactional id %s: transaction version %d (features epoch %d)", self.transactional_id,
+                  self.transaction_version, self._features_epoch)
 
     def maybe_fail_with_error(self) -> None:
         if self.state in (S.ABORTABLE_ERROR, S.FATAL_ERROR):
@@ -267,13 +234,18 @@ class TransactionManager:
         lost_mapping = isinstance(self.last_error, error_for(E.INVALID_PRODUCER_ID_MAPPING))
         if self.partitions or self._offsets_added or self._adopted:
             if not lost_mapping:  # the coordinator would refuse EndTxn: go straight to InitProducerId
-                await self._request(ApiKey.END_TXN, lambda _v: end_txn.REQUEST(
+                response = await self._request(ApiKey.END_TXN, lambda _v: end_txn.REQUEST(
                     transactional_id=self.transactional_id, producer_id=self.identity.producer_id,
                     producer_epoch=self.identity.producer_epoch, committed=commit), lambda r: r.error_code)
-        # Simplification: a transaction with nothing added sends no EndTxn (the coordinator knows of none).
+                if response.producer_id >= 0:  # EndTxn v5: the epoch the coordinator bumped (or a new id)
+                    self.identity.producer_id, self.identity.producer_epoch = (response.producer_id,
+                                                                               response.producer_epoch)
+                    self._on_epoch_bump()
+        # A transaction with nothing sent or added sends no EndTxn, as in the Java client (transactionStarted).
         self.partitions.clear()
         self._offsets_added = False
         self._adopted = False
+        self.read_transaction_version(initializing=False)  # the next transaction's version
         if self.epoch_bump_required:
             self.transition_to(S.INITIALIZING)
             await self._init_producer_id(bump=True)
@@ -281,11 +253,13 @@ class TransactionManager:
             self.transition_to(S.READY)
 
     async def send_offsets(self, offsets: dict[TopicPartition, OffsetAndMetadata], group) -> None:
-        """AddOffsetsToTxn, then TxnOffsetCommit v3 with the group's generation and member (KIP-447)."""
+        """AddOffsetsToTxn (version 1 only: TxnOffsetCommit v5 adds the group itself), then TxnOffsetCommit
+        with the group's generation and member (KIP-447)."""
         self.require_transaction("send offsets")
-        await self._request(ApiKey.ADD_OFFSETS_TO_TXN, lambda _v: add_offsets_to_txn.REQUEST(
-            transactional_id=self.transactional_id, producer_id=self.identity.producer_id,
-            producer_epoch=self.identity.producer_epoch, group_id=group.group_id), lambda r: r.error_code)
+        if self.transaction_version < 2:
+            await self._request(ApiKey.ADD_OFFSETS_TO_TXN, lambda _v: add_offsets_to_txn.REQUEST(
+                transactional_id=self.transactional_id, producer_id=self.identity.producer_id,
+                producer_epoch=self.identity.producer_epoch, group_id=group.group_id), lambda r: r.error_code)
         self._offsets_added = True
         pending = dict(offsets)
         deadline = time.monotonic() + self.max_block
@@ -324,7 +298,11 @@ class TransactionManager:
 
     async def add_partitions(self, partitions: set[TopicPartition]) -> bool:
         """One AddPartitionsToTxn for every partition a send round needs; False if it failed
-        (the transaction is then in an error state and the batches fail with its error)."""
+        (the transaction is then in an error state and the batches fail with its error). At version 2
+        none: their first Produce adds them."""
+        if self.transaction_version >= 2:
+            self.partitions |= partitions
+            return True
         by_topic: dict[str, list[int]] = {}
         for tp in sorted(partitions):
             by_topic.setdefault(tp.topic, []).append(tp.partition)
@@ -349,6 +327,14 @@ class TransactionManager:
         self.partitions |= partitions
         return True
 
+    def sendable(self, ready: list[TopicPartition]) -> list[TopicPartition]:
+        """The ready partitions that may be sent with no request first: at version 1 those already added,
+        at version 2 all (Produce v12 adds them)."""
+        if self.transaction_version >= 2:
+            self.partitions.update(ready)
+            return ready
+        return [tp for tp in ready if tp in self.partitions]
+
     def batch_failed(self, error: BaseException) -> None:
         """A batch of this transaction could not be delivered: the transaction must abort."""
         code = getattr(error, "code", E.UNKNOWN_SERVER_ERROR)
@@ -358,7 +344,8 @@ class TransactionManager:
 
     async def _init_producer_id(self, *, bump: bool) -> None:
         connection = await self.cluster.any_connection()
-        self.can_bump_epoch = connection.version_for(ApiKey.INIT_PRODUCER_ID) >= 3
+        self.can_bump_epoch = connection.version_for(ApiKey.INIT_PRODUCER_ID,
+                                                     transaction_version=self.transaction_version) >= 3
         expected = (self.identity.producer_id, self.identity.producer_epoch) if bump else (-1, -1)
         response = await self._request(ApiKey.INIT_PRODUCER_ID, lambda _v: init_producer_id.REQUEST(
             transactional_id=self.transactional_id, transaction_timeout_ms=self.transaction_timeout_ms,
@@ -366,6 +353,8 @@ class TransactionManager:
         self.identity.producer_id, self.identity.producer_epoch = response.producer_id, response.producer_epoch
         self.epoch_bump_required = False
         self._on_epoch_bump()  # new id or epoch: every partition's sequence starts at 0
+        if not bump:
+            self.read_transaction_version(initializing=True)  # as the Java client's initTransactions
         self.transition_to(S.READY)
         log.info("transactional id %s: producer id %d, epoch %d", self.transactional_id,
                  response.producer_id, response.producer_epoch)
@@ -397,7 +386,8 @@ class TransactionManager:
         while True:
             try:
                 node = await self.cluster.coordinator(key_type, key)
-                response = await self.cluster.send(node, api_key, build)
+                response = await self.cluster.send(node, api_key, build,
+                                                   transaction_version=self.transaction_version)
             except (KafkaConnectionError, KafkaTimeoutError) as exc:
                 code, detail = E.COORDINATOR_NOT_AVAILABLE, exc
             except BrokerResponseError as exc:  # FindCoordinator's own answer

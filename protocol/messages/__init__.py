@@ -1,6 +1,7 @@
 """Request and response schemas, one module per API key."""
 
-from . import (add_offsets_to_txn, add_partitions_to_txn, alter_configs, api_versions, create_partitions,
+from . import (add_offsets_to_txn, add_partitions_to_txn, alter_configs, api_versions, consumer_group_describe,
+               consumer_group_heartbeat, create_partitions,
                create_topics, delete_groups, delete_records, delete_topics, describe_cluster, describe_configs,
                describe_groups, describe_producers, describe_topic_partitions, describe_transactions, end_txn, fetch,
                find_coordinator, heartbeat, incremental_alter_configs, init_producer_id, join_group, leave_group,
@@ -12,7 +13,8 @@ from . import (alter_user_scram_credentials, describe_client_quotas, describe_us
 
 #: api key -> module with REQUEST and RESPONSE
 BY_KEY = {module.REQUEST.api_key: module for module in (
-    add_offsets_to_txn, add_partitions_to_txn, alter_configs, api_versions, create_partitions, create_topics,
+    add_offsets_to_txn, add_partitions_to_txn, alter_configs, api_versions, consumer_group_describe,
+    consumer_group_heartbeat, create_partitions, create_topics,
     delete_groups, delete_records, delete_topics, describe_cluster, describe_configs, describe_groups,
     describe_producers, describe_topic_partitions, describe_transactions, end_txn, fetch, find_coordinator,
     heartbeat, incremental_alter_configs, init_producer_id, join_group, leave_group, list_groups, list_offsets,

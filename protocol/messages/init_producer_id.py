@@ -1,4 +1,5 @@
-"""InitProducerId (key 22), v0-5 (v5 is v4 plus KIP-890's TRANSACTION_ABORTABLE); v2+ flexible; v3 adds KIP-360 producer id and epoch."""
+"""InitProducerId (key 22), v0-5 (v5 is v4 plus KIP-890's TRANSACTION_ABORTABLE); v2+ flexible;
+v3 adds KIP-360 producer id and epoch."""
 
 from ._dsl import INT16, INT32, INT64, STRING, Field, Message
 

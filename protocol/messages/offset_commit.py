@@ -1,5 +1,6 @@
-"""OffsetCommit (key 8), v2-8; v8 flexible. v2-4 carry a retention time; v6 leader
-epochs; v7 the group instance id. v9 (KIP-848) and v10 (topic ids) are not declared."""
+"""OffsetCommit (key 8), v2-9; v8 flexible. v2-4 carry a retention time; v6 leader
+epochs; v7 the group instance id; v9 (KIP-848) is v8 sent by consumer-protocol members, with
+the member epoch in generation_id_or_member_epoch. v10 (topic ids) is not declared."""
 
 from ._dsl import INT16, INT32, INT64, STRING, Array, Field, Message, Struct
 
@@ -18,7 +19,7 @@ RequestTopic = Struct(
 )
 
 REQUEST = Message(
-    "OffsetCommitRequest", 8, "2-8", "8+",
+    "OffsetCommitRequest", 8, "2-9", "8+",
     Field("group_id", STRING),
     Field("generation_id_or_member_epoch", INT32, default=-1),
     Field("member_id", STRING),
@@ -40,7 +41,7 @@ ResponseTopic = Struct(
 )
 
 RESPONSE = Message(
-    "OffsetCommitResponse", 8, "2-8", "8+",
+    "OffsetCommitResponse", 8, "2-9", "8+",
     Field("throttle_time_ms", INT32, "3+"),
     Field("topics", Array(ResponseTopic)),
 )

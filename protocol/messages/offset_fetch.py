@@ -1,5 +1,6 @@
-"""OffsetFetch (key 9), v1-8; v6 flexible. v2: null topics = all, top-level error;
-v5 leader epochs; v7 require_stable (KIP-447); v8 batched groups. v9+ are not declared."""
+"""OffsetFetch (key 9), v1-9; v6 flexible. v2: null topics = all, top-level error;
+v5 leader epochs; v7 require_stable (KIP-447); v8 batched groups; v9 member id and epoch
+(KIP-848). v10 (topic ids) is not declared."""
 
 from ._dsl import BOOL, INT16, INT32, INT64, STRING, Array, Field, Message, Struct
 
@@ -18,11 +19,13 @@ RequestGroupTopic = Struct(
 RequestGroup = Struct(
     "OffsetFetchRequestGroup",
     Field("group_id", STRING, "8+"),
+    Field("member_id", STRING, "9+", nullable="9+", default=None),
+    Field("member_epoch", INT32, "9+", default=-1),
     Field("topics", Array(RequestGroupTopic), "8+", nullable="8+"),
 )
 
 REQUEST = Message(
-    "OffsetFetchRequest", 9, "1-8", "6+",
+    "OffsetFetchRequest", 9, "1-9", "6+",
     Field("group_id", STRING, "0-7"),
     Field("topics", Array(RequestTopic), "0-7", nullable="2-7"),
     Field("groups", Array(RequestGroup), "8+"),
@@ -67,7 +70,7 @@ Group = Struct(
 )
 
 RESPONSE = Message(
-    "OffsetFetchResponse", 9, "1-8", "6+",
+    "OffsetFetchResponse", 9, "1-9", "6+",
     Field("throttle_time_ms", INT32, "3+"),
     Field("topics", Array(ResponseTopic), "0-7"),
     Field("error_code", INT16, "2-7", default=0),

@@ -1,5 +1,5 @@
-"""TxnOffsetCommit (key 28), v0-5 (v4 and v5 are v3: KIP-890's TRANSACTION_ABORTABLE, implicit add); v2 adds leader epochs; v3 flexible plus the
-KIP-447 group generation, member id and instance id."""
+"""TxnOffsetCommit (key 28), v0-5 (v4 and v5 are v3: KIP-890's TRANSACTION_ABORTABLE, implicit add); v2 adds leader
+epochs; v3 flexible plus the KIP-447 group generation, member id and instance id."""
 
 from ._dsl import INT16, INT32, INT64, STRING, Array, Field, Message, Struct
 

@@ -15,6 +15,7 @@ class CoordinatorLoadingCluster:
     """FindCoordinator fails with ``error`` ``failures`` times, then node 1 answers InitProducerId."""
 
     retry_backoff = 0.001
+    finalized_features, finalized_features_epoch = {}, -1  # a broker without features: version 1
 
     def __init__(self, error: Errors, failures: int):
         self.error, self.failures, self.finds, self.forgotten = error, failures, 0, 0
@@ -25,14 +26,14 @@ class CoordinatorLoadingCluster:
             raise error_for(self.error)("not yet")
         return 1
 
-    async def send(self, node, api_key, build):
+    async def send(self, node, api_key, build, **_):
         return SimpleNamespace(error_code=Errors.NONE, producer_id=7, producer_epoch=3)
 
     def forget_coordinator(self, key_type, key):
         self.forgotten += 1
 
     async def any_connection(self):
-        return SimpleNamespace(version_for=lambda api_key, highest=None: 4)
+        return SimpleNamespace(version_for=lambda api_key, highest=None, **_: 4)
 
 
 def test_find_coordinator_answers_that_kafka_retries_are_retried():

@@ -19,7 +19,7 @@ import time
 from confluent_kafka import Consumer, Producer, TopicPartition
 
 from tests.broker_process import REPO
-from tests.compat.groups import wait_until
+from tests.support.waiting import wait_until
 from tests.integration.test_eos_pipeline import GROUP, PARTITIONS, OutputWatermarks, read_committed
 from tests.integration.test_eos_pipeline import ProcessorProcess
 
@@ -65,17 +65,17 @@ def test_exactly_once_through_processor_and_broker_kills(any_broker_to_kill):
             processor = ProcessorProcess(broker.bootstrap, script=EXAMPLE)
             processors.append(processor)
             earlier = sum(p.committed for p in processors[:-1])
-            wait_until(lambda: processor.committed >= kill_after - earlier, 90,
-                       f"the processor to commit {kill_after} orders: {''.join(processor.lines[-5:])}")
-            wait_until(watermarks.transaction_open, 10, "a transaction with output written")
+            wait_until(lambda: processor.committed >= kill_after - earlier,
+                       f"the processor to commit {kill_after} orders: {''.join(processor.lines[-5:])}", 90)
+            wait_until(watermarks.transaction_open, "a transaction with output written", 10)
             processor.kill()
         processor = ProcessorProcess(broker.bootstrap, script=EXAMPLE)
         processors.append(processor)
-        wait_until(lambda: processor.committed > 100, 90, "the processor to get going again")
+        wait_until(lambda: processor.committed > 100, "the processor to get going again", 90)
         broker.kill()  # with the processor running, most likely inside a transaction
         broker.start()
         after_restart = processor.committed
-        wait_until(lambda: processor.committed > after_restart + 100, 90, "the processor to go on after the restart")
+        wait_until(lambda: processor.committed > after_restart + 100, "the processor to go on after the restart", 90)
         feeder.stopping.set()
         feeder.join(180)
         assert not feeder.is_alive() and not feeder.failed
@@ -91,8 +91,8 @@ def test_exactly_once_through_processor_and_broker_kills(any_broker_to_kill):
             return sum(max(tp.offset, 0) for tp in got)
 
         # the processor that was running when the broker died carries on by itself
-        wait_until(lambda: committed_total() == input_end, 120,
-                   f"the group's offsets to reach the end of input: {''.join(processor.lines[-10:])}")
+        wait_until(lambda: committed_total() == input_end,
+                   f"the group's offsets to reach the end of input: {''.join(processor.lines[-10:])}", 120)
         consumer.close()
         watermarks.close()
         processor.stop()

@@ -8,7 +8,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from weir.client.errors import IllegalStateError, KafkaTimeoutError, ProducerFencedError
+from weir.client.errors import IllegalStateError, KafkaTimeoutError, ProducerFencedError, error_for
 from weir.client.producer.sender import ProducerIdentity
 from weir.client.producer.transaction_manager import (Outcome, StaleGroupMetadataError, TransactionManager, TxnState,
                                                  classify)
@@ -82,8 +82,10 @@ class ScriptedCluster:
 
     retry_backoff = 0.001
 
-    def __init__(self, answers):
+    def __init__(self, answers, features=None):
         self.answers = list(answers)
+        self.finalized_features = features or {}  # as a broker's ApiVersions v3+ had them
+        self.finalized_features_epoch = 0 if features else -1
         self.lookups = 0
         self.forgotten = 0
         self.sent = []
@@ -103,11 +105,11 @@ class ScriptedCluster:
         return answer
 
     async def any_connection(self):
-        return SimpleNamespace(version_for=lambda key, highest=None: 4)
+        return SimpleNamespace(version_for=lambda key, highest=None, **_: 4)
 
 
-def end_txn_answer(code):
-    return SimpleNamespace(error_code=code)
+def end_txn_answer(code, producer_id=-1, producer_epoch=-1):
+    return SimpleNamespace(error_code=code, producer_id=producer_id, producer_epoch=producer_epoch)
 
 
 async def test_end_txn_retries_concurrent_transactions_and_finds_a_moved_coordinator():
@@ -188,3 +190,66 @@ async def test_add_partitions_with_no_answer_ends_in_an_epoch_bump_not_an_end_tx
     await txn.end(commit=False)
     assert [type(r).__name__ for r in cluster.sent] == ["InitProducerIdRequest"]
     assert txn.state is S.READY and txn.identity.producer_epoch == 4
+
+
+TV2 = {"transaction.version": 2}
+
+
+async def test_version_2_adds_nothing_itself_and_adopts_the_epoch_end_txn_bumped():
+    ok = SimpleNamespace(topics=[SimpleNamespace(name="t", partitions=[
+        SimpleNamespace(partition_index=0, error_code=Errors.NONE)])])
+    cluster = ScriptedCluster([ok, end_txn_answer(Errors.NONE, 7, 4)], features=TV2)
+    bumps = []
+    txn = TransactionManager(cluster, ProducerIdentity(7, 3), "tx", transaction_timeout_ms=60000, max_block_ms=2000,
+                             on_epoch_bump=lambda: bumps.append(True))
+    txn.read_transaction_version(initializing=True)
+    assert txn.transaction_version == 2 and not txn.epoch_bump_required
+    txn.state = S.READY
+    txn.begin()
+    assert await txn.add_partitions({TopicPartition("t", 1)}) is True
+    assert txn.sendable([TopicPartition("t", 2)]) == [TopicPartition("t", 2)]
+    group = SimpleNamespace(group_id="g", generation_id=1, member_id="m", group_instance_id=None)
+    from weir.client.types import OffsetAndMetadata
+    await txn.send_offsets({TopicPartition("t", 0): OffsetAndMetadata(5)}, group)
+    txn.begin_commit()
+    await txn.end(commit=True)
+    assert [type(r).__name__ for r in cluster.sent] == ["TxnOffsetCommitRequest", "EndTxnRequest"]
+    assert (txn.identity.producer_id, txn.identity.producer_epoch) == (7, 4) and bumps == [True]
+    assert txn.state is S.READY and not txn.partitions
+
+
+async def test_a_failed_batch_at_version_2_needs_no_bump_of_its_own_but_an_upgrade_bumps_once():
+    txn = manager(ScriptedCluster([], features=TV2))
+    txn.read_transaction_version(initializing=True)
+    txn.state = S.IN_TRANSACTION
+    txn.batch_failed(error_for(Errors.UNKNOWN_PRODUCER_ID)("Produce"))
+    assert txn.state is S.ABORTABLE_ERROR and not txn.epoch_bump_required  # the abort's EndTxn v5 bumps
+
+    cluster = ScriptedCluster([end_txn_answer(Errors.NONE),  # a version-1 EndTxn: no id or epoch back
+                               SimpleNamespace(error_code=Errors.NONE, producer_id=7, producer_epoch=4)])
+    cluster.finalized_features, cluster.finalized_features_epoch = {"transaction.version": 1}, 0
+    txn = manager(cluster)
+    txn.read_transaction_version(initializing=True)
+    assert txn.transaction_version == 1
+    txn.state = S.IN_TRANSACTION
+    txn.partitions.add(TopicPartition("t", 0))
+    cluster.finalized_features, cluster.finalized_features_epoch = TV2, 1  # upgraded meanwhile
+    txn.begin_commit()
+    await txn.end(commit=True)
+    init = cluster.sent[-1]
+    assert [type(r).__name__ for r in cluster.sent] == ["EndTxnRequest", "InitProducerIdRequest"]
+    assert (init.producer_id, init.producer_epoch) == (7, 3)
+    assert txn.transaction_version == 2 and txn.identity.producer_epoch == 4 and txn.state is S.READY
+
+
+async def test_an_exhausted_epoch_at_version_2_continues_under_the_producer_id_end_txn_answers():
+    cluster = ScriptedCluster([end_txn_answer(Errors.NONE, 8, 0)], features=TV2)
+    txn = TransactionManager(cluster, ProducerIdentity(7, 32766), "tx", transaction_timeout_ms=60000,
+                             max_block_ms=2000)
+    txn.read_transaction_version(initializing=True)
+    txn.state = S.IN_TRANSACTION
+    txn.partitions.add(TopicPartition("t", 0))
+    txn.begin_abort()
+    await txn.end(commit=False)
+    assert (txn.identity.producer_id, txn.identity.producer_epoch) == (8, 0) and txn.state is S.READY
+    assert len(cluster.sent) == 1  # no InitProducerId: the coordinator drew the new id itself

@@ -16,10 +16,10 @@ from weir.broker import handlers  # noqa: F401  (registers the served versions)
 from weir.broker.dispatcher import advertised_versions
 from weir.protocol.api_keys import ApiKey
 from weir.protocol.headers import RequestHeader, decode_request_header, encode_request_header, peek_key_and_version
-from weir.protocol.messages import (BY_KEY, alter_user_scram_credentials, describe_client_quotas,
-                                   describe_topic_partitions, describe_user_scram_credentials, offset_delete,
-                                   offset_for_leader_epoch, sasl_authenticate, sasl_handshake, update_features,
-                                   write_txn_markers)
+from weir.protocol.messages import (BY_KEY, alter_user_scram_credentials, consumer_group_describe,
+                                   consumer_group_heartbeat, describe_client_quotas, describe_topic_partitions,
+                                   describe_user_scram_credentials, offset_delete, offset_for_leader_epoch,
+                                   sasl_authenticate, sasl_handshake, update_features, write_txn_markers)
 from weir.protocol.primitives import DecodeError
 
 PER_VERSION_CAP = 6  # distinct recorded frames kept per (API, version); Produce/Fetch/Heartbeat repeat a lot
@@ -86,6 +86,13 @@ def hand_built(topic: str) -> dict[int, object]:
         ApiKey.ALTER_USER_SCRAM_CREDENTIALS: alter_user_scram_credentials.REQUEST(deletions=[], upsertions=[
             alter_user_scram_credentials.Upsertion(name="fuzz", mechanism=1, iterations=4096, salt=b"salt",
                                                    salted_password=bytes(32))]),
+        # KIP-848: a join with a regex, owning nothing; and a describe of it (group.protocol=consumer)
+        ApiKey.CONSUMER_GROUP_HEARTBEAT: consumer_group_heartbeat.REQUEST(
+            group_id="fuzz-kip848", member_id="fuzz-member", member_epoch=0, instance_id=None,
+            rebalance_timeout_ms=30000, subscribed_topic_names=[topic], subscribed_topic_regex=None,
+            server_assignor="uniform", topic_partitions=[]),
+        ApiKey.CONSUMER_GROUP_DESCRIBE: consumer_group_describe.REQUEST(group_ids=["fuzz-kip848"],
+                                                                        include_authorized_operations=True),
     }
 
 

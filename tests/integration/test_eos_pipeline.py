@@ -19,7 +19,7 @@ import time
 from confluent_kafka import Consumer, Producer, TopicPartition
 
 from tests.broker_process import REPO, BrokerProcess
-from tests.compat.groups import wait_until
+from tests.support.waiting import wait_until
 
 EXAMPLE = REPO / "examples" / "exactly_once_orders.py"
 ORDERS_TOTAL = 3000
@@ -133,13 +133,13 @@ def test_exactly_once_through_processor_and_broker_kills(tmp_path):
         for kill_after in (300, 900, 1500):
             processor = ProcessorProcess(broker.bootstrap)
             processors.append(processor)
-            wait_until(lambda: processor.committed >= kill_after - processors_total(processors[:-1]), 60,
-                       f"the processor to commit {kill_after} orders")
-            wait_until(watermarks.transaction_open, 10, "a transaction with output written")
+            wait_until(lambda: processor.committed >= kill_after - processors_total(processors[:-1]),
+                       f"the processor to commit {kill_after} orders", 60)
+            wait_until(watermarks.transaction_open, "a transaction with output written", 10)
             processor.kill()
         processor = ProcessorProcess(broker.bootstrap)
         processors.append(processor)
-        wait_until(lambda: processor.committed > 100, 60, "the processor to get going again")
+        wait_until(lambda: processor.committed > 100, "the processor to get going again", 60)
         broker.kill()  # with the processor running, most likely inside a transaction
         broker.start()
         feeder.join(180)
@@ -155,7 +155,7 @@ def test_exactly_once_through_processor_and_broker_kills(tmp_path):
             return sum(max(tp.offset, 0) for tp in got)
 
         # the processor that was running when the broker died carries on by itself
-        wait_until(lambda: committed_total() == input_end, 120, "the group's offsets to reach the end of input")
+        wait_until(lambda: committed_total() == input_end, "the group's offsets to reach the end of input", 120)
         consumer.close()
         watermarks.close()
         processor.stop()

@@ -1,9 +1,12 @@
-"""Three Java consumers (separate processes) in one read_committed, cooperative-sticky group,
-the third joining mid-way, against each broker: no partition is owned by two members at once
+"""Three Java consumers (separate processes) in one read_committed group, the third joining
+mid-way, with the classic protocol (cooperative-sticky) and with the consumer protocol (KIP-848,
+the broker assigning), against each broker: no partition is owned by two members at once
 (from the assignments each logs with the machine's monotonic clock), every committed record is
 consumed exactly once and no aborted one is."""
 
 import itertools
+
+import pytest
 
 from confluent_kafka import Producer
 
@@ -51,14 +54,15 @@ def ownership(member: JavaProcess) -> list[tuple[int, int, int]]:
     return spans
 
 
-def test_cooperative_sticky_group_with_a_member_joining_midway(any_broker, topic_name):
+@pytest.mark.parametrize("protocol", ["classic", "consumer"])
+def test_group_with_a_member_joining_midway(any_broker, topic_name, protocol):
     bootstrap, group = any_broker.bootstrap, f"{topic_name}-group"
     create_topic(bootstrap, topic_name, PARTITIONS)
     expected = produce_transactions(bootstrap, topic_name, f"{topic_name}-txn1", "first", 120, 30)
-    members = [JavaProcess("GroupMember", bootstrap, topic_name, group, name) for name in ("a", "b")]
+    members = [JavaProcess("GroupMember", bootstrap, topic_name, group, name, protocol) for name in ("a", "b")]
     try:
         wait_until(lambda: set(expected) <= set(consumed(members)), "the first batch", 60)
-        members.append(JavaProcess("GroupMember", bootstrap, topic_name, group, "c"))
+        members.append(JavaProcess("GroupMember", bootstrap, topic_name, group, "c", protocol))
         members[2].wait_for(lambda event: event["event"] == "started")
         expected += produce_transactions(bootstrap, topic_name, f"{topic_name}-txn2", "second", 120, 20)
         members[2].wait_for(lambda event: event["event"] == "assigned" and event["partitions"])

@@ -91,7 +91,8 @@ def test_a_timed_out_transaction_at_transaction_version_1(any_broker, at_transac
     assert values(read_all(any_broker.bootstrap, topic_name, 1)[0]) == []
 
 
-def test_consume_transform_produce_commits_offsets_with_the_output(any_broker, topic_name):
+@pytest.mark.parametrize("protocol", ["classic", "consumer"])
+def test_consume_transform_produce_commits_offsets_with_the_output(any_broker, topic_name, protocol):
     source, sink, group = f"{topic_name}-in", f"{topic_name}-out", f"{topic_name}-group"
     create_topic(any_broker.bootstrap, source, 3)
     create_topic(any_broker.bootstrap, sink, 3)
@@ -102,7 +103,8 @@ def test_consume_transform_produce_commits_offsets_with_the_output(any_broker, t
     assert producer.flush(10) == 0
     ends = {partition: len(records) for partition, records in read_all(any_broker.bootstrap, source, 3).items()}
 
-    events = run("ConsumeTransformProduce", any_broker.bootstrap, source, sink, group, f"{topic_name}-txn", count)
+    events = run("ConsumeTransformProduce", any_broker.bootstrap, source, sink, group, f"{topic_name}-txn", count,
+                 protocol)
     assert only(events, "aborted")["committed"] == {}  # the aborted transaction's offsets never count
     assert only(events, "processed")["records"] == count
     assert only(events, "group_offsets")["committed"] == {str(p): end for p, end in ends.items() if end}

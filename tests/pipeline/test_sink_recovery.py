@@ -1,17 +1,30 @@
-"""The exactly-once sink's driver-side recovery and commit rules, against the real broker without Spark."""
+"""The exactly-once sink's driver-side recovery and commit rules, against the real broker without Spark,
+at transaction version 2 (the broker's default: the driver's EndTxn v5 bumps the epoch, a roll-forward
+repeats it one epoch behind) and at version 1."""
 
 import asyncio
 
+import pytest
 from pyspark.sql.types import BinaryType, StructField, StructType
 
 from weir.client import complete_prepared_transaction, fence_transactional_id
 from weir.client.cluster import Cluster
 from weir.pipeline.decisions import COMMIT, DONE
 from weir.pipeline.exactly_once import ExactlyOnceStreamWriter, TransactionLostError, TxnCommitMessage
+from tests.broker_process import BrokerProcess
 from tests.support.topics import create_topic
 from tests.pipeline.prepared import visible, write_prepared as write
 
 SCHEMA = StructType([StructField("value", BinaryType())])
+
+
+@pytest.fixture(scope="module", params=[2, 1], ids=["tv2", "tv1"])
+def shared_broker(request, tmp_path_factory):
+    """One broker per transaction version for the module's tests, each on its own topics."""
+    args = [] if request.param == 2 else ["--feature", "transaction.version=1"]
+    process = BrokerProcess(tmp_path_factory.mktemp(f"sink-tv{request.param}") / "data", args=args).start()
+    yield process
+    process.stop()
 
 
 def sink(bootstrap, topic, query):

@@ -26,7 +26,7 @@ def _value(kind, version, nullable):
                    else _SCALARS[kind.element])
         values = st.lists(element, max_size=3)
     elif isinstance(kind, Struct):
-        return st.none() | instances(kind, version)
+        values = instances(kind, version)
     else:
         values = _SCALARS[kind]
     return st.none() | values if nullable else values

@@ -9,8 +9,8 @@ EXPECTED = {
     1: (4, 12),   # Fetch: v13+ switches librdkafka to topic ids
     2: (1, 7),    # ListOffsets
     3: (0, 12),   # Metadata
-    8: (2, 8),    # OffsetCommit (v9 is KIP-848, v10 topic ids)
-    9: (1, 8),    # OffsetFetch (v7 require_stable, v8 batched groups)
+    8: (2, 9),    # OffsetCommit (v9 is KIP-848's member epoch; v10 topic ids is not served)
+    9: (1, 9),    # OffsetFetch (v7 require_stable, v8 batched groups, v9 member id and epoch)
     10: (0, 4),   # FindCoordinator (v4 batched)
     11: (0, 5),   # JoinGroup (v5 static membership; v6+ flexible, not needed by any client)
     12: (0, 3),   # Heartbeat
@@ -45,6 +45,8 @@ EXPECTED = {
     61: (0, 0),   # DescribeProducers
     65: (0, 0),   # DescribeTransactions
     66: (0, 2),   # ListTransactions (v1 duration filter, v2 transactional id pattern)
+    68: (0, 1),   # ConsumerGroupHeartbeat (KIP-848; v1 regex subscriptions, client-chosen member ids)
+    69: (0, 1),   # ConsumerGroupDescribe (v1 member type)
     75: (0, 0),   # DescribeTopicPartitions (KIP-966; kafka-topics --describe)
 }
 

@@ -15,7 +15,7 @@ from weir.broker.security.principal import PrincipalMapper, subject_dn
 from weir.broker.security.scram import (ScramError, ScramServer, credential_from_salted_password,
                                         salted_password)
 from weir.broker.security.scram_store import ScramStore
-from weir.protocol.errors import Errors
+from weir.protocol.errors import Errors, KafkaError
 
 SHA256, SHA512 = 1, 2
 
@@ -100,6 +100,21 @@ def test_scram_store_follows_kafkas_rules(tmp_path):
     assert reloaded.describe(None) == [("ann", 0, "", [(SHA256, 4096)])]
     assert [r[1] for r in reloaded.describe(["ann", "zed", "ann"])] == [Errors.DUPLICATE_RESOURCE, Errors.RESOURCE_NOT_FOUND]
 
+
+
+def test_a_credential_the_disk_refuses_is_answered_per_user_and_not_served(tmp_path, monkeypatch):
+    from weir.broker.security import scram_store
+    store = ScramStore(tmp_path)
+    salt, salted = b"salt-bytes", bytes(32)
+    assert store.alter([], [("ann", SHA256, 4096, salt, salted)]) == [("ann", Errors.NONE, None)]
+
+    def full_disk(path, data, **_options):
+        raise KafkaError(Errors.KAFKA_STORAGE_ERROR, f"cannot write {path}: No space left on device")
+    monkeypatch.setattr(scram_store, "replace_durably", full_disk)
+    results = store.alter([("ann", SHA256)], [("bob", SHA512, 4096, salt, salted), ("", SHA256, 4096, salt, salted)])
+    assert [(user, code) for user, code, _message in results] == [
+        ("ann", Errors.KAFKA_STORAGE_ERROR), ("bob", Errors.KAFKA_STORAGE_ERROR), ("", Errors.UNACCEPTABLE_CREDENTIAL)]
+    assert store.get("ann", "SCRAM-SHA-256") is not None and store.get("bob", "SCRAM-SHA-512") is None
 
 def test_principal_mapping_rules_as_kafka_reads_them():
     mapper = PrincipalMapper("RULE:^CN=(.*?),OU=ServiceUsers.*$/$1/L, RULE:^CN=([^,]+),.*$/user-$1/, DEFAULT")

@@ -24,7 +24,7 @@ import pytest
 from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from tests.compat.groups import wait_until
+from tests.support.waiting import wait_until
 from reference.kafka import java_command
 
 ORDERS_TOTAL = 4000
@@ -174,14 +174,14 @@ def test_streams_exactly_once_v2_through_application_and_broker_kills(any_broker
             app = StreamsApp(broker.bootstrap, application_id, state_dir, topics)
             apps.append(app)
             app.wait_running()
-            wait_until(lambda: confirmations_written(broker.bootstrap, topics.confirmations) >= kill_after, 120,
-                       f"{kill_after} confirmations written")
+            wait_until(lambda: confirmations_written(broker.bootstrap, topics.confirmations) >= kill_after,
+                       f"{kill_after} confirmations written", 120)
             app.kill()
         app = StreamsApp(broker.bootstrap, application_id, state_dir, topics)
         apps.append(app)
         app.wait_running()
-        wait_until(lambda: confirmations_written(broker.bootstrap, topics.confirmations) >= 2600, 120,
-                   "2600 confirmations written")
+        wait_until(lambda: confirmations_written(broker.bootstrap, topics.confirmations) >= 2600,
+                   "2600 confirmations written", 120)
         broker.kill()  # under the running application, most likely inside a transaction
         broker.start()
         feeder.join(240)
@@ -194,9 +194,9 @@ def test_streams_exactly_once_v2_through_application_and_broker_kills(any_broker
                 reader.poll()
                 return (len(reader.confirmations) >= ORDERS_TOTAL
                         and all(reader.totals.get(product, [0])[-1] >= total for product, total in sums.items()))
-            wait_until(complete, 180, lambda: f"the output to be complete: {len(reader.confirmations)} "
-                                              f"confirmations, totals {({p: t[-1] for p, t in reader.totals.items()})};"
-                                              f" the application said:\n{''.join(app.lines[-60:])}")
+            wait_until(complete, lambda: f"the output to be complete: {len(reader.confirmations)} "
+                                         f"confirmations, totals {({p: t[-1] for p, t in reader.totals.items()})};"
+                                         f" the application said:\n{''.join(app.lines[-60:])}", 180)
             reader.poll()  # anything beyond the expected output would show up here
         finally:
             reader.close()

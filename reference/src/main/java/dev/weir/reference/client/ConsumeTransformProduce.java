@@ -22,15 +22,23 @@ import org.apache.kafka.common.serialization.StringDeserializer;
  * aborted on purpose (consumer rewound to where it was), the rest commit, until COUNT input
  * records are processed. Prints the group's committed offsets after the abort and at the end.
  *
- * <p>Arguments: bootstrap inputTopic outputTopic group txnId count
+ * <p>With a seventh argument "consumer" the consumer speaks the consumer group protocol (KIP-848):
+ * groupMetadata() then carries the member epoch, which the broker checks on TxnOffsetCommit.
+ *
+ * <p>Arguments: bootstrap inputTopic outputTopic group txnId count [classic|consumer]
  */
 public final class ConsumeTransformProduce {
     public static void main(String[] args) throws Exception {
         String bootstrap = args[0], input = args[1], output = args[2], group = args[3], txnId = args[4];
         int count = Integer.parseInt(args[5]);
         var consumerProps = Out.properties(bootstrap, "group.id", group, "isolation.level", "read_committed",
-                "enable.auto.commit", "false", "auto.offset.reset", "earliest", "max.poll.records", "7",
-                "partition.assignment.strategy", "org.apache.kafka.clients.consumer.CooperativeStickyAssignor");
+                "enable.auto.commit", "false", "auto.offset.reset", "earliest", "max.poll.records", "7");
+        if (args.length > 6 && args[6].equals("consumer")) {
+            consumerProps.put("group.protocol", "consumer");
+        } else {
+            consumerProps.put("partition.assignment.strategy",
+                    "org.apache.kafka.clients.consumer.CooperativeStickyAssignor");
+        }
         try (var consumer = new KafkaConsumer<>(consumerProps, new StringDeserializer(), new StringDeserializer());
              var producer = Transactions.transactional(bootstrap, txnId);
              var admin = Admin.create(Out.properties(bootstrap))) {

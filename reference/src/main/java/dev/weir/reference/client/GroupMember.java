@@ -18,15 +18,26 @@ import org.apache.kafka.common.serialization.StringDeserializer;
  * are committed synchronously after each poll and before a partition is given up, so no record
  * is handed to two members. Runs until a line "stop" arrives on stdin, then closes.
  *
- * <p>Arguments: bootstrap topic group memberName
+ * <p>With a fifth argument "consumer" the member speaks the consumer group protocol (KIP-848,
+ * group.protocol=consumer): the broker assigns (uniform), revocations are incremental, and the
+ * generation printed is the member epoch. That protocol takes no client-side assignor nor
+ * heartbeat interval (the broker sets both), so those settings are left out.
+ *
+ * <p>Arguments: bootstrap topic group memberName [classic|consumer]
  */
 public final class GroupMember {
     public static void main(String[] args) throws Exception {
         String bootstrap = args[0], topic = args[1], group = args[2], member = args[3];
+        boolean consumerProtocol = args.length > 4 && args[4].equals("consumer");
         var props = Out.properties(bootstrap, "group.id", group, "isolation.level", "read_committed",
                 "enable.auto.commit", "false", "auto.offset.reset", "earliest", "client.id", member,
-                "heartbeat.interval.ms", "300", "fetch.max.wait.ms", "100",
-                "partition.assignment.strategy", "org.apache.kafka.clients.consumer.CooperativeStickyAssignor");
+                "fetch.max.wait.ms", "100");
+        if (consumerProtocol) {
+            props.put("group.protocol", "consumer");
+        } else {
+            props.put("heartbeat.interval.ms", "300");
+            props.put("partition.assignment.strategy", "org.apache.kafka.clients.consumer.CooperativeStickyAssignor");
+        }
         AtomicBoolean stop = new AtomicBoolean();
         Thread stdin = new Thread(() -> {
             try (var in = new java.io.BufferedReader(new java.io.InputStreamReader(System.in))) {

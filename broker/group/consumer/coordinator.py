@@ -1,0 +1,240 @@
+"""The consumer group coordinator (KIP-848): owns the consumer-protocol groups, writes their records
+and replays them, and runs their deadlines.
+
+An operation (``heartbeat.py``) returns records and an answer; ``_apply`` replays the records at
+once, so the next request sees them, and writes them to the group's ``__consumer_offsets``
+partition; the answer goes out when the write is done. Replay is the only way state changes, and
+start-up replays the same records (``replay``), so a restart (kill -9 included) resumes every
+member at its epoch with its partitions, without a rebalance. If a write fails, the group is
+rebuilt from what its partition holds and the member is told COORDINATOR_NOT_AVAILABLE, as
+Kafka's runtime reverts to its last committed state.
+
+Deadlines, on the injected clock: a member's session (``group.consumer.session.timeout.ms``,
+renewed by each heartbeat) and its revocation deadline (its rebalance timeout, while it holds
+partitions it was told to revoke). Either one passing removes the member, as Kafka fences it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+
+from weir.protocol.errors import Errors, KafkaError
+
+from ...config import ConfigError
+from . import heartbeat as op
+from . import records as r
+from .assignors import configured
+from .group import ConsumerGroup
+from .member import LEAVE_GROUP_EPOCH, Assignment, MemberState
+from .subscription import TopicsView
+
+log = logging.getLogger(__name__)
+
+
+class ConsumerGroupCoordinator:
+    def __init__(self, context, offsets_log):
+        self.context = context
+        self.config = context.config
+        self.clock = context.clock
+        self.log = offsets_log
+        self.groups: dict[str, ConsumerGroup] = {}
+        self.settings = op.Settings(heartbeat_interval_ms=self.config["group.consumer.heartbeat.interval.ms"],
+                                    max_size=self.config["group.consumer.max.size"],
+                                    assignors=configured(self.config["group.consumer.assignors"]))
+        self.session_timeout_ms = self.config["group.consumer.session.timeout.ms"]
+        for name in ("session.timeout.ms", "heartbeat.interval.ms"):
+            value = self.config[f"group.consumer.{name}"]
+            low, high = self.config[f"group.consumer.min.{name}"], self.config[f"group.consumer.max.{name}"]
+            if not low <= value <= high:  # Kafka's GroupCoordinatorConfig refuses to start likewise
+                raise ConfigError(f"group.consumer.{name} must be between group.consumer.min.{name} ({low}) and "
+                                  f"group.consumer.max.{name} ({high}), got {value}")
+        self._sessions: dict[tuple[str, str], object] = {}
+        self._revocations: dict[tuple[str, str], object] = {}
+        self._tasks: set[asyncio.Task] = set()
+
+    # ------------------------------------------------------------------ replay and start-up
+
+    def replay(self, record: r.GroupRecord) -> None:
+        group = self.groups.get(record.group_id)
+        if group is None:
+            if record.value is None:
+                return
+            group = self.groups[record.group_id] = ConsumerGroup(record.group_id)
+        group.replay(record)
+        if record.type == r.GROUP_METADATA and record.value is None and not group.members:
+            del self.groups[record.group_id]
+
+    def start(self) -> None:
+        """Members replayed from the log must heartbeat within their session, and revoke in time."""
+        for group in self.groups.values():
+            for member in group.members.values():
+                self._schedule(group.group_id, member)
+
+    async def close(self) -> None:
+        for timer in (*self._sessions.values(), *self._revocations.values()):
+            timer.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    # ------------------------------------------------------------------ ConsumerGroupHeartbeat
+
+    async def heartbeat(self, request, version: int, client_id: str, client_host: str, classic_groups) -> dict:
+        try:
+            op.validate(request, version, self.settings)
+            self._check_not_classic(request.group_id, request.member_epoch, classic_groups)
+            outcome = op.heartbeat(self.groups.get(request.group_id), request, self.settings,
+                                   TopicsView.of(self.context.logs), client_id, client_host)
+        except KafkaError as exc:
+            return {"error_code": exc.code, "error_message": exc.message or None}
+        if not await self._apply(request.group_id, outcome.records):
+            return {"error_code": Errors.COORDINATOR_NOT_AVAILABLE}
+        if outcome.member is not None and request.member_epoch != LEAVE_GROUP_EPOCH:
+            self._schedule(request.group_id, outcome.member)
+        else:
+            self._cancel(request.group_id, outcome.member_id)
+        return {"error_code": Errors.NONE, "member_id": outcome.member_id, "member_epoch": outcome.member_epoch,
+                "heartbeat_interval_ms": self.settings.heartbeat_interval_ms, "assignment": outcome.assignment}
+
+    def _check_not_classic(self, group_id: str, epoch: int, classic_groups) -> None:
+        """A classic group with members keeps its id (migration is not served); an empty one yields."""
+        classic = classic_groups.get(group_id)
+        if classic is not None and classic.members:
+            raise KafkaError(Errors.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group.")
+
+    async def delete(self, group_id: str) -> bool:
+        """Tombstones for an empty group's records (DeleteGroups; a classic JoinGroup taking the id)."""
+        group = self.groups.get(group_id)
+        if group is None or group.members:
+            return False
+        records = [r.GroupRecord(r.TARGET_ASSIGNMENT_METADATA, group_id), r.GroupRecord(r.GROUP_METADATA, group_id)]
+        if not await self._apply(group_id, records):
+            raise KafkaError(Errors.COORDINATOR_NOT_AVAILABLE)
+        return True
+
+    # ------------------------------------------------------------------ writes
+
+    async def _apply(self, group_id: str, records: list[r.GroupRecord]) -> bool:
+        """Replay at once (before any await, so the next operation sees the records), then write."""
+        if not records:
+            return True
+        for record in records:
+            self.replay(record)
+        return await self._write(group_id, records)
+
+    async def _write(self, group_id: str, records: list[r.GroupRecord]) -> bool:
+        try:
+            await self.log.append(self.log.partition_for(group_id), [record.encode() for record in records],
+                                  self.clock.now_ms())
+        except Exception:
+            log.exception("consumer group %s: writing %d record(s) failed; reloading it", group_id, len(records))
+            self._reload(group_id)
+            return False
+        return True
+
+    def _reload(self, group_id: str) -> None:
+        self.groups.pop(group_id, None)
+        index = self.log.partition_for(group_id)
+        for entry in self.log.replay():
+            if entry.partition == index and entry.key is not None and r.is_consumer_group_key(entry.key):
+                record = r.decode(entry.key, entry.value)
+                if record is not None and record.group_id == group_id:
+                    self.replay(record)
+
+    def _spawn(self, coroutine) -> None:
+        task = asyncio.get_running_loop().create_task(coroutine)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    # ------------------------------------------------------------------ deadlines
+
+    def _schedule(self, group_id: str, member) -> None:
+        key = (group_id, member.member_id)
+        previous = self._sessions.pop(key, None)
+        if previous is not None:
+            previous.cancel()
+        self._sessions[key] = self.clock.call_later(
+            self.session_timeout_ms / 1000, functools.partial(self._expire, group_id, member.member_id, "session"))
+        revocation = self._revocations.pop(key, None)
+        if member.state == MemberState.UNREVOKED_PARTITIONS:
+            if revocation is not None:
+                self._revocations[key] = revocation  # the deadline runs from when revocation was asked
+            else:
+                self._revocations[key] = self.clock.call_later(
+                    max(member.rebalance_timeout_ms, 0) / 1000,
+                    functools.partial(self._expire_revocation, group_id, member.member_id, member.member_epoch))
+        elif revocation is not None:
+            revocation.cancel()
+
+    def _cancel(self, group_id: str, member_id: str) -> None:
+        for timers in (self._sessions, self._revocations):
+            timer = timers.pop((group_id, member_id), None)
+            if timer is not None:
+                timer.cancel()
+
+    def _expire(self, group_id: str, member_id: str, why: str) -> None:
+        self._sessions.pop((group_id, member_id), None)
+        group = self.groups.get(group_id)
+        if group is None or member_id not in group.members:
+            return
+        log.info("consumer group %s: member %s fenced (%s timeout)", group_id, member_id, why)
+        self._cancel(group_id, member_id)
+        records = op.fence(group, member_id, TopicsView.of(self.context.logs))
+        for record in records:  # at once, as _apply does: a heartbeat arriving next sees the member gone
+            self.replay(record)
+        self._spawn(self._write(group_id, records))
+
+    def _expire_revocation(self, group_id: str, member_id: str, epoch: int) -> None:
+        self._revocations.pop((group_id, member_id), None)
+        group = self.groups.get(group_id)
+        member = group.members.get(member_id) if group else None
+        if member is not None and member.state == MemberState.UNREVOKED_PARTITIONS and member.member_epoch == epoch:
+            self._expire(group_id, member_id, "revocation")
+
+    # ------------------------------------------------------------------ offsets (KIP-848 member epochs)
+
+    def validate_offset_commit(self, group: ConsumerGroup, member_id: str, member_epoch: int,
+                               transactional: bool, api_version: int, partitions=()) -> dict:
+        """Kafka 4.3's ConsumerGroup.validateOffsetCommit: {(topic, partition): STALE_MEMBER_EPOCH} for
+        the partitions refused, or a KafkaError for the whole commit. An epoch older than the
+        member's is accepted for a partition it has held since that epoch or before (KIP-1251)."""
+        if member_epoch < 0 and not group.members:
+            return {}  # the admin client, or a consumer using assign()
+        member = group.members.get(member_id)
+        if member is None:
+            raise KafkaError(Errors.UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of group "
+                                                       f"{group.group_id}.")
+        if not transactional and api_version < 9:
+            raise KafkaError(Errors.UNSUPPORTED_VERSION, "OffsetCommit version 9 or above must be used by members "
+                                                         "using the modern group protocol")
+        if member_epoch == member.member_epoch:
+            return {}
+        if member_epoch > member.member_epoch or member_epoch < 0:
+            raise KafkaError(Errors.STALE_MEMBER_EPOCH, f"The received member epoch {member_epoch} does not match "
+                                                        f"the expected member epoch {member.member_epoch}.")
+        topics = self.context.logs.topics
+        refused = {}
+        for name, partition in partitions:
+            topic = topics.get(name)
+            held_since = member.assigned_at(topic.topic_id, partition) if topic is not None else None
+            if held_since is None or held_since > member_epoch:
+                refused[(name, partition)] = Errors.STALE_MEMBER_EPOCH
+        return refused
+
+    def validate_offset_fetch(self, group: ConsumerGroup, member_id: str | None, member_epoch: int) -> None:
+        """Kafka's ConsumerGroup.validateOffsetFetch: epoch -1 is the admin client, always allowed."""
+        if member_epoch == -1:
+            return
+        member = group.members.get(member_id or "")
+        if member is None:
+            raise KafkaError(Errors.UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of group "
+                                                       f"{group.group_id}.")
+        if member_epoch != member.member_epoch:
+            raise KafkaError(Errors.STALE_MEMBER_EPOCH, f"The received member epoch {member_epoch} does not match "
+                                                        f"the expected member epoch {member.member_epoch}.")
+
+
+def topic_names(assignment: Assignment, topics: TopicsView) -> list[tuple[bytes, str, list[int]]]:
+    """(topic id, name, partitions) of an assignment, for ConsumerGroupDescribe; deleted topics left out."""
+    return [(topic_id, topics.by_id[topic_id].name, sorted(partitions))
+            for topic_id, partitions in sorted(assignment.items()) if topic_id in topics.by_id]

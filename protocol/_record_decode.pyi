@@ -1,0 +1,8 @@
+"""Types of the C consumer walk (protocol/_record_decode.c); protocol/record_decode.py documents it."""
+
+from typing_extensions import Buffer
+
+from .record_decode import DecodedRecord
+
+def decode(records: Buffer, count: int, base_offset: int, base_timestamp: int, log_append_time: int | None,
+           /) -> list[DecodedRecord]: ...

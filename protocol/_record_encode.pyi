@@ -1,0 +1,13 @@
+"""Types of the C record encoder (protocol/_record_encode.c); protocol/record_builder.py documents it."""
+
+from collections.abc import Sequence
+
+from typing_extensions import Buffer
+
+from .record_builder import ArrowColumn
+
+def append_record(body: bytearray, timestamp_delta: int, offset_delta: int, key: bytes | None,
+                  value: bytes | None, headers: Sequence[tuple[str, bytes | None]] | None, /) -> int: ...
+def append_arrow(body: bytearray, timestamp_delta: int, offset_delta: int, keys: ArrowColumn,
+                 values: ArrowColumn, length: int, rows: Buffer, start: int, size: int, limit: int,
+                 /) -> tuple[int, int]: ...

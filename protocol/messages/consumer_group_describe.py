@@ -1,0 +1,56 @@
+"""ConsumerGroupDescribe (key 69), v0-1, flexible (KIP-848): epochs, assignor, members with their
+current and target assignments. v1 adds each member's type (KIP-1099: consumer or classic)."""
+
+from ._dsl import BOOL, INT8, INT16, INT32, INT32_MIN, STRING, UUID, Array, Field, Message, Struct
+
+REQUEST = Message(
+    "ConsumerGroupDescribeRequest", 69, "0-1", "0+",
+    Field("group_ids", Array(STRING)),
+    Field("include_authorized_operations", BOOL),
+)
+
+TopicPartitions = Struct(
+    "TopicPartitions",
+    Field("topic_id", UUID),
+    Field("topic_name", STRING),
+    Field("partitions", Array(INT32)),
+)
+
+Assignment = Struct(
+    "Assignment",
+    Field("topic_partitions", Array(TopicPartitions)),
+)
+
+Member = Struct(
+    "Member",
+    Field("member_id", STRING),
+    Field("instance_id", STRING, nullable="0+", default=None),
+    Field("rack_id", STRING, nullable="0+", default=None),
+    Field("member_epoch", INT32),
+    Field("client_id", STRING),
+    Field("client_host", STRING),
+    Field("subscribed_topic_names", Array(STRING)),
+    Field("subscribed_topic_regex", STRING, nullable="0+", default=None),
+    Field("assignment", Assignment),
+    Field("target_assignment", Assignment),
+    Field("member_type", INT8, "1+", default=-1),
+)
+
+DescribedGroup = Struct(
+    "DescribedGroup",
+    Field("error_code", INT16),
+    Field("error_message", STRING, nullable="0+", default=None),
+    Field("group_id", STRING),
+    Field("group_state", STRING),
+    Field("group_epoch", INT32),
+    Field("assignment_epoch", INT32),
+    Field("assignor_name", STRING),
+    Field("members", Array(Member)),
+    Field("authorized_operations", INT32, default=INT32_MIN),
+)
+
+RESPONSE = Message(
+    "ConsumerGroupDescribeResponse", 69, "0-1", "0+",
+    Field("throttle_time_ms", INT32),
+    Field("groups", Array(DescribedGroup)),
+)
