@@ -11,7 +11,8 @@ READ_UNCOMMITTED, READ_COMMITTED = 0, 1
 async def fetches_around_interleaved_transactions(wire, t):
     topic = wire.named("interleaved")
     await wire.create_topic(topic)
-    aborts, commits = TransactionalProducer(wire, wire.named("aborts")), TransactionalProducer(wire, wire.named("commits"))
+    aborts = TransactionalProducer(wire, wire.named("aborts"))
+    commits = TransactionalProducer(wire, wire.named("commits"))
     for producer in (aborts, commits):
         await wire.find_coordinator(producer.txn_id, "transaction")
         await producer.init()

@@ -59,7 +59,7 @@ async def require_stable_with_a_pending_transactional_offset(wire, t):
     t.add("find group coordinator", await wire.find_coordinator(group, "group"))
     await wire.create_topic(topic)
     producer = TransactionalProducer(wire, txn)
-    t.add("init", await producer.init())
+    first_epoch = t.add("init", await producer.init()).producer_epoch
     for outcome, offset in (("committed", 3), ("aborted", 7)):  # at version 2 the second at the bumped epoch
         t.add(f"{outcome}: add offsets", await producer.add_offsets(group))
         t.add(f"{outcome}: txn offset commit", await producer.txn_offset_commit(group, topic, offset))
@@ -68,6 +68,10 @@ async def require_stable_with_a_pending_transactional_offset(wire, t):
         t.add(f"{outcome}: end", await producer.end(outcome == "committed"))
         await wire.wait_until_stable(group, topic)
         t.add(f"{outcome}: ended, require_stable", await wire.offset_fetch(group, topic, True))
+    # A TxnOffsetCommit delayed past both ends, sent at the first transaction's epoch (KIP-890's late write).
+    t.add("late txn offset commit", await producer.txn_offset_commit(group, topic, 11, epoch=first_epoch))
+    await wire.wait_until_stable(group, topic)
+    t.add("after the late commit, require_stable", await wire.offset_fetch(group, topic, True))
 
 
 def _committed(answer):
@@ -85,6 +89,11 @@ async def test_d_offset_fetch_require_stable_with_a_pending_transactional_offset
         assert _committed(steps["aborted: pending, not require_stable"]) == (3, Errors.NONE)
         assert _committed(steps["aborted: ended, require_stable"]) == (3, Errors.NONE)
         assert codes(steps["aborted: end"]) == [Errors.NONE]
+        # At version 1 the epoch is still the producer's, but the group is in no transaction; at 2
+        # the epoch is two ends old and fenced. Either way the committed offset stays 3.
+        late = Errors.INVALID_TXN_STATE if client_transaction_version == 1 else Errors.INVALID_PRODUCER_EPOCH
+        assert codes(steps["late txn offset commit"]) == [late]
+        assert _committed(steps["after the late commit, require_stable"]) == (3, Errors.NONE)
         if client_transaction_version == 2:  # each end bumps; the second transaction ran at the bumped epoch
             epoch = steps["init"]["producer_epoch"]
             assert [steps[f"{outcome}: end"]["producer_epoch"] for outcome in ("committed", "aborted")] == [

@@ -95,4 +95,5 @@ async def test_unverifiable_transactional_writes(broker_at_level, kafka_at_level
         assert {step: codes(steps[step]) for step in expected} == {step: [code] for step, code in expected.items()}
         assert log_of(steps["fetch"]) == [b"unverified", "ABORT"]
     await differential(broker_at_level, kafka_at_level, unverifiable_transactional_writes, facts=facts,
-                       deviations=KNOWN_DEVIATIONS[client_transaction_version], client_transaction_version=client_transaction_version)
+                       deviations=KNOWN_DEVIATIONS[client_transaction_version],
+                       client_transaction_version=client_transaction_version)
