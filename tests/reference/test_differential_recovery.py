@@ -76,3 +76,41 @@ async def test_kip_360_init_aborts_the_open_transaction_and_keeps_the_producer(
         assert log_of(steps["fetch"]) == [b"open", "ABORT"]
     await differential(broker_at_level, kafka_at_level, recovery_while_the_transaction_is_open, facts=facts,
                        client_transaction_version=client_transaction_version)
+
+
+async def init_naming_the_epoch_after_a_commit(wire, t):
+    topic, txn = wire.named("reinit-ended"), wire.named("reinit-ended-txn")
+    await wire.create_topic(topic, partitions=2)
+    await wire.find_coordinator(txn, "transaction")
+    producer = TransactionalProducer(wire, txn)
+    t.add("init", await producer.init())
+    for partition in (0, 1):
+        t.add(f"add partition {partition}", await producer.add_partitions(topic, (partition,)))
+        t.add(f"produce to partition {partition}", await wire.produce(
+            topic, [b"one"], pid=producer.pid, epoch=producer.epoch, seq=0, txn_id=txn, partition=partition,
+            version=producer.produce_version))
+    t.add("commit", await producer.end(True))  # at version 2 the producer goes on with the bumped epoch
+    pid, epoch = producer.pid, producer.epoch
+    t.add("init naming the epoch it goes on with", await producer.init(producer_id=pid, producer_epoch=epoch))
+    t.add("init naming it again: a retry", await producer.init(producer_id=pid, producer_epoch=epoch))
+    t.add("add partition 0 again", await producer.add_partitions(topic))
+    t.add("produce after the re-init", await producer.produce(topic, [b"two"], 0))
+    t.add("abort", await producer.end(False))
+    await wire.wait_for_lso(topic, 4)  # one, its commit, two, its abort
+    t.add("fetch", await wire.fetch(topic, isolation=0))
+
+
+async def test_init_naming_the_epoch_after_a_commit_bumps_it(broker_at_level, kafka_at_level,
+                                                             client_transaction_version):
+    def facts(steps):
+        epoch = steps["init"]["producer_epoch"]
+        assert codes(steps["commit"]) == [Errors.NONE]
+        after_commit = epoch + (client_transaction_version == 2)  # EndTxn v5 bumps, v3 does not
+        for step in ("init naming the epoch it goes on with", "init naming it again: a retry"):
+            assert (steps[step]["error_code"], steps[step]["producer_epoch"]) == (Errors.NONE, after_commit + 1)
+        assert codes(steps["produce after the re-init"]) == [Errors.NONE]
+        assert log_of(steps["fetch"]) == [b"one", "COMMIT", b"two", "ABORT"], log_of(steps["fetch"])
+        assert [batch["producer_epoch"] for batch in steps["fetch"]["responses"][0]["partitions"][0]["records"]] == [
+            epoch, after_commit, after_commit + 1, after_commit + 1 + (client_transaction_version == 2)]
+    await differential(broker_at_level, kafka_at_level, init_naming_the_epoch_after_a_commit, facts=facts,
+                       client_transaction_version=client_transaction_version)
