@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from tests.reference.transcript import Transcript, differences
 from tests.reference.wire import Wire
 
-#: (scenario, Kafka's port) -> Kafka's transcript: one per scenario and reference Kafka (the
-#: scenarios run on a Kafka finalizing each transaction version).
-_kafka_transcripts: dict[tuple[str, int], dict] = {}
+#: (scenario, Kafka's port, client transaction version) -> Kafka's transcript: one per scenario,
+#: reference Kafka (one finalizing each transaction version) and version its producers speak.
+_kafka_transcripts: dict[tuple[str, int, int], dict] = {}
 
 
 @dataclass(frozen=True)
@@ -38,8 +38,8 @@ class Deviation:
         return kafka_ok and self.weir == weir_value
 
 
-async def transcript_of(broker, scenario) -> dict:
-    wire = await Wire.open(broker)
+async def transcript_of(broker, scenario, client_transaction_version: int = 1) -> dict:
+    wire = await Wire.open(broker, client_transaction_version)
     transcript = Transcript()
     try:
         await scenario(wire, transcript)
@@ -48,23 +48,25 @@ async def transcript_of(broker, scenario) -> dict:
     return transcript.steps
 
 
-async def kafka_transcript(kafka_broker, scenario) -> dict:
-    key = (scenario.__name__, kafka_broker.port)
+async def kafka_transcript(kafka_broker, scenario, client_transaction_version: int = 1) -> dict:
+    key = (scenario.__name__, kafka_broker.port, client_transaction_version)
     if key not in _kafka_transcripts:
-        _kafka_transcripts[key] = await transcript_of(kafka_broker, scenario)
+        _kafka_transcripts[key] = await transcript_of(kafka_broker, scenario, client_transaction_version)
     return _kafka_transcripts[key]
 
 
-async def differential(any_broker, kafka_broker, scenario, *, facts, deviations=None) -> dict:
+async def differential(any_broker, kafka_broker, scenario, *, facts, deviations=None,
+                       client_transaction_version: int = 1) -> dict:
     """Kafka's run must show ``facts(steps)``; Weir's must match Kafka's but for ``deviations``.
 
-    ``deviations`` maps ``"step.path"`` (as ``differences`` spells it) to a Deviation.
+    ``deviations`` maps ``"step.path"`` (as ``differences`` spells it) to a Deviation. The
+    scenario's producers speak ``client_transaction_version`` (tests/reference/producer.py).
     """
-    reference = await kafka_transcript(kafka_broker, scenario)
+    reference = await kafka_transcript(kafka_broker, scenario, client_transaction_version)
     if any_broker.kind == "kafka":
         facts(reference)
         return reference
-    candidate = await transcript_of(any_broker, scenario)
+    candidate = await transcript_of(any_broker, scenario, client_transaction_version)
     unexpected, missing = judge(reference, candidate, deviations or {})
     assert not unexpected and not missing, _explain(unexpected, missing)
     return candidate

@@ -5,7 +5,8 @@ get a pair of their own (``any_broker_to_kill``), so the shared ones keep their 
 Both finalize transaction.version 2, as Kafka 4 formats its storage. The transaction scenarios
 also run on a second pair finalizing version 1 (Kafka formatted with ``--feature
 transaction.version=1``, Weir started with the same ``--feature``): ``broker_at_level`` and
-``kafka_at_level`` pick the pair by ``finalized_transaction_version``.
+``kafka_at_level`` pick the pair by ``finalized_transaction_version``. On the pair finalizing 2
+they run twice, their producers speaking each version (``client_transaction_version``).
 
 A pytest plugin (named in tests/conftest.py) rather than a conftest, so that every suite
 (reference, client, pipeline) shares the one Kafka JVM a session starts."""
@@ -85,9 +86,21 @@ def weir_process_tv1(tmp_path_factory):
     process.stop()
 
 
-@pytest.fixture(params=[2, 1], ids=["tv2-finalized", "tv1-finalized"])
-def finalized_transaction_version(request):
+@pytest.fixture(params=[(2, 2), (2, 1), (1, 1)], ids=["tv2", "tv1-client-tv2-finalized", "tv1"])
+def transaction_versions(request):
+    """(version the brokers finalize, version the scenario's producers speak): a Java 4 client
+    on a broker finalizing 2 speaks 2; librdkafka speaks 1 everywhere; at 1 everyone speaks 1."""
     return request.param
+
+
+@pytest.fixture
+def finalized_transaction_version(transaction_versions):
+    return transaction_versions[0]
+
+
+@pytest.fixture
+def client_transaction_version(transaction_versions):
+    return transaction_versions[1]
 
 
 _AT_LEVEL = {("weir", 2): "weir_process", ("kafka", 2): "kafka_broker",

@@ -1,7 +1,10 @@
 """An open transaction across a kill -9 of the broker, on Weir and on Apache Kafka."""
 
 from weir.protocol.errors import Errors
+import pytest
+
 from tests.reference.differential import Deviation, codes, differential, log_of
+from tests.reference.producer import TransactionalProducer
 
 TOPIC, TXN = "crash", "crash-txn"
 READ_UNCOMMITTED, READ_COMMITTED = 0, 1
@@ -27,29 +30,31 @@ KNOWN_DEVIATIONS = {
 
 
 async def open_transaction_across_kill_9(wire, t):
-    await wire.create_topic(TOPIC)
-    await wire.find_coordinator(TXN, "transaction")
-    t.add("plain produce", await wire.produce(TOPIC, [b"before"]))
-    answer = t.add("init", await wire.init_producer_id(TXN))
-    pid, epoch = answer.producer_id, answer.producer_epoch
-    t.add("add partition", await wire.add_partitions(TXN, pid, epoch, TOPIC))
-    t.add("produce two in the transaction", await wire.produce(TOPIC, [b"t1", b"t2"], pid=pid, epoch=epoch, seq=0,
-                                                               txn_id=TXN))
+    topic, txn = wire.named(TOPIC), wire.named(TXN)
+    await wire.create_topic(topic)
+    await wire.find_coordinator(txn, "transaction")
+    t.add("plain produce", await wire.produce(topic, [b"before"]))
+    producer = TransactionalProducer(wire, txn)
+    t.add("init", await producer.init())
+    t.add("add partition", await producer.add_partitions(topic))
+    t.add("produce two in the transaction", await producer.produce(topic, [b"t1", b"t2"], 0))
     await wire.kill_and_restart()
-    await wire.wait_for_partitions(TOPIC)
-    await wire.find_coordinator(TXN, "transaction")
-    t.add("restarted: latest, read_uncommitted", await wire.list_offsets(TOPIC, READ_UNCOMMITTED))
-    t.add("restarted: latest, read_committed", await wire.list_offsets(TOPIC, READ_COMMITTED))
-    t.add("restarted: produce the next in the transaction", await wire.produce(
-        TOPIC, [b"t3"], pid=pid, epoch=epoch, seq=2, txn_id=TXN))
-    t.add("restarted: produce a retry of the first", await wire.produce(
-        TOPIC, [b"t1", b"t2"], pid=pid, epoch=epoch, seq=0, txn_id=TXN))
-    t.add("restarted: commit", await wire.end_txn(TXN, pid, epoch, True))
-    await wire.wait_for_lso(TOPIC, 5)
-    t.add("committed: read_committed fetch", await wire.fetch(TOPIC, READ_COMMITTED))
+    await wire.wait_for_partitions(topic)
+    await wire.find_coordinator(txn, "transaction")
+    t.add("restarted: latest, read_uncommitted", await wire.list_offsets(topic, READ_UNCOMMITTED))
+    t.add("restarted: latest, read_committed", await wire.list_offsets(topic, READ_COMMITTED))
+    t.add("restarted: produce the next in the transaction", await producer.produce(topic, [b"t3"], 2))
+    t.add("restarted: produce a retry of the first", await producer.produce(topic, [b"t1", b"t2"], 0))
+    t.add("restarted: commit", await producer.end(True))
+    await wire.wait_for_lso(topic, 5)
+    t.add("committed: read_committed fetch", await wire.fetch(topic, READ_COMMITTED))
 
 
-async def test_an_open_transaction_survives_kill_9_and_commits(broker_to_kill_at_level, kafka_to_kill_at_level):
+# The kill pair finalizing 2 serves a producer at each version (names of their own); the one finalizing 1, version 1.
+@pytest.mark.parametrize("kill_pair_level, client_transaction_version", [(2, 2), (2, 1), (1, 1)],
+                         indirect=["kill_pair_level"], ids=["tv2", "tv1-client-tv2-finalized", "tv1"], scope="module")
+async def test_an_open_transaction_survives_kill_9_and_commits(broker_to_kill_at_level, kafka_to_kill_at_level,
+                                                               client_transaction_version):
     def facts(steps):
         offsets = [steps[f"restarted: latest, {level}"]["topics"][0]["partitions"][0]["offset"]
                    for level in ("read_uncommitted", "read_committed")]
@@ -60,5 +65,10 @@ async def test_an_open_transaction_survives_kill_9_and_commits(broker_to_kill_at
         assert codes(steps["restarted: commit"]) == [Errors.NONE]
         assert log_of(steps["committed: read_committed fetch"]) == [b"before", b"t1", b"t2", b"t3", "COMMIT"]
         assert _restarted(steps["restarted: latest, read_committed"]["topics"][0]["partitions"][0]["leader_epoch"])
+        marker = steps["committed: read_committed fetch"]["responses"][0]["partitions"][0]["records"][3]
+        bump = 1 if client_transaction_version == 2 else 0  # EndTxn v5 bumps; the marker carries it
+        assert marker["producer_epoch"] == steps["init"]["producer_epoch"] + bump
+        if client_transaction_version == 2:
+            assert steps["restarted: commit"]["producer_epoch"] == steps["init"]["producer_epoch"] + 1
     await differential(broker_to_kill_at_level, kafka_to_kill_at_level, open_transaction_across_kill_9, facts=facts,
-                       deviations=KNOWN_DEVIATIONS)
+                       deviations=KNOWN_DEVIATIONS, client_transaction_version=client_transaction_version)

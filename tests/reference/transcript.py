@@ -38,6 +38,10 @@ class Transcript:
         self._symbols: dict[tuple[str, int], str] = {}
 
     def add(self, step: str, answer):
+        """Record ``answer``; None is a request the scenario's client version does not send
+        (AddPartitionsToTxn at transaction version 2), left out of the transcript."""
+        if answer is None:
+            return None
         if step in self.steps:
             raise ValueError(f"step {step!r} recorded twice")
         self.steps[step] = self.normalise(answer)

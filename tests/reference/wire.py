@@ -35,14 +35,20 @@ V_ADD_OFFSETS, V_END_TXN, V_WRITE_TXN_MARKERS, V_TXN_OFFSET_COMMIT, V_OFFSET_COM
 
 
 class Wire:
-    def __init__(self, broker, connection: Connection, deadline: float = 30.0):
+    def __init__(self, broker, connection: Connection, deadline: float = 30.0, client_transaction_version: int = 1):
         self.broker = broker
         self.connection = connection
         self.deadline = deadline
+        #: The transaction version the scenario's producers speak (tests/reference/producer.py).
+        self.client_transaction_version = client_transaction_version
 
     @classmethod
-    async def open(cls, broker) -> "Wire":
-        return cls(broker, await _connect(broker))
+    async def open(cls, broker, client_transaction_version: int = 1) -> "Wire":
+        return cls(broker, await _connect(broker), client_transaction_version=client_transaction_version)
+
+    def named(self, name: str) -> str:
+        """A topic, transactional id or group of its own per client version: one broker serves both."""
+        return name if self.client_transaction_version == 1 else f"{name}-tv{self.client_transaction_version}"
 
     async def close(self) -> None:
         await self.connection.close()
@@ -101,9 +107,10 @@ class Wire:
         await self.wait_for_partitions(name, partitions)
         return answer
 
-    async def init_producer_id(self, txn_id: str | None, version=V_INIT_PRODUCER_ID, **extra):
+    async def init_producer_id(self, txn_id: str | None, version=V_INIT_PRODUCER_ID, transaction_timeout_ms=60000,
+                               **extra):
         return await self.call(ApiKey.INIT_PRODUCER_ID, version, init_producer_id.REQUEST(
-            transactional_id=txn_id, transaction_timeout_ms=60000, **extra))
+            transactional_id=txn_id, transaction_timeout_ms=transaction_timeout_ms, **extra))
 
     async def add_partitions(self, txn_id, pid, epoch, topic, partitions=(0,), version=V_ADD_PARTITIONS):
         return await self.call(ApiKey.ADD_PARTITIONS_TO_TXN, version, add_partitions_to_txn.REQUEST(
