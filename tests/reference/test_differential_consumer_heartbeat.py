@@ -46,6 +46,27 @@ def coordinator_ready(broker, group) -> None:
         time.sleep(0.2)  # poll interval of a deadline-bounded wait on the other broker's loading
 
 
+def topic_assignable(broker, topic) -> None:
+    """Heartbeat a member of a throwaway group until the broker assigns it the topic's partitions.
+
+    Kafka's group coordinator sees a topic through its metadata image, a moment after CreateTopics
+    has answered; a group joined before then is assigned nothing, and its group epoch moves again
+    when the topic shows up. The script starts once both brokers can assign the topic."""
+    group, member = f"probe-{uuid.uuid4().hex[:8]}", str(uuid.uuid4())
+    coordinator_ready(broker, group)
+    deadline = time.monotonic() + 60
+    code, _message, epoch, partitions = beat(broker, group, member, 0, topics=[topic], owned=[],
+                                             rebalance_timeout=30_000)
+    while code != 0 or not partitions:
+        assert time.monotonic() < deadline, (code, _message, epoch, partitions)
+        time.sleep(0.2)  # poll interval of a deadline-bounded wait on the broker's metadata
+        code, _message, new_epoch, partitions = beat(broker, group, member, epoch if code == 0 else 0,
+                                                     **({"owned": []} if code == 0 else
+                                                        {"topics": [topic], "owned": [], "rebalance_timeout": 30_000}))
+        epoch = new_epoch if code == 0 else epoch
+    beat(broker, group, member, -1)
+
+
 def script(broker, topic):
     group = f"kip848-diff-{uuid.uuid4().hex[:8]}"
     member = str(uuid.uuid4())
@@ -124,6 +145,7 @@ def test_same_answers_as_kafka(weir_process, kafka_broker):
     for broker in (weir_process, kafka_broker):
         admin = AdminClient({"bootstrap.servers": broker.bootstrap})
         admin.create_topics([NewTopic(topic, 3, 1)])[topic].result(30)
+        topic_assignable(broker, topic)
         answers[broker.kind] = script(broker, topic)
     weir, kafka = answers["weir"], answers["kafka"]
     differences = {step: (weir[step], kafka[step]) for step in kafka if weir[step] != kafka[step]}
