@@ -14,7 +14,7 @@ from weir.client.partitioner import partition_for_key_python
 from weir.protocol.errors import Errors
 from weir.protocol.record_builder import arrow_column
 from tests.client.txn_helpers import new_topic, read_committed
-from tests.integration.test_produce_validation import create_topic
+from tests.support.topics import create_topic
 from tests.pipeline.prepared import visible, write_prepared
 
 pytestmark = pytest.mark.timeout(300)
@@ -137,7 +137,7 @@ async def test_arrow_rows_wait_for_room_in_a_full_buffer(shared_broker, topic_na
 
 async def test_an_arrow_send_fails_with_its_batch_error(shared_broker, topic_name):
     bootstrap = shared_broker.bootstrap
-    await asyncio.to_thread(create_topic, bootstrap, topic_name, **{"max.message.bytes": "2000"})
+    await asyncio.to_thread(create_topic, bootstrap, topic_name, 1, {"max.message.bytes": "2000"})
     async with Producer(bootstrap, retry_backoff_ms=10) as producer:
         fine = await producer.send_arrow(topic_name, *arrow([None], [b"small"]), 1)
         assert await fine == 1
