@@ -340,8 +340,10 @@ public final class AdminScenario {
         }
     }
 
+    /** In producer id order: a broker lists a partition's producers in no particular order (Kafka's
+     *  come from a hash map), and ids are handed out in increasing order on both brokers. */
     static List<Object> producerStates(List<ProducerState> producers, Map<String, Object> ids, long first) {
-        return producers.stream().map(state -> {
+        return producers.stream().sorted(java.util.Comparator.comparingLong(ProducerState::producerId)).map(state -> {
             Map<String, Object> result = new LinkedHashMap<>();
             result.put("same_producer", ids.get("producer") != null && state.producerId() == (long) ids.get("producer"));
             result.put("epoch", state.producerEpoch());
