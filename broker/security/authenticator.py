@@ -28,12 +28,14 @@ from weir.protocol.connection import ServerConnection
 from weir.protocol.errors import Errors
 from weir.protocol.messages import sasl_authenticate, sasl_handshake
 
+from .oauthbearer import OAuthBearerError
 from .plain import PlainError
 from .scram import ScramError
 
 log = logging.getLogger(__name__)
 
 HANDSHAKE, AUTHENTICATE, AUTHENTICATE_RAW = "handshake", "authenticate", "authenticate-raw"
+MECHANISM_ERRORS = (PlainError, ScramError, OAuthBearerError)  # failed logins, with a message fit for the client
 
 
 class Authenticator:
@@ -85,20 +87,22 @@ class Authenticator:
         body = sasl_authenticate.REQUEST.decode(header.api_version, request.body, exact=False)
         try:
             token = self._exchange.evaluate(bytes(body.auth_bytes))
-        except (PlainError, ScramError) as exc:
+        except MECHANISM_ERRORS as exc:
             message = self._failure_message(exc)
             response = sasl_authenticate.RESPONSE(error_code=Errors.SASL_AUTHENTICATION_FAILED,
                                                   error_message=message)
             return (ServerConnection.encode_response(header, header.api_version, sasl_authenticate.RESPONSE,
                                                      response), self._failed(message))
         self._check_complete()
-        response = sasl_authenticate.RESPONSE(error_code=Errors.NONE, auth_bytes=token, session_lifetime_ms=0)
+        # error_message "": Kafka's generated message sends its default, the empty string, not null
+        response = sasl_authenticate.RESPONSE(error_code=Errors.NONE, error_message="", auth_bytes=token,
+                                              session_lifetime_ms=0)
         return ServerConnection.encode_response(header, header.api_version, sasl_authenticate.RESPONSE, response), None
 
     def _raw_token(self, request):
         try:
             token = self._exchange.evaluate(bytes(request.body))
-        except (PlainError, ScramError) as exc:
+        except MECHANISM_ERRORS as exc:
             return None, self._failed(self._failure_message(exc))
         if self._check_complete():
             self._codec.raw_frames = False
@@ -115,7 +119,7 @@ class Authenticator:
         return True
 
     def _failure_message(self, exc: Exception) -> str:
-        if isinstance(exc, ScramError) and "authorization id" not in str(exc):
+        if isinstance(exc, ScramError) and "authorization id" not in str(exc) or getattr(exc, "generic", False):
             # As Kafka: a SaslException's own text could tell whether the user exists; the client gets this.
             return ("Authentication failed during authentication due to invalid credentials with SASL "
                     f"mechanism {self._exchange.mechanism}")
