@@ -39,6 +39,14 @@ class SaslSettings:
                 raise ConfigError(f"listener.name.{listener.lower()}.plain.sasl.jaas.config: {exc}") from None
         self._scram_store = scram_store
         self._oauthbearer = _oauthbearer_validator(config, listener) if "OAUTHBEARER" in self.mechanisms else None
+        self._max_reauth_ms = {
+            mechanism: _first_set(config.listener_override(listener, f"{mechanism.lower()}.connections.max.reauth.ms"),
+                                  config.for_listener(listener, "connections.max.reauth.ms"))
+            for mechanism in self.mechanisms}
+
+    def max_reauth_ms(self, mechanism: str) -> int:
+        """connections.max.reauth.ms for ``mechanism`` on this listener (0: sessions do not expire by it)."""
+        return self._max_reauth_ms[mechanism]
 
     def server_for(self, mechanism: str):
         """A fresh exchange for ``mechanism`` (one of ``mechanisms``)."""
@@ -48,6 +56,10 @@ class SaslSettings:
             return OAuthBearerServer(self._oauthbearer)
         assert mechanism in HASHES
         return ScramServer(mechanism, self._scram_store)
+
+
+def _first_set(*values):
+    return next(value for value in values if value is not None)
 
 
 def _oauthbearer_validator(config, listener: str):

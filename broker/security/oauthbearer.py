@@ -19,8 +19,8 @@ The token is checked by one of Kafka's two validators, chosen as Kafka chooses t
   from ``sasl.oauthbearer.sub.claim.name``, a leeway of ``sasl.oauthbearer.clock.skew.seconds``.
 
 SASL extensions are accepted and ignored, as both Kafka validators accept every extension.
-A token's expiry matters only at login: sessions are not re-authenticated (no KIP-368), as in
-Kafka with ``connections.max.reauth.ms=0``, its default.
+The session lasts until the token expires (or connections.max.reauth.ms, if sooner): the client
+re-authenticates with a fresh token before then (KIP-368, broker/security/authenticator.py).
 
 Deviations: the unsecured validator decodes base64url and base64 alike (JWTs use base64url;
 Kafka 4.3's decodes plain base64 only and so refuses tokens holding ``-`` or ``_``); a signed token whose ``kid`` the current key set

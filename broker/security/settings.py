@@ -67,12 +67,10 @@ def _int(text: str) -> int:
     return int(text.strip())
 
 
-def _no_reauthentication(text: str) -> int:
+def _non_negative(text: str) -> int:
     value = int(text.strip())
-    if value != 0:
-        # Deviation: KIP-368 re-authentication is not served; a session never expires, so a non-zero
-        # value (sessions that must be renewed) cannot be honoured and stops start-up instead.
-        raise ValueError("Weir does not re-authenticate connections (KIP-368); only 0 is supported")
+    if value < 0:
+        raise ValueError("must be 0 or more")
     return value
 
 
@@ -114,7 +112,8 @@ LISTENER_SCOPED = {
     "sasl.enabled.mechanisms": (_mechanisms, ("GSSAPI",),
                                 "SASL mechanisms served: PLAIN, SCRAM-SHA-256/512, OAUTHBEARER"),
     "sasl.server.max.receive.size": (_int, 524288, "largest frame accepted before authentication"),
-    "connections.max.reauth.ms": (_no_reauthentication, 0, "0 only: sessions do not expire (no KIP-368)"),
+    "connections.max.reauth.ms": (_non_negative, 0, "SASL sessions expire after this and must re-authenticate "
+                                  "(KIP-368); 0: only when an OAUTHBEARER token does"),
     "sasl.oauthbearer.jwks.endpoint.url": (_str, "", "file: or http(s): URL of the JWKS verifying signed tokens"),
     "sasl.oauthbearer.jwks.endpoint.refresh.ms": (_int, 3600000, "how often the JWKS is read again"),
     "sasl.oauthbearer.expected.audience": (_list, (), "audiences a signed token must name one of (empty: none)"),
@@ -149,11 +148,13 @@ def parse_prefixed(name: str, text: str):
     listener, mechanism, setting = match.groups()
     if mechanism is not None and mechanism.upper() not in MECHANISMS:
         raise ValueError(f"unsupported SASL mechanism {mechanism.upper()!r}")
-    if setting in _PER_MECHANISM:
+    if setting in _PER_MECHANISM or (setting == "connections.max.reauth.ms" and mechanism is not None):
         if mechanism is None:
             return None
         if setting == "sasl.jaas.config":
             return listener, f"{mechanism}.{setting}", _jaas(text)
+        if setting == "connections.max.reauth.ms":  # Kafka also takes it per mechanism
+            return listener, f"{mechanism}.{setting}", _non_negative(text)
         return listener, f"{mechanism}.{setting}", _server_callback_handler(mechanism.upper(), text)
     if setting not in LISTENER_SCOPED:
         return None

@@ -134,10 +134,21 @@ def _login(bootstrap: str, *responses: bytes) -> list:
         wire.close()
 
 
+def _session_lifetime_ms(bootstrap: str, token: str) -> int:
+    wire = SaslWire(bootstrap)
+    try:
+        wire.handshake("OAUTHBEARER")
+        return wire.authenticate(initial_response(token)).session_lifetime_ms
+    finally:
+        wire.close()
+
+
 def _scenario(broker, keys) -> dict:
     unsecured, signed = broker.bootstrap_for("SASL_PLAINTEXT"), broker.bootstrap_for("SIGNED")
     with_scope = claims(scope=REQUIRED_SCOPE)
     return {
+        # the session lasts as long as the token (KIP-368), even at connections.max.reauth.ms=0
+        "lifetime_ms": _session_lifetime_ms(unsecured, unsecured_token(claims(lifetime=600, scope=REQUIRED_SCOPE))),
         "unsecured_ok": _login(unsecured, initial_response(unsecured_token(with_scope))),
         "unsecured_authzid_ok": _login(unsecured, initial_response(unsecured_token(with_scope), authzid="alice")),
         "unsecured_authzid_other": _login(unsecured, initial_response(unsecured_token(with_scope), authzid="bob")),
@@ -171,6 +182,7 @@ def _refused(answer: bytes) -> list:
 
 def test_oauthbearer_exchanges_match_kafka(oauth_broker, keys):
     seen = _scenario(oauth_broker, keys)
+    assert 590_000 < seen["lifetime_ms"] <= 600_000
     assert seen["unsecured_ok"] == [(0,), (0, "", b""), "serves"]
     assert seen["unsecured_authzid_ok"] == [(0,), (0, "", b""), "serves"]
     assert seen["unsecured_authzid_other"] == [(0,), (FAILED, "Authentication failed: Client requested an "
