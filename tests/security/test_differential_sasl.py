@@ -14,10 +14,14 @@ A third listener, REAUTH, has connections.max.reauth.ms set: re-authentication (
 
 from __future__ import annotations
 
+import asyncio
 import time
 
 import pytest
 from confluent_kafka import Producer
+from confluent_kafka.admin import AdminClient, ScramCredentialInfo, ScramMechanism, UserScramCredentialUpsertion
+
+from weir.client.errors import KafkaException
 
 from weir.protocol.api_keys import ApiKey
 from weir.protocol.errors import Errors
@@ -25,6 +29,7 @@ from weir.protocol.messages import alter_user_scram_credentials as alter
 from weir.protocol.messages import describe_user_scram_credentials as describe
 
 from reference.kafka import KafkaProcess
+from tests.security import round_trips
 from tests.security.brokers import ConfiguredBroker, listeners_setting
 from tests.security.sasl_setup import confluent_config, sasl_settings
 from tests.security.sasl_wire import CLOSED, SaslWire, plain_token
@@ -254,3 +259,35 @@ def test_librdkafka_re_authenticates_and_keeps_its_connection(weir_sasl, topic_n
     assert delivered == [None] * sent and not errors
     expired = [line for line in weir_sasl.lines[log_mark:] if "SASL session expired" in line]
     assert not expired, "the client's connection was closed at expiry"
+
+
+def _add_scram_user(bootstrap: str, user: str, password: str) -> None:
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    for mechanism in (ScramMechanism.SCRAM_SHA_256, ScramMechanism.SCRAM_SHA_512):
+        upsert = UserScramCredentialUpsertion(user, ScramCredentialInfo(mechanism, 4096), password.encode())
+        for future in admin.alter_user_scram_credentials([upsert]).values():
+            future.result(10)
+
+
+@pytest.mark.parametrize("mechanism", ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"])
+def test_our_client_logs_in_with_each_mechanism(sasl_broker, mechanism, topic_name):
+    sasl = sasl_broker.bootstrap_for("SASL_PLAINTEXT")
+    user, password = ("alice", "alice-secret") if mechanism == "PLAIN" else ("carol", "carol-scram")
+    if mechanism != "PLAIN":
+        _add_scram_user(sasl_broker.bootstrap_for("PLAINTEXT"), user, password)
+
+    def logs_in():  # Kafka's brokers learn a new credential from the metadata log a moment later
+        try:
+            return asyncio.run(round_trips.ours(sasl, topic_name, security_protocol="SASL_PLAINTEXT",
+                                           sasl_mechanism=mechanism, sasl_plain_username=user,
+                                           sasl_plain_password=password))
+        except KafkaException as exc:
+            if getattr(exc, "code", None) != Errors.SASL_AUTHENTICATION_FAILED:
+                raise
+            return None
+    assert wait_until(logs_in, f"{user} to log in with {mechanism}", timeout=20) == [b"ours0", b"ours1", b"ours2"]
+
+    with pytest.raises(KafkaException) as refused:
+        asyncio.run(round_trips.ours(sasl, f"{topic_name}-x", security_protocol="SASL_PLAINTEXT",
+                                sasl_mechanism=mechanism, sasl_plain_username=user, sasl_plain_password="wrong"))
+    assert getattr(refused.value, "code", None) == Errors.SASL_AUTHENTICATION_FAILED

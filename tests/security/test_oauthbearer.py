@@ -17,6 +17,7 @@ from confluent_kafka import KafkaError, Producer
 from cryptography.hazmat.primitives.asymmetric import rsa
 from jwt.algorithms import RSAAlgorithm
 
+from weir.client.errors import KafkaException
 from weir.protocol.errors import Errors
 
 from reference.kafka import JVM_OPTIONS, KafkaProcess
@@ -242,3 +243,14 @@ def test_aiokafka_logs_in_with_a_token_provider(weir_oauth, keys, topic_name):
     common = {"bootstrap_servers": weir_oauth.bootstrap_for("SIGNED"), "security_protocol": "SASL_PLAINTEXT",
               "sasl_mechanism": "OAUTHBEARER", "sasl_oauth_token_provider": _SignedTokens(keys["issuer"])}
     asyncio.run(round_trips.aiokafka(common, topic_name, 5))
+
+
+def test_our_client_logs_in_with_a_token_provider_on_both_brokers(oauth_broker, keys, topic_name):
+    asyncio.run(round_trips.ours(oauth_broker.bootstrap_for("SIGNED"), topic_name, security_protocol="SASL_PLAINTEXT",
+                                 sasl_mechanism="OAUTHBEARER", sasl_oauth_token_provider=_SignedTokens(keys["issuer"])))
+    with pytest.raises(KafkaException) as refused:
+        asyncio.run(round_trips.ours(oauth_broker.bootstrap_for("SIGNED"), f"{topic_name}-x",
+                                     security_protocol="SASL_PLAINTEXT", sasl_mechanism="OAUTHBEARER",
+                                     sasl_oauth_token_provider=_SignedTokens(keys["stranger"])))
+    assert getattr(refused.value, "code", None) == Errors.SASL_AUTHENTICATION_FAILED
+    assert "invalid_token" in str(refused.value)
