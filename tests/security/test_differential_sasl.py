@@ -19,7 +19,6 @@ import time
 
 import pytest
 from confluent_kafka import Producer
-from confluent_kafka.admin import AdminClient, ScramCredentialInfo, ScramMechanism, UserScramCredentialUpsertion
 
 from weir.client.errors import KafkaException
 
@@ -31,7 +30,7 @@ from weir.protocol.messages import describe_user_scram_credentials as describe
 from reference.kafka import KafkaProcess
 from tests.security import round_trips
 from tests.security.brokers import ConfiguredBroker, listeners_setting
-from tests.security.sasl_setup import confluent_config, sasl_settings
+from tests.security.sasl_setup import add_scram_user, confluent_config, sasl_settings
 from tests.security.sasl_wire import CLOSED, SaslWire, plain_token
 from tests.support.waiting import wait_until
 
@@ -261,20 +260,13 @@ def test_librdkafka_re_authenticates_and_keeps_its_connection(weir_sasl, topic_n
     assert not expired, "the client's connection was closed at expiry"
 
 
-def _add_scram_user(bootstrap: str, user: str, password: str) -> None:
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    for mechanism in (ScramMechanism.SCRAM_SHA_256, ScramMechanism.SCRAM_SHA_512):
-        upsert = UserScramCredentialUpsertion(user, ScramCredentialInfo(mechanism, 4096), password.encode())
-        for future in admin.alter_user_scram_credentials([upsert]).values():
-            future.result(10)
-
 
 @pytest.mark.parametrize("mechanism", ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"])
 def test_our_client_logs_in_with_each_mechanism(sasl_broker, mechanism, topic_name):
     sasl = sasl_broker.bootstrap_for("SASL_PLAINTEXT")
     user, password = ("alice", "alice-secret") if mechanism == "PLAIN" else ("carol", "carol-scram")
     if mechanism != "PLAIN":
-        _add_scram_user(sasl_broker.bootstrap_for("PLAINTEXT"), user, password)
+        add_scram_user(sasl_broker.bootstrap_for("PLAINTEXT"), user, password)
 
     def logs_in():  # Kafka's brokers learn a new credential from the metadata log a moment later
         try:
