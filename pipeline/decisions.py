@@ -20,6 +20,8 @@ from weir.protocol.api_keys import ApiKey
 from weir.protocol.errors import Errors
 from weir.protocol.messages import create_topics
 
+from .security import KafkaSecurity
+
 DEFAULT_TOPIC = "__weir_sink_decisions"
 COMMIT, DONE = "commit", "done"
 # CreateTopics declares its config entries inline: reach the struct through the field.
@@ -47,14 +49,16 @@ async def ensure_topic(cluster: Cluster, topic: str, partitions: int = 1,
 
 
 class DecisionLog:
-    def __init__(self, bootstrap: str, topic: str, query_key: str):
+    def __init__(self, bootstrap: str, topic: str, query_key: str, security: KafkaSecurity = KafkaSecurity()):
         self.bootstrap = bootstrap
+        self.security = security  # the sink's kafka.security.protocol, kafka.sasl.*, kafka.ssl.* (picklable)
         self.topic = topic
         self.key = query_key.encode()
 
     async def latest(self) -> dict | None:
         """The newest record under this query's key, or None if it never decided a batch."""
-        async with Consumer(bootstrap_servers=self.bootstrap, isolation_level="read_committed") as consumer:
+        async with Consumer(bootstrap_servers=self.bootstrap, isolation_level="read_committed",
+                            **self.security.keywords()) as consumer:
             await ensure_topic(consumer.cluster, self.topic)
             tp = TopicPartition(self.topic, partition_for_key(self.key, await consumer.cluster.partitions_for(
                 self.topic)))
@@ -70,6 +74,7 @@ class DecisionLog:
 
     async def write(self, decision: dict) -> None:
         """Append one record and return once the broker has acknowledged it (acks=all, idempotent)."""
-        async with Producer(self.bootstrap, acks="all", enable_idempotence=True, linger_ms=0) as producer:
+        async with Producer(self.bootstrap, acks="all", enable_idempotence=True, linger_ms=0,
+                            **self.security.keywords()) as producer:
             await ensure_topic(producer.cluster, self.topic)
             await producer.send_and_wait(self.topic, json.dumps(decision).encode(), key=self.key)

@@ -143,7 +143,7 @@ class ExactlyOnceStreamWriter(DataSourceStreamArrowWriter):
         check_transaction_timing(self.transaction_timeout_ms, self.restart_allowance_ms,
                                  None if trigger is None else int(trigger))
         self.log = DecisionLog(self.settings.bootstrap, options.get("weir.sink.decisionstopic", DEFAULT_TOPIC),
-                               query_key)
+                               query_key, self.settings.security)
         if planning:
             asyncio.run(self.recover())
 
@@ -168,7 +168,7 @@ class ExactlyOnceStreamWriter(DataSourceStreamArrowWriter):
         transactional_id = self.transactional_id(task)
         started_ms = int(time.time() * 1000)
         async with Producer(self.settings.bootstrap, transactional_id=transactional_id,
-                            **self.settings.producer) as producer:  # start() fences the id's earlier holders
+                            **self.settings.producer, **self.settings.security.keywords()) as producer:  # start() fences the id's earlier holders
             producer.begin_transaction()
             deliveries, written = await send_batches(producer, self.settings.topic, batches)
             prepared = await producer.prepare_transaction()  # raises what made the transaction abortable
@@ -240,7 +240,7 @@ class ExactlyOnceStreamWriter(DataSourceStreamArrowWriter):
             except BrokerResponseError as failed:
                 return failed.code
             return Errors.NONE
-        cluster = Cluster(self.settings.bootstrap)
+        cluster = Cluster(self.settings.bootstrap, security=self.settings.security.client())
         try:
             await cluster.refresh([])
             return await asyncio.gather(*(end(cluster, *txn) for txn in txns))
@@ -269,7 +269,7 @@ class ExactlyOnceStreamWriter(DataSourceStreamArrowWriter):
             await self._roll_forward(latest)
             latest = await self.log.latest()
         bound = max(latest.get("tasks", 0), latest.get("probed", 0)) if latest is not None else 0
-        cluster = Cluster(self.settings.bootstrap)
+        cluster = Cluster(self.settings.bootstrap, security=self.settings.security.client())
         try:
             await cluster.refresh([])
             task = 0

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 
 from weir.client import Consumer, Producer, TopicPartition
 
+from .security import is_security_option
+
 log = logging.getLogger(__name__)
 
 EARLIEST, LATEST = -2, -1  # Spark's (and ListOffsets') spellings inside offset JSON
@@ -70,6 +72,8 @@ def client_settings(options: dict[str, str]) -> dict:
         if not name.startswith("kafka.") or name == "kafka.bootstrap.servers":
             continue
         java_name = name[len("kafka."):]
+        if is_security_option(java_name):
+            continue  # KafkaSecurity (pipeline/security.py) takes these
         if java_name in _REFUSED:
             raise OptionError(f"Kafka option '{java_name}' is not supported: {_REFUSED[java_name]}")
         keyword = java_name.replace(".", "_")
@@ -91,6 +95,8 @@ def producer_settings(options: dict[str, str]) -> dict:
         if not name.startswith("kafka.") or name == "kafka.bootstrap.servers":
             continue
         java_name = name[len("kafka."):]
+        if is_security_option(java_name):
+            continue  # KafkaSecurity (pipeline/security.py) takes these
         if java_name in _SINK_REFUSED:
             raise OptionError(f"Kafka option '{java_name}' is not supported: {_SINK_REFUSED[java_name]}")
         keyword = _PRODUCER_RENAMED.get(java_name, java_name.replace(".", "_"))

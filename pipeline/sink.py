@@ -16,6 +16,7 @@ from pyspark.sql.datasource import DataSourceArrowWriter, DataSourceStreamArrowW
 from weir.client import Producer
 
 from . import options as opt
+from .security import KafkaSecurity
 from .rows import byte_columns, check_schema, records
 
 class WriteSettings:
@@ -24,6 +25,7 @@ class WriteSettings:
         self.topic = options.get("topic")
         check_schema(schema, self.topic)
         self.producer = opt.producer_settings(options)  # every kafka.* producer option, as Spark's sink
+        self.security = KafkaSecurity.from_options(options)  # kafka.security.protocol, kafka.sasl.*, kafka.ssl.*
 
 
 class CountMessage(WriterCommitMessage):
@@ -48,7 +50,7 @@ async def send_batches(producer: Producer, topic_option: str | None, batches) ->
 
 
 async def _produce_all(settings: WriteSettings, batches) -> int:
-    async with Producer(settings.bootstrap, **settings.producer) as producer:
+    async with Producer(settings.bootstrap, **settings.producer, **settings.security.keywords()) as producer:
         deliveries, sent = await send_batches(producer, settings.topic, batches)
         await producer.flush()
         for delivery in deliveries:

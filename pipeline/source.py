@@ -17,6 +17,7 @@ from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 from weir.client import Consumer
 
 from . import options as opt
+from .security import KafkaSecurity
 from .planner import OffsetRange, ending_offsets, partitions_of, ranges, starting_offsets
 from .reader import read_range, schema
 
@@ -35,6 +36,7 @@ class ReadSettings:
     def __init__(self, options: dict[str, str]):
         self.bootstrap = opt.bootstrap(options)
         self.client = opt.client_settings(options)
+        self.security = KafkaSecurity.from_options(options)
         self.subscription = opt.subscription(options)
         self.include_headers = opt.flag(options, "includeHeaders", False)
         self.fail_on_data_loss = opt.flag(options, "failOnDataLoss", True)
@@ -47,7 +49,7 @@ class ReadSettings:
         self.poll_timeout_ms = int(options.get("kafkaconsumer.polltimeoutms", "1000"))
 
     def consumer(self) -> Consumer:
-        return Consumer(bootstrap_servers=self.bootstrap, **self.client)
+        return Consumer(bootstrap_servers=self.bootstrap, **self.client, **self.security.keywords())
 
     def read(self, partition: RangePartition):
         # ``value`` (InputPartition's own attribute), not ``piece``: Spark has been seen handing the task
@@ -55,7 +57,7 @@ class ReadSettings:
         # has no range at all (nothing to read), Spark still runs one task with InputPartition(None).
         if partition.value is None:
             return iter(())
-        return read_range(self.bootstrap, self.client, partition.value, include_headers=self.include_headers,
+        return read_range(self.bootstrap, {**self.client, **self.security.keywords()}, partition.value, include_headers=self.include_headers,
                           fail_on_data_loss=self.fail_on_data_loss, poll_timeout_ms=self.poll_timeout_ms)
 
 

@@ -8,6 +8,9 @@ import pytest
 from confluent_kafka import Consumer as CKConsumer
 from confluent_kafka import Producer as CKProducer
 
+from tests.security.brokers import ConfiguredBroker, listeners_setting
+from tests.security.certs import Pki
+from tests.security.sasl_setup import add_scram_user, sasl_settings
 from tests.support.topics import KEEP_FOREVER, create_topic
 
 
@@ -168,3 +171,39 @@ def test_streaming_read_resumes_from_its_checkpoint(spark, shared_broker, topic_
 
     values = sorted(r.value for r in spark.read.parquet(output).collect())
     assert values == sorted([f"first {i}" for i in range(60)] + [f"second {i}" for i in range(40)])
+
+
+@pytest.fixture(scope="module")
+def sasl_ssl_broker(tmp_path_factory):
+    """A broker whose SASL_SSL listener wants SCRAM-SHA-512 over TLS (a PLAINTEXT one creates the user)."""
+    pki = Pki(tmp_path_factory.mktemp("pipeline-pki"))
+    server = pki.issue("broker", [("CN", "localhost")], server=True)
+    settings, ports = listeners_setting({"PLAINTEXT": "PLAINTEXT", "SASL_SSL": "SASL_SSL"})
+    settings.update({**sasl_settings(["SASL_SSL"]), "ssl.keystore.type": "PEM",
+                     "ssl.keystore.location": str(server.keystore_path)})
+    broker = ConfiguredBroker(tmp_path_factory.mktemp("pipeline-sasl-ssl"), settings, ports).start()
+    add_scram_user(broker.bootstrap_for("PLAINTEXT"), "spark", "spark-secret")
+    broker.ca_path = pki.ca_path
+    yield broker
+    broker.stop()
+
+
+def test_source_and_sink_pass_kafka_security_options_through(spark, sasl_ssl_broker, topic_name):
+    """kafka.security.protocol, kafka.sasl.* and kafka.ssl.* as Spark's Kafka connector takes them."""
+    security = {"kafka.bootstrap.servers": sasl_ssl_broker.bootstrap_for("SASL_SSL").replace("127.0.0.1", "localhost"),
+                "kafka.security.protocol": "SASL_SSL", "kafka.sasl.mechanism": "SCRAM-SHA-512",
+                "kafka.sasl.jaas.config": 'org.apache.kafka.common.security.scram.ScramLoginModule required '
+                                          'username="spark" password="spark-secret";',
+                "kafka.ssl.truststore.type": "PEM", "kafka.ssl.truststore.location": str(sasl_ssl_broker.ca_path)}
+    create_topic(sasl_ssl_broker.bootstrap_for("PLAINTEXT"), topic_name, 1)
+    rows = spark.createDataFrame([(f"value {i}",) for i in range(50)], "value string")
+    rows.write.mode("append").format("weir").options(**security).option("topic", topic_name).save()
+    read = spark.read.format("weir").options(**security).option("subscribe", topic_name).load()
+    assert sorted(bytes(r.value) for r in read.collect()) == sorted(f"value {i}".encode() for i in range(50))
+
+    wrong = {**security, "kafka.sasl.jaas.config": security["kafka.sasl.jaas.config"].replace("spark-secret", "no")}
+    with pytest.raises(Exception, match="SASL_AUTHENTICATION_FAILED|Authentication failed"):
+        spark.read.format("weir").options(**wrong).option("subscribe", topic_name).load().collect()
+    with pytest.raises(Exception, match="PEM stores only"):
+        spark.read.format("weir").options(**{**security, "kafka.ssl.truststore.type": "JKS"}) \
+            .option("subscribe", topic_name).load().collect()
