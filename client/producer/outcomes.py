@@ -114,7 +114,9 @@ class BatchOutcomes:
             state.recovering = True
         self.retries += sent
         log.debug("retrying a batch of %s after %r", batch.tp, error)
-        batch.retry_at = time.monotonic() + self.retry_backoff  # retry.backoff.ms
+        # KIP-580: retry.backoff.ms doubling with the batch's attempts up to retry.backoff.max.ms, as the
+        # Java Sender backs a batch off (the call path's policy; one batch is one request's worth).
+        batch.retry_at = time.monotonic() + self.cluster.backoff_policy().backoff(max(batch.attempts - 1, 0))
         self.accumulator.requeue(batch)
 
     @staticmethod

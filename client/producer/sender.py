@@ -380,7 +380,7 @@ class Sender(BatchOutcomes):
         self._metadata_wanted = False
         topics = sorted({tp.topic for tp in self.accumulator.queues})
         try:
-            await self.cluster.refresh(topics)
+            await self.cluster.refresh_once(topics, allow_auto_create=True)  # the sender's passes are its retries
         except KafkaException as exc:
             log.debug("metadata refresh failed: %s", exc)
             self._metadata_wanted = True
