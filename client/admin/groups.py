@@ -16,7 +16,7 @@ from weir.protocol.messages import delete_groups, describe_groups, list_groups, 
 
 from ..calls import first_retriable
 from ..cluster import GROUP
-from ..errors import error_for
+from ..errors import error_instance
 from ..types import OffsetAndMetadata, TopicPartition
 from .base import AdminBase, by_topic, check
 from .results import GroupDescription, GroupListing, MemberDescription
@@ -53,7 +53,7 @@ class GroupAdmin(AdminBase):
         group = answer.groups[0]
         check(group.error_code, f"group {group_id}: {group.error_message or ''}".rstrip(": "))
         if group.group_state == "Dead":
-            raise error_for(Errors.GROUP_ID_NOT_FOUND)(f"group {group_id}")
+            raise error_instance(Errors.GROUP_ID_NOT_FOUND, f"group {group_id}", request=ApiKey.DESCRIBE_GROUPS)
         members = []
         for m in group.members:
             assignment = []

@@ -27,7 +27,7 @@ from weir.protocol.messages import heartbeat, join_group, leave_group, offset_co
 
 from ..calls import Coordinator, first_retriable
 from ..cluster import GROUP
-from ..errors import BrokerResponseError, KafkaException, error_for, raise_for
+from ..errors import BrokerResponseError, KafkaException, error_instance, raise_for
 from ..types import OffsetAndMetadata, TopicPartition
 from .assignors import ASSIGNORS, COOPERATIVE
 
@@ -132,7 +132,7 @@ class GroupMembership:
         if answer.error_code in _RESET_MEMBER or answer.error_code == Errors.REBALANCE_IN_PROGRESS:
             if answer.error_code in _RESET_MEMBER:
                 await self._lose()
-            raise error_for(answer.error_code)("SyncGroup", request=ApiKey.SYNC_GROUP)
+            raise error_instance(answer.error_code, "SyncGroup", request=ApiKey.SYNC_GROUP)
         raise_for(answer.error_code, "SyncGroup", request=ApiKey.SYNC_GROUP)
         self.generation_id, self.protocol = joined.generation_id, joined.protocol_name
         assigned = {TopicPartition(topic, p) for topic, parts in decode_assignment(answer.assignment).items()

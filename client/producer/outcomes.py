@@ -9,9 +9,10 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 
+from weir.protocol.api_keys import ApiKey
 from weir.protocol.errors import Errors
 
-from ..errors import KafkaConnectionError, KafkaException, KafkaTimeoutError, error_for
+from ..errors import KafkaConnectionError, KafkaException, KafkaTimeoutError, error_instance
 from ..types import TopicPartition
 from .batch import ProducerBatch
 from .transaction_manager import TransactionAbortedError
@@ -52,7 +53,7 @@ class BatchOutcomes:
         if code in (Errors.NONE, Errors.DUPLICATE_SEQUENCE_NUMBER):
             self._settle_success(batch, answer.base_offset, answer.log_append_time_ms)
             return
-        error = error_for(code)(answer.error_message)
+        error = error_instance(code, answer.error_message, request=ApiKey.PRODUCE)
         if code in _REFRESH_ON:
             self._metadata_wanted = True
         if code == Errors.OUT_OF_ORDER_SEQUENCE_NUMBER and self.idempotent and self._predecessor_pending(batch):
