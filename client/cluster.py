@@ -14,6 +14,7 @@ transaction manager reads ``transaction.version`` there.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from collections import Counter
 from dataclasses import dataclass, field
@@ -94,8 +95,11 @@ class Cluster(CallPath):
         task = self._connecting.get(node_id)
         if task is None:
             task = self._connecting[node_id] = asyncio.get_running_loop().create_task(self._open(node_id))
-            task.add_done_callback(lambda _t, n=node_id: self._connecting.pop(n, None))
+            task.add_done_callback(functools.partial(self._connected, node_id))
         return await asyncio.shield(task)
+
+    def _connected(self, node_id: int, _task: asyncio.Task[Connection]) -> None:
+        self._connecting.pop(node_id, None)
 
     async def _open(self, node_id: int) -> Connection:
         node = self.nodes.get(node_id)
@@ -175,9 +179,10 @@ class Cluster(CallPath):
     def requests_sent(self) -> Counter:
         """(api key, version) -> requests written on this cluster's open connections (what a test or an
         operator wants to know of the flow, e.g. that no AddPartitionsToTxn went at transaction version 2)."""
-        total: Counter = Counter()
-        for connection in {*self._connections.values(), self._bootstrap_connection} - {None}:
-            total.update(connection.sent)
+        total: Counter[tuple[int, int]] = Counter()
+        for connection in {*self._connections.values(), self._bootstrap_connection}:
+            if connection is not None:
+                total.update(connection.sent)
         return total
 
     # ------------------------------------------------------------------ metadata

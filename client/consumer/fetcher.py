@@ -214,7 +214,7 @@ class Fetcher:
         """Was the partition at the end of what it may read (the LSO under read_committed) at its last answer?"""
         end = state.last_stable_offset if self.isolation_level == READ_COMMITTED and state.last_stable_offset >= 0 \
             else state.high_watermark
-        return 0 <= end <= state.fetch_position
+        return state.fetch_position is not None and 0 <= end <= state.fetch_position
 
     async def _refresh(self, topics) -> None:
         try:
@@ -239,8 +239,9 @@ class Fetcher:
             for topic in response.responses:
                 for answer in topic.partitions:
                     tp = TopicPartition(topic.topic, answer.partition_index)
-                    if offsets.get(tp) is not None:
-                        self._accept(tp, offsets[tp], answer)
+                    fetched_from = offsets.get(tp)
+                    if fetched_from is not None:
+                        self._accept(tp, fetched_from, answer)
         except KafkaException as exc:
             log.debug("fetch from broker %d failed: %s", node, exc)
             if not isinstance(exc, BrokerResponseError) or exc.retriable:

@@ -98,7 +98,7 @@ class Producer:
                              max_request_size=max_request_size, init_producer_id=self._init_producer_id,
                              transactional_id=transactional_id)
         self.transactional_id = transactional_id
-        self.transaction_manager = None if transactional_id is None else TransactionManager(
+        self.transaction_manager: TransactionManager | None = None if transactional_id is None else TransactionManager(
             self.cluster, self.sender.identity, transactional_id, transaction_timeout_ms=transaction_timeout_ms,
             max_block_ms=max_block_ms, on_epoch_bump=self.sender.reset_sequences)
         self.sender.txn = self.transaction_manager

@@ -182,6 +182,7 @@ class TransactionManager:
 
     def maybe_fail_with_error(self) -> None:
         if self.state in (S.ABORTABLE_ERROR, S.FATAL_ERROR):
+            assert self.last_error is not None  # transition_to keeps the error of these states
             raise self.last_error
 
     def require_transaction(self, operation: str) -> None:
