@@ -18,6 +18,12 @@ request kind, so ``fatal`` / ``abortable`` are the taxonomy's, ``error_policy``)
 ``call_leaders`` does the same for a request about many partitions: grouped by leader, one
 request per leader, and only the partitions answered with a retriable code are asked again.
 
+Produce and Fetch do not go through ``call``, as in the Java client, whose Sender and Fetcher
+own their requests: the sender pipelines Produce requests and retries per batch (idempotence
+needs the batches' order kept, sender.py), backing a batch off with the same KIP-580 policy;
+the fetcher's loop answers a retriable partition error by forgetting the leader and fetching
+again after a metadata refresh. Both classify codes with the same ``error_policy``.
+
 Deviations from the Java client: the Java TransactionManager re-enqueues after a flat
 retry.backoff.ms and its consumer coordinator rejoins after a coordinator error on SyncGroup;
 here every request takes the same exponential backoff and a request is sent again as it was

@@ -14,11 +14,10 @@ from weir.protocol.consumer_protocol import decode_assignment
 from weir.protocol.errors import Errors
 from weir.protocol.messages import delete_groups, describe_groups, list_groups, offset_commit, offset_delete, offset_fetch
 
-from ..calls import first_retriable
 from ..cluster import GROUP
 from ..errors import error_instance
 from ..types import OffsetAndMetadata, TopicPartition
-from .base import AdminBase, by_topic, check
+from .base import AdminBase, by_topic, check, retry_code
 from .results import GroupDescription, GroupListing, MemberDescription
 
 
@@ -82,7 +81,7 @@ class GroupAdmin(AdminBase):
 
         # v7 at most: v8 batches groups in another layout, and one group is all we ask.
         answer = await self._to_coordinator(GROUP, group_id, ApiKey.OFFSET_FETCH, lambda _v: request,
-                                            lambda r: first_retriable([r.error_code, *(
+                                            lambda r: retry_code([r.error_code, *(
                                                 p.error_code for t in r.topics for p in t.partitions)]), highest=7)
         check(answer.error_code, f"group {group_id}")
         found = {}
@@ -107,7 +106,7 @@ class GroupAdmin(AdminBase):
             for t, ps in by_topic(wanted).items()])
 
         answer = await self._to_coordinator(GROUP, group_id, ApiKey.OFFSET_COMMIT, lambda _v: request, lambda r: (
-            first_retriable(p.error_code for t in r.topics for p in t.partitions)))
+            retry_code(p.error_code for t in r.topics for p in t.partitions)))
         for topic in answer.topics:
             for p in topic.partitions:
                 check(p.error_code, f"group {group_id} {topic.name}-{p.partition_index}")
@@ -121,7 +120,7 @@ class GroupAdmin(AdminBase):
             for t, ps in by_topic(partitions).items()])
 
         answer = await self._to_coordinator(GROUP, group_id, ApiKey.OFFSET_DELETE, lambda _v: request,
-                                            lambda r: first_retriable([r.error_code, *(
+                                            lambda r: retry_code([r.error_code, *(
                                                 p.error_code for t in r.topics for p in t.partitions)]))
         check(answer.error_code, f"group {group_id}")
         for topic in answer.topics:
