@@ -46,6 +46,16 @@ def kafka(tmp_path_factory):
     process.stop()
 
 
+@pytest.fixture(scope="module")
+def kafka_tv2(tmp_path_factory):
+    """A broker at transaction.version 2 (its default): Produce v12 and TxnOffsetCommit v5 add to the
+    transaction themselves, EndTxn v5 bumps the epoch, so a retried EndTxn names the epoch before it."""
+    process = BrokerProcess(tmp_path_factory.mktemp("faults-tv2") / "data",
+                            overrides={"group.initial.rebalance.delay.ms": "0"}).start()
+    yield process
+    process.stop()
+
+
 @pytest.fixture
 async def proxy(kafka):
     async with KafkaProxy(kafka.bootstrap) as started:
@@ -219,6 +229,17 @@ async def test_each_request_kind_survives_the_retriable_faults(kafka, proxy, top
         await scenario(proxy, kafka.bootstrap, topic_name)
     spent = [fault for key, fault in proxy.injected if key == api_key.name]
     assert spent == [Errors(f).name if f is not None else "DROP" for f in FAULTS], proxy.injected
+
+
+@pytest.mark.parametrize("api_key", [ApiKey.PRODUCE, ApiKey.TXN_OFFSET_COMMIT, ApiKey.END_TXN,
+                                     ApiKey.INIT_PRODUCER_ID], ids=lambda k: k.name)
+async def test_transaction_version_2_requests_survive_the_retriable_faults(kafka_tv2, topic_name, api_key):
+    async with KafkaProxy(kafka_tv2.bootstrap) as proxy:
+        proxy.inject(api_key, *FAULTS)
+        async with asyncio.timeout(DEADLINE):
+            await transaction(proxy, kafka_tv2.bootstrap, topic_name)
+        assert len([key for key, _ in proxy.injected if key == api_key.name]) == len(FAULTS), proxy.injected
+        assert not proxy.requests["ADD_PARTITIONS_TO_TXN"]  # it ran at version 2
 
 
 # ---------------------------------------------------------------------------------------------- typed errors
