@@ -75,6 +75,7 @@ class Cluster(CallPath):
         self.controller_id = -1
         self._connections: dict[int, Connection] = {}
         self._connecting: dict[int, asyncio.Task[Connection]] = {}
+        self._closing: set[asyncio.Task[None]] = set()
         self._coordinators: dict[tuple[int, str], int] = {}
         self._bootstrap_connection: Connection | None = None
         self.finalized_features: dict[str, int] = {}
@@ -215,7 +216,9 @@ class Cluster(CallPath):
         for node_id, connection in list(self._connections.items()):
             if node_id not in self.nodes:
                 self._connections.pop(node_id)
-                asyncio.get_running_loop().create_task(connection.close())
+                closing = asyncio.get_running_loop().create_task(connection.close())  # a broker that left
+                self._closing.add(closing)
+                closing.add_done_callback(self._closing.discard)
         for topic in response.topics:
             info = TopicInfo(topic.name, {p.partition_index: p.leader_id for p in topic.partitions}, topic.error_code)
             self.topics[topic.name] = info
