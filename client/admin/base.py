@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import defaultdict
-from typing import Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from weir.protocol.api_keys import ApiKey
 from weir.protocol.errors import Errors
@@ -30,6 +30,9 @@ from ..cluster import Cluster
 from ..error_policy import is_retriable
 from ..errors import error_instance, raise_for
 from ..types import TopicPartition
+
+if TYPE_CHECKING:
+    from .results import TopicDescription
 
 #: Retriable in Kafka's table, but to an admin call "this topic does not exist" is the answer.
 ANSWERS_NOT_RETRIED = frozenset({Errors.UNKNOWN_TOPIC_OR_PARTITION})
@@ -67,6 +70,10 @@ class AdminBase:
 
     async def __aexit__(self, *exc_info) -> None:
         await self.close()
+
+    if TYPE_CHECKING:  # TopicAdmin's, which Admin combines with the other calls that use them
+        async def list_topics(self, *, include_internal: bool = False) -> list[str]: ...
+        async def describe_topics(self, names: list[str]) -> dict[str, TopicDescription]: ...
 
     # ------------------------------------------------------------------ routing
 

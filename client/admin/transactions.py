@@ -98,7 +98,7 @@ class TransactionAdmin(AdminBase):
             raise ValueError("find_hanging_transactions needs a topic or a broker id to limit the search")
         if partition is not None and topic is None:
             raise ValueError("a partition needs its topic")
-        if partition is not None:
+        if topic is not None and partition is not None:
             partitions = [TopicPartition(topic, partition)]
         else:
             topics = [topic] if topic is not None else await self.list_topics(include_internal=True)
