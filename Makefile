@@ -73,7 +73,8 @@ lint: $(VENV)/.installed-test
 FAST_TESTS := tests/protocol tests/log tests/txn tests/group tests/server tests/metrics \
 	tests/client/test_partitioner.py tests/client/test_transaction_manager.py \
 	tests/client/test_cluster_dial.py tests/client/test_admin_routing.py \
-	tests/client/test_list_offsets_retry.py tests/features/test_finalized_features.py \
+	tests/client/test_list_offsets_retry.py tests/client/test_errors.py tests/client/test_coordinator_loading.py \
+	tests/features/test_finalized_features.py \
 	tests/testing/test_container_api.py tests/security/test_security_units.py \
 	tests/client/test_security_options.py
 test-fast: $(VENV)/.installed-test typecheck lint

@@ -15,7 +15,7 @@ from weir.protocol.connection import ClientConnection
 from weir.protocol.errors import Errors
 from weir.protocol.messages import BY_KEY, api_versions
 
-from .errors import KafkaConnectionError, raise_for
+from .errors import KafkaConnectionError, error_instance, raise_for
 
 CLIENT_SOFTWARE = ("weir-python", "0.1.0")
 
@@ -25,7 +25,7 @@ CLIENT_SOFTWARE = ("weir-python", "0.1.0")
 #: TV1 versions (Produce 11, EndTxn / TxnOffsetCommit 4), which add only that promise. At version 2 it
 #: sends what the Java 4.x client sends: Produce v12 (adds its partitions implicitly), TxnOffsetCommit
 #: v5 (adds the group implicitly), EndTxn v5 (answers the bumped producer id and epoch).
-TRANSACTION_HIGHEST = {
+TRANSACTION_HIGHEST: dict[int, dict[int, int]] = {
     1: {ApiKey.PRODUCE: 10, ApiKey.END_TXN: 3, ApiKey.TXN_OFFSET_COMMIT: 3, ApiKey.INIT_PRODUCER_ID: 4,
         ApiKey.ADD_OFFSETS_TO_TXN: 3},
     2: {ApiKey.PRODUCE: 12, ApiKey.END_TXN: 5, ApiKey.TXN_OFFSET_COMMIT: 5, ApiKey.INIT_PRODUCER_ID: 5,
@@ -80,8 +80,8 @@ class Connection:
         theirs = self.versions.get(api_key)
         top = ours[1] if highest is None else min(ours[1], highest)
         if theirs is None or max(ours[0], theirs[0]) > min(top, theirs[1]):
-            raise_for(Errors.UNSUPPORTED_VERSION, f"{ApiKey(api_key).name}: broker serves {theirs}, "
-                                                 f"we speak {ours[0]}-{top}")
+            raise error_instance(Errors.UNSUPPORTED_VERSION, f"{ApiKey(api_key).name}: broker serves {theirs}, "
+                                                            f"we speak {ours[0]}-{top}")  # fatal, as Java's versionMismatch
         return min(top, theirs[1])
 
     def submit(self, api_key: int, version: int, body) -> asyncio.Future:

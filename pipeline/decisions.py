@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 
 from weir.client import Consumer, Producer, TopicPartition
+from weir.client.calls import CONTROLLER
 from weir.client.cluster import Cluster
 from weir.client.errors import raise_for
 from weir.client.partitioner import partition_for_key
@@ -37,14 +38,15 @@ async def ensure_topic(cluster: Cluster, topic: str, partitions: int = 1,
     info = cluster.topics.get(topic)
     if info is not None and not info.error and info.partitions:
         return
-    connection = await cluster.any_connection()
-    version = connection.version_for(ApiKey.CREATE_TOPICS, 4)
-    response = await connection.request(ApiKey.CREATE_TOPICS, version, create_topics.REQUEST(topics=[
+    # Through the client's call path to the controller: NOT_CONTROLLER, a lost connection and the like
+    # are retried until request.timeout.ms.
+    response = await cluster.call(CONTROLLER, ApiKey.CREATE_TOPICS, lambda _v: create_topics.REQUEST(topics=[
         create_topics.CreatableTopic(name=topic, num_partitions=partitions, replication_factor=-1, assignments=[],
-                                     configs=[_TOPIC_CONFIG(name=k, value=v) for k, v in configs.items()])]))
+                                     configs=[_TOPIC_CONFIG(name=k, value=v) for k, v in configs.items()])]),
+        highest=4, error_of=lambda r: r.topics[0].error_code)
     code = response.topics[0].error_code
     if code != Errors.TOPIC_ALREADY_EXISTS:
-        raise_for(code, f"CreateTopics {topic}: {response.topics[0].error_message}")
+        raise_for(code, f"CreateTopics {topic}: {response.topics[0].error_message}", request=ApiKey.CREATE_TOPICS)
     await cluster.partitions_for(topic)
 
 

@@ -100,11 +100,13 @@ class Errors(enum.IntEnum):
         return self in _RETRIABLE
 
 
+# Kafka's RetriableException subclasses. Not REBALANCE_IN_PROGRESS: Kafka's RebalanceInProgressException
+# is a plain ApiException (the member must rejoin; sending the same request again cannot succeed).
 _RETRIABLE = frozenset({
     Errors.CORRUPT_MESSAGE, Errors.UNKNOWN_TOPIC_OR_PARTITION, Errors.LEADER_NOT_AVAILABLE,
     Errors.NOT_LEADER_OR_FOLLOWER, Errors.REQUEST_TIMED_OUT, Errors.COORDINATOR_LOAD_IN_PROGRESS,
     Errors.COORDINATOR_NOT_AVAILABLE, Errors.NOT_COORDINATOR, Errors.NOT_ENOUGH_REPLICAS,
-    Errors.REBALANCE_IN_PROGRESS, Errors.NOT_CONTROLLER, Errors.CONCURRENT_TRANSACTIONS,
+    Errors.NOT_CONTROLLER, Errors.CONCURRENT_TRANSACTIONS,
     Errors.KAFKA_STORAGE_ERROR, Errors.FETCH_SESSION_ID_NOT_FOUND, Errors.INVALID_FETCH_SESSION_EPOCH,
     Errors.FENCED_LEADER_EPOCH, Errors.UNKNOWN_LEADER_EPOCH, Errors.UNSTABLE_OFFSET_COMMIT,
     Errors.UNKNOWN_TOPIC_ID, Errors.NETWORK_EXCEPTION, Errors.OFFSET_NOT_AVAILABLE,

@@ -1,7 +1,7 @@
 """Admin calls on consumer groups: list, describe, delete, and their committed offsets.
 
-Every group call goes to the group's coordinator (FindCoordinator), and is
-retried when the coordinator moved or is still loading. Committed offsets are
+Every group call goes to the group's coordinator through the call path, which
+finds it again when it moved and waits while it loads. Committed offsets are
 changed as ``kafka-consumer-groups --reset-offsets`` does: an OffsetCommit with
 generation -1 and no member id, which the coordinator accepts only while the
 group has no active members (UNKNOWN_MEMBER_ID otherwise).
@@ -15,9 +15,9 @@ from weir.protocol.errors import Errors
 from weir.protocol.messages import delete_groups, describe_groups, list_groups, offset_commit, offset_delete, offset_fetch
 
 from ..cluster import GROUP
-from ..errors import error_for
+from ..errors import error_instance
 from ..types import OffsetAndMetadata, TopicPartition
-from .base import AdminBase, by_topic, check
+from .base import AdminBase, by_topic, check, retry_code
 from .results import GroupDescription, GroupListing, MemberDescription
 
 
@@ -29,22 +29,20 @@ class GroupAdmin(AdminBase):
                 check(Errors.UNSUPPORTED_VERSION, "this broker cannot filter groups by state")
             return list_groups.REQUEST(states_filter=list(states or []))
 
-        async def attempt():
-            answers = await self._every_broker(ApiKey.LIST_GROUPS, build)
-            found = []
-            for answer in answers.values():
-                check(answer.error_code, "ListGroups")
-                found += [GroupListing(g.group_id, g.protocol_type, g.group_state or None, g.group_type or None)
-                          for g in answer.groups]
-            return sorted(found, key=lambda g: g.group_id)
-        return await self._retrying(attempt)
+        answers = await self._every_broker(ApiKey.LIST_GROUPS, build)
+        found = []
+        for answer in answers.values():
+            check(answer.error_code, "ListGroups")
+            found += [GroupListing(g.group_id, g.protocol_type, g.group_state or None, g.group_type or None)
+                      for g in answer.groups]
+        return sorted(found, key=lambda g: g.group_id)
 
     async def describe_groups(self, group_ids: list[str]) -> dict[str, GroupDescription]:
         """State, protocol and members of each group; GroupIdNotFoundError for one that does not exist
         (the coordinator answers Dead for it, which the Java Admin turns into the same error)."""
         found = {}
         for group_id in group_ids:
-            found[group_id] = await self._retrying(lambda g=group_id: self._describe_group(g))
+            found[group_id] = await self._describe_group(group_id)
         return found
 
     async def _describe_group(self, group_id: str) -> GroupDescription:
@@ -54,7 +52,7 @@ class GroupAdmin(AdminBase):
         group = answer.groups[0]
         check(group.error_code, f"group {group_id}: {group.error_message or ''}".rstrip(": "))
         if group.group_state == "Dead":
-            raise error_for(Errors.GROUP_ID_NOT_FOUND)(f"group {group_id}")
+            raise error_instance(Errors.GROUP_ID_NOT_FOUND, f"group {group_id}", request=ApiKey.DESCRIBE_GROUPS)
         members = []
         for m in group.members:
             assignment = []
@@ -69,12 +67,10 @@ class GroupAdmin(AdminBase):
     async def delete_groups(self, group_ids: list[str]) -> None:
         """Delete empty groups and their offsets (NonEmptyGroupError, GroupIdNotFoundError)."""
         for group_id in group_ids:
-            async def attempt(g=group_id):
-                answer = await self._to_coordinator(
-                    GROUP, g, ApiKey.DELETE_GROUPS, lambda _v: delete_groups.REQUEST(groups_names=[g]),
-                    lambda r: r.results[0].error_code)
-                check(answer.results[0].error_code, f"group {g}")
-            await self._retrying(attempt)
+            answer = await self._to_coordinator(
+                GROUP, group_id, ApiKey.DELETE_GROUPS, lambda _v: delete_groups.REQUEST(groups_names=[group_id]),
+                lambda r: r.results[0].error_code)
+            check(answer.results[0].error_code, f"group {group_id}")
 
     async def list_group_offsets(self, group_id: str, partitions: list[TopicPartition] | None = None
                                  ) -> dict[TopicPartition, OffsetAndMetadata]:
@@ -83,20 +79,19 @@ class GroupAdmin(AdminBase):
         request = offset_fetch.REQUEST(group_id=group_id, require_stable=True, topics=None if partitions is None else [
             offset_fetch.RequestTopic(name=t, partition_indexes=ps) for t, ps in by_topic(partitions).items()])
 
-        async def attempt():
-            # v7 at most: v8 batches groups in another layout, and one group is all we ask.
-            answer = await self._to_coordinator(GROUP, group_id, ApiKey.OFFSET_FETCH, lambda _v: request,
-                                                lambda r: r.error_code, highest=7)
-            check(answer.error_code, f"group {group_id}")
-            found = {}
-            for topic in answer.topics:
-                for p in topic.partitions:
-                    check(p.error_code, f"group {group_id} {topic.name}-{p.partition_index}")
-                    if p.committed_offset >= 0:
-                        found[TopicPartition(topic.name, p.partition_index)] = OffsetAndMetadata(
-                            p.committed_offset, p.metadata or "", p.committed_leader_epoch)
-            return found
-        return await self._retrying(attempt)
+        # v7 at most: v8 batches groups in another layout, and one group is all we ask.
+        answer = await self._to_coordinator(GROUP, group_id, ApiKey.OFFSET_FETCH, lambda _v: request,
+                                            lambda r: retry_code([r.error_code, *(
+                                                p.error_code for t in r.topics for p in t.partitions)]), highest=7)
+        check(answer.error_code, f"group {group_id}")
+        found = {}
+        for topic in answer.topics:
+            for p in topic.partitions:
+                check(p.error_code, f"group {group_id} {topic.name}-{p.partition_index}")
+                if p.committed_offset >= 0:
+                    found[TopicPartition(topic.name, p.partition_index)] = OffsetAndMetadata(
+                        p.committed_offset, p.metadata or "", p.committed_leader_epoch)
+        return found
 
     async def alter_group_offsets(self, group_id: str, offsets: dict[TopicPartition, OffsetAndMetadata | int]
                                   ) -> None:
@@ -110,15 +105,11 @@ class GroupAdmin(AdminBase):
                 for p in ps])
             for t, ps in by_topic(wanted).items()])
 
-        def first_code(answer) -> int:
-            return next((p.error_code for t in answer.topics for p in t.partitions if p.error_code), 0)
-
-        async def attempt():
-            answer = await self._to_coordinator(GROUP, group_id, ApiKey.OFFSET_COMMIT, lambda _v: request, first_code)
-            for topic in answer.topics:
-                for p in topic.partitions:
-                    check(p.error_code, f"group {group_id} {topic.name}-{p.partition_index}")
-        await self._retrying(attempt)
+        answer = await self._to_coordinator(GROUP, group_id, ApiKey.OFFSET_COMMIT, lambda _v: request, lambda r: (
+            retry_code(p.error_code for t in r.topics for p in t.partitions)))
+        for topic in answer.topics:
+            for p in topic.partitions:
+                check(p.error_code, f"group {group_id} {topic.name}-{p.partition_index}")
 
     async def delete_group_offsets(self, group_id: str, partitions: list[TopicPartition]) -> None:
         """Delete committed offsets of partitions the group no longer consumes
@@ -128,11 +119,10 @@ class GroupAdmin(AdminBase):
                                                            for p in ps])
             for t, ps in by_topic(partitions).items()])
 
-        async def attempt():
-            answer = await self._to_coordinator(GROUP, group_id, ApiKey.OFFSET_DELETE, lambda _v: request,
-                                                lambda r: r.error_code)
-            check(answer.error_code, f"group {group_id}")
-            for topic in answer.topics:
-                for p in topic.partitions:
-                    check(p.error_code, f"group {group_id} {topic.name}-{p.partition_index}")
-        await self._retrying(attempt)
+        answer = await self._to_coordinator(GROUP, group_id, ApiKey.OFFSET_DELETE, lambda _v: request,
+                                            lambda r: retry_code([r.error_code, *(
+                                                p.error_code for t in r.topics for p in t.partitions)]))
+        check(answer.error_code, f"group {group_id}")
+        for topic in answer.topics:
+            for p in topic.partitions:
+                check(p.error_code, f"group {group_id} {topic.name}-{p.partition_index}")

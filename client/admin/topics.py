@@ -17,9 +17,10 @@ from weir.protocol.messages import (alter_configs, create_partitions, create_top
                                describe_cluster, describe_configs, incremental_alter_configs, list_offsets)
 from weir.protocol.messages._dsl import INT32_MIN
 
+from ..calls import ANY_BROKER, CONTROLLER, Broker
+from ..errors import BrokerResponseError, error_instance
 from ..types import TopicPartition
-from ..errors import BrokerResponseError
-from .base import AdminBase, Retry, by_topic, check
+from .base import AdminBase, by_topic, check, retry_code
 from .results import (AlterConfigOp, BrokerInfo, ClusterDescription, ConfigEntry, ConfigResource, ConfigSource,
                       NewTopic, PartitionInfo, ResourceType, TopicDescription)
 
@@ -35,23 +36,21 @@ class TopicAdmin(AdminBase):
 
     async def list_topics(self, *, include_internal: bool = False) -> list[str]:
         """Names of the cluster's topics, sorted."""
-        answer = await self._retrying(lambda: self._metadata(None))
+        answer = await self._metadata(None)
         return sorted(t.name for t in answer.topics if include_internal or not t.is_internal)
 
     async def describe_topics(self, names: list[str]) -> dict[str, TopicDescription]:
         """Partitions, leaders, replicas and ISR of each topic; UnknownTopicOrPartitionError for a missing one."""
-        async def attempt():
-            answer = await self._metadata(list(names))
-            found = {}
-            for topic in answer.topics:
-                check(topic.error_code, f"topic {topic.name}")
-                found[topic.name] = TopicDescription(
-                    name=topic.name, internal=bool(topic.is_internal), topic_id=_topic_id(topic.topic_id),
-                    partitions=sorted((PartitionInfo(p.partition_index, p.leader_id, list(p.replica_nodes),
-                                                     list(p.isr_nodes), p.leader_epoch) for p in topic.partitions),
-                                      key=lambda p: p.partition))
-            return found
-        return await self._retrying(attempt)
+        answer = await self._metadata(list(names), lambda r: retry_code(t.error_code for t in r.topics))
+        found = {}
+        for topic in answer.topics:
+            check(topic.error_code, f"topic {topic.name}")
+            found[topic.name] = TopicDescription(
+                name=topic.name, internal=bool(topic.is_internal), topic_id=_topic_id(topic.topic_id),
+                partitions=sorted((PartitionInfo(p.partition_index, p.leader_id, list(p.replica_nodes),
+                                                 list(p.isr_nodes), p.leader_epoch) for p in topic.partitions),
+                                  key=lambda p: p.partition))
+        return found
 
     async def create_topics(self, topics: list[NewTopic], *, validate_only: bool = False,
                             timeout_ms: int = 30000) -> None:
@@ -62,54 +61,46 @@ class TopicAdmin(AdminBase):
             assignments=[_ReplicaAssignment(partition_index=p, broker_ids=b) for p, b in sorted(t.assignments.items())],
             configs=[_TopicConfig(name=k, value=v) for k, v in t.configs.items()]) for t in topics}
 
-        async def send(names: list[str]):
-            answer = await self._to_controller(ApiKey.CREATE_TOPICS, lambda _v: create_topics.REQUEST(
-                timeout_ms=timeout_ms, validate_only=validate_only, topics=[wanted[n] for n in names]))
-            return [(r.name, r.error_code, r.error_message) for r in answer.topics]
-        await self._each_topic(list(wanted), send)
+        await self._each_topic(list(wanted), ApiKey.CREATE_TOPICS, lambda names: create_topics.REQUEST(
+            timeout_ms=timeout_ms, validate_only=validate_only, topics=[wanted[n] for n in names]),
+            lambda answer: [(r.name, r.error_code, r.error_message) for r in answer.topics])
 
     async def delete_topics(self, names: list[str], *, timeout_ms: int = 30000) -> None:
         """Delete topics; UnknownTopicOrPartitionError for one that does not exist."""
-        async def send(pending: list[str]):
-            answer = await self._to_controller(ApiKey.DELETE_TOPICS, lambda _v: delete_topics.REQUEST(
-                topic_names=pending, timeout_ms=timeout_ms))
-            return [(r.name, r.error_code, None) for r in answer.responses]
-        await self._each_topic(list(names), send)
+        await self._each_topic(list(names), ApiKey.DELETE_TOPICS, lambda pending: delete_topics.REQUEST(
+            topic_names=pending, timeout_ms=timeout_ms),
+            lambda answer: [(r.name, r.error_code, None) for r in answer.responses])
 
     async def create_partitions(self, new_counts: dict[str, int], *, validate_only: bool = False,
                                 timeout_ms: int = 30000) -> None:
         """Raise each topic's partition count to the given total (InvalidPartitionsError if not larger)."""
-        async def send(names: list[str]):
-            answer = await self._to_controller(ApiKey.CREATE_PARTITIONS, lambda _v: create_partitions.REQUEST(
-                timeout_ms=timeout_ms, validate_only=validate_only, topics=[
-                    create_partitions.Topic(name=n, count=new_counts[n], assignments=None) for n in names]))
-            return [(r.name, r.error_code, r.error_message) for r in answer.results]
-        await self._each_topic(list(new_counts), send)
+        await self._each_topic(list(new_counts), ApiKey.CREATE_PARTITIONS, lambda names: create_partitions.REQUEST(
+            timeout_ms=timeout_ms, validate_only=validate_only, topics=[
+                create_partitions.Topic(name=n, count=new_counts[n], assignments=None) for n in names]),
+            lambda answer: [(r.name, r.error_code, r.error_message) for r in answer.results])
 
-    async def _each_topic(self, names: list[str], send) -> None:
+    async def _each_topic(self, names: list[str], api_key: ApiKey, build, results) -> None:
         """Send for the topics still pending until each has a final answer, then raise the first failure.
 
         A retriable answer (NOT_CONTROLLER, REQUEST_TIMED_OUT, ...) sends again only the topics
         that got it, as the Java Admin does: one created meanwhile must not come back as
-        TOPIC_ALREADY_EXISTS.
+        TOPIC_ALREADY_EXISTS. ``build`` sees the pending topics at each attempt.
         """
         pending, failures = list(names), []
 
-        async def attempt():
-            retry = None
-            for name, code, message in await send(list(pending)):
-                try:
-                    check(code, f"topic {name}: {message}" if message else f"topic {name}")
-                except Retry as exc:
-                    retry = exc
+        def settle(answer) -> int:
+            retry = 0
+            for name, code, message in results(answer):
+                if retry_code([code]):
+                    retry = retry or code
                     continue
-                except BrokerResponseError as exc:
-                    failures.append(exc)
+                if code:
+                    failures.append(error_instance(code, f"topic {name}: {message}" if message else f"topic {name}",
+                                                   request=api_key))
                 if name in pending:
                     pending.remove(name)
-            if retry is not None:
-                raise retry
-        await self._retrying(attempt)
+            return retry
+        await self._call(CONTROLLER, api_key, lambda _v: build(list(pending)), error_of=settle)
         if failures:
             raise failures[0]
 
@@ -124,19 +115,16 @@ class TopicAdmin(AdminBase):
                 describe_configs.Resource(resource_type=r.type, resource_name=r.name, configuration_keys=None)
                 for r in group])
 
-            async def attempt(node=node, request=request):
-                answer = await self._send_config_request(node, ApiKey.DESCRIBE_CONFIGS, request)
-                found = {}
-                for r in answer.results:
-                    check(r.error_code, f"{ResourceType(r.resource_type).name} {r.resource_name}: "
-                                        f"{r.error_message or ''}".rstrip(": "))
-                    found[ConfigResource(ResourceType(r.resource_type), r.resource_name)] = {
-                        e.name: ConfigEntry(e.name, e.value, _source(e.config_source), bool(e.read_only),
-                                            bool(e.is_sensitive),
-                                            tuple((s.name, s.value, _source(s.source)) for s in e.synonyms))
-                        for e in r.configs}
-                return found
-            result.update(await self._retrying(attempt))
+            answer = await self._send_config_request(node, ApiKey.DESCRIBE_CONFIGS, request,
+                                                     lambda a: retry_code(r.error_code for r in a.results))
+            for r in answer.results:
+                check(r.error_code, f"{ResourceType(r.resource_type).name} {r.resource_name}: "
+                                    f"{r.error_message or ''}".rstrip(": "))
+                result[ConfigResource(ResourceType(r.resource_type), r.resource_name)] = {
+                    e.name: ConfigEntry(e.name, e.value, _source(e.config_source), bool(e.read_only),
+                                        bool(e.is_sensitive),
+                                        tuple((s.name, s.value, _source(s.source)) for s in e.synonyms))
+                    for e in r.configs}
         return result
 
     async def alter_configs(self, configs: dict[ConfigResource, dict[str, str]], *,
@@ -147,7 +135,7 @@ class TopicAdmin(AdminBase):
                 alter_configs.Resource(resource_type=r.type, resource_name=r.name, configs=[
                     alter_configs.AlterableConfig(name=k, value=v) for k, v in configs[r].items()])
                 for r in group])
-            await self._retrying(lambda node=node, request=request: self._alter(node, ApiKey.ALTER_CONFIGS, request))
+            await self._alter(node, ApiKey.ALTER_CONFIGS, request)
 
     async def incremental_alter_configs(self, changes: dict[ConfigResource, list[AlterConfigOp]], *,
                                         validate_only: bool = False) -> None:
@@ -158,11 +146,11 @@ class TopicAdmin(AdminBase):
                     incremental_alter_configs.AlterableConfig(name=op.name, config_operation=op.op, value=op.value)
                     for op in changes[r]])
                 for r in group])
-            await self._retrying(lambda node=node, request=request: self._alter(
-                node, ApiKey.INCREMENTAL_ALTER_CONFIGS, request))
+            await self._alter(node, ApiKey.INCREMENTAL_ALTER_CONFIGS, request)
 
     async def _alter(self, node: int | None, api_key: ApiKey, request) -> None:
-        answer = await self._send_config_request(node, api_key, request)
+        answer = await self._send_config_request(node, api_key, request,
+                                                 lambda a: retry_code(r.error_code for r in a.responses))
         _raise_first((r.error_code, f"{ResourceType(r.resource_type).name} {r.resource_name}: "
                                     f"{r.error_message or ''}".rstrip(": ")) for r in answer.responses)
 
@@ -176,70 +164,57 @@ class TopicAdmin(AdminBase):
             routes.setdefault(node, []).append(resource)
         return routes
 
-    async def _send_config_request(self, node: int | None, api_key: ApiKey, request):
+    async def _send_config_request(self, node: int | None, api_key: ApiKey, request, error_of):
         if node is not None and node not in self.cluster.nodes:
-            await self.cluster.refresh([], allow_auto_create=False)
-        if node is None or node not in self.cluster.nodes:
-            # An id no broker has: any broker answers for it (Kafka's "Unexpected broker id"), where the
-            # Java Admin would wait for that node until its timeout.
-            node = await self._controller()
-        return await self.cluster.send(node, api_key, lambda _v: request)
+            await self.cluster.refresh([], allow_auto_create=False, deadline=self._deadline())
+        # An id no broker has: any broker answers for it (Kafka's "Unexpected broker id"), where the
+        # Java Admin would wait for that node until its timeout.
+        target = Broker(node) if node is not None and node in self.cluster.nodes else CONTROLLER
+        return await self._call(target, api_key, lambda _v: request, error_of=error_of)
 
     # ------------------------------------------------------------------ records and offsets
 
     async def delete_records(self, before: dict[TopicPartition, int], *, timeout_ms: int = 30000
                              ) -> dict[TopicPartition, int]:
         """Delete records below the given offsets (-1: the high watermark); the new low watermarks."""
-        async def attempt():
-            found = {}
-            for leader, partitions in (await self._leaders(before)).items():
-                request = delete_records.REQUEST(timeout_ms=timeout_ms, topics=[
-                    delete_records.RequestTopic(name=topic, partitions=[
-                        delete_records.RequestPartition(partition_index=p, offset=before[TopicPartition(topic, p)])
-                        for p in indexes])
-                    for topic, indexes in by_topic(partitions).items()])
-                answer = await self.cluster.send(leader, ApiKey.DELETE_RECORDS, lambda _v, r=request: r)
-                for topic in answer.topics:
-                    for p in topic.partitions:
-                        check(p.error_code, f"{topic.name}-{p.partition_index}")
-                        found[TopicPartition(topic.name, p.partition_index)] = p.low_watermark
-            return found
-        return await self._retrying(attempt)
+        def build(_v: int, partitions: list[TopicPartition]):
+            return delete_records.REQUEST(timeout_ms=timeout_ms, topics=[
+                delete_records.RequestTopic(name=topic, partitions=[
+                    delete_records.RequestPartition(partition_index=p, offset=before[TopicPartition(topic, p)])
+                    for p in indexes])
+                for topic, indexes in by_topic(partitions).items()])
+        answers = await self._per_leader(before, ApiKey.DELETE_RECORDS, build, lambda answer: (
+            (TopicPartition(t.name, p.partition_index), p.error_code, p) for t in answer.topics for p in t.partitions))
+        for tp, p in answers.items():
+            check(p.error_code, f"{tp.topic}-{tp.partition}")
+        return {tp: p.low_watermark for tp, p in answers.items()}
 
     async def list_offsets(self, specs: dict[TopicPartition, int], *, read_committed: bool = False
                            ) -> dict[TopicPartition, int]:
         """Offsets by timestamp per partition (EARLIEST -2, LATEST -1, or a timestamp in ms; -1 if none)."""
-        async def attempt():
-            found = {}
-            for leader, partitions in (await self._leaders(specs)).items():
-                request = list_offsets.REQUEST(replica_id=-1, isolation_level=int(read_committed), topics=[
-                    list_offsets.RequestTopic(name=topic, partitions=[
-                        list_offsets.RequestPartition(partition_index=p, timestamp=specs[TopicPartition(topic, p)])
-                        for p in indexes])
-                    for topic, indexes in by_topic(partitions).items()])
-                answer = await self.cluster.send(leader, ApiKey.LIST_OFFSETS, lambda _v, r=request: r)
-                for topic in answer.topics:
-                    for p in topic.partitions:
-                        check(p.error_code, f"{topic.name}-{p.partition_index}")
-                        found[TopicPartition(topic.name, p.partition_index)] = p.offset
-            return found
-        return await self._retrying(attempt)
+        def build(_v: int, partitions: list[TopicPartition]):
+            return list_offsets.REQUEST(replica_id=-1, isolation_level=int(read_committed), topics=[
+                list_offsets.RequestTopic(name=topic, partitions=[
+                    list_offsets.RequestPartition(partition_index=p, timestamp=specs[TopicPartition(topic, p)])
+                    for p in indexes])
+                for topic, indexes in by_topic(partitions).items()])
+        answers = await self._per_leader(specs, ApiKey.LIST_OFFSETS, build, lambda answer: (
+            (TopicPartition(t.name, p.partition_index), p.error_code, p) for t in answer.topics for p in t.partitions))
+        for tp, p in answers.items():
+            check(p.error_code, f"{tp.topic}-{tp.partition}")
+        return {tp: p.offset for tp, p in answers.items()}
 
     # ------------------------------------------------------------------ cluster
 
     async def describe_cluster(self, *, include_authorized_operations: bool = False) -> ClusterDescription:
         """Cluster id, controller and brokers (DescribeCluster)."""
-        async def attempt():
-            connection = await self.cluster.any_connection()
-            version = connection.version_for(ApiKey.DESCRIBE_CLUSTER, 1)
-            answer = await connection.request(ApiKey.DESCRIBE_CLUSTER, version, describe_cluster.REQUEST(
-                include_cluster_authorized_operations=include_authorized_operations))
-            check(answer.error_code, answer.error_message)
-            operations = answer.cluster_authorized_operations
-            return ClusterDescription(answer.cluster_id, answer.controller_id,
-                                      [BrokerInfo(b.broker_id, b.host, b.port, b.rack) for b in answer.brokers],
-                                      None if operations == INT32_MIN else operations)
-        return await self._retrying(attempt)
+        answer = await self._call(ANY_BROKER, ApiKey.DESCRIBE_CLUSTER, lambda _v: describe_cluster.REQUEST(
+            include_cluster_authorized_operations=include_authorized_operations), highest=1)
+        check(answer.error_code, answer.error_message)
+        operations = answer.cluster_authorized_operations
+        return ClusterDescription(answer.cluster_id, answer.controller_id,
+                                  [BrokerInfo(b.broker_id, b.host, b.port, b.rack) for b in answer.brokers],
+                                  None if operations == INT32_MIN else operations)
 
 
 def _topic_id(raw) -> str | None:
@@ -257,6 +232,6 @@ def _source(code: int) -> ConfigSource:
 
 
 def _raise_first(results) -> None:
-    """Raise for the first (code, message) that is an error; retriable ones ask for a retry."""
+    """Raise for the first (code, message) that is an error."""
     for code, message in results:
         check(code, message)

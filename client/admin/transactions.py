@@ -43,21 +43,19 @@ class TransactionAdmin(AdminBase):
                                              producer_id_filters=list(producer_ids or []),
                                              duration_filter=min_duration_ms)
 
-        async def attempt():
-            found = []
-            for node_id, answer in (await self._every_broker(ApiKey.LIST_TRANSACTIONS, build)).items():
-                check(answer.error_code, f"ListTransactions on broker {node_id}")
-                found += [TransactionListing(t.transactional_id, t.producer_id, t.transaction_state, node_id)
-                          for t in answer.transaction_states]
-            return sorted(found, key=lambda t: t.transactional_id)
-        return await self._retrying(attempt)
+        found = []
+        for node_id, answer in (await self._every_broker(ApiKey.LIST_TRANSACTIONS, build)).items():
+            check(answer.error_code, f"ListTransactions on broker {node_id}")
+            found += [TransactionListing(t.transactional_id, t.producer_id, t.transaction_state, node_id)
+                      for t in answer.transaction_states]
+        return sorted(found, key=lambda t: t.transactional_id)
 
     async def describe_transactions(self, transactional_ids: list[str]) -> dict[str, TransactionDescription]:
         """State, producer, timeout and partitions of each transactional id (TransactionalIdNotFoundError
         for one its coordinator does not know)."""
         found = {}
         for txn_id in transactional_ids:
-            found[txn_id] = await self._retrying(lambda t=txn_id: self._describe_transaction(t))
+            found[txn_id] = await self._describe_transaction(txn_id)
         return found
 
     async def _describe_transaction(self, txn_id: str) -> TransactionDescription:
@@ -75,21 +73,17 @@ class TransactionAdmin(AdminBase):
 
     async def describe_producers(self, partitions: list[TopicPartition]) -> dict[TopicPartition, list[ProducerState]]:
         """The active producers of each partition, asked of its leader."""
-        async def attempt():
-            found = {}
-            for leader, tps in (await self._leaders(partitions)).items():
-                request = describe_producers.REQUEST(topics=[
-                    describe_producers.TopicRequest(name=t, partition_indexes=ps) for t, ps in by_topic(tps).items()])
-                answer = await self.cluster.send(leader, ApiKey.DESCRIBE_PRODUCERS, lambda _v, r=request: r)
-                for topic in answer.topics:
-                    for p in topic.partitions:
-                        check(p.error_code, f"{topic.name}-{p.partition_index}: {p.error_message or ''}".rstrip(": "))
-                        found[TopicPartition(topic.name, p.partition_index)] = [
-                            ProducerState(s.producer_id, s.producer_epoch, s.last_sequence, s.last_timestamp,
-                                          s.coordinator_epoch, s.current_txn_start_offset)
-                            for s in p.active_producers]
-            return found
-        return await self._retrying(attempt)
+        def build(_v: int, tps: list[TopicPartition]):
+            return describe_producers.REQUEST(topics=[
+                describe_producers.TopicRequest(name=t, partition_indexes=ps) for t, ps in by_topic(tps).items()])
+        answers = await self._per_leader(partitions, ApiKey.DESCRIBE_PRODUCERS, build, lambda answer: (
+            (TopicPartition(t.name, p.partition_index), p.error_code, p) for t in answer.topics for p in t.partitions))
+        found = {}
+        for tp, p in answers.items():
+            check(p.error_code, f"{tp.topic}-{tp.partition}: {p.error_message or ''}".rstrip(": "))
+            found[tp] = [ProducerState(s.producer_id, s.producer_epoch, s.last_sequence, s.last_timestamp,
+                                       s.coordinator_epoch, s.current_txn_start_offset) for s in p.active_producers]
+        return found
 
     async def find_hanging_transactions(
             self, *, topic: str | None = None, partition: int | None = None, broker_id: int | None = None,
@@ -104,7 +98,7 @@ class TransactionAdmin(AdminBase):
             raise ValueError("find_hanging_transactions needs a topic or a broker id to limit the search")
         if partition is not None and topic is None:
             raise ValueError("a partition needs its topic")
-        if partition is not None:
+        if topic is not None and partition is not None:
             partitions = [TopicPartition(topic, partition)]
         else:
             topics = [topic] if topic is not None else await self.list_topics(include_internal=True)
@@ -149,14 +143,11 @@ class TransactionAdmin(AdminBase):
             coordinator_epoch=spec.coordinator_epoch,
             topics=[write_txn_markers.MarkerTopic(name=tp.topic, partition_indexes=[tp.partition])])])
 
-        async def attempt():
-            [leader] = (await self._leaders([tp])).keys()
-            answer = await self.cluster.send(leader, ApiKey.WRITE_TXN_MARKERS, lambda _v: request)
-            for marker in answer.markers:
-                for topic in marker.topics:
-                    for p in topic.partitions:
-                        check(p.error_code, f"abort of producer {spec.producer_id} on {topic.name}-{p.partition_index}")
-        await self._retrying(attempt)
+        answers = await self._per_leader([tp], ApiKey.WRITE_TXN_MARKERS, lambda _v, _tps: request, lambda answer: (
+            (TopicPartition(t.name, p.partition_index), p.error_code, p)
+            for marker in answer.markers for t in marker.topics for p in t.partitions))
+        for answered, p in answers.items():
+            check(p.error_code, f"abort of producer {spec.producer_id} on {answered.topic}-{answered.partition}")
 
     async def abort_spec_for(self, tp: TopicPartition, start_offset: int) -> AbortTransactionSpec:
         """The abort spec of the transaction open on ``tp`` from ``start_offset`` (from DescribeProducers,

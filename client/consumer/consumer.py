@@ -34,14 +34,15 @@ class Consumer:
                  session_timeout_ms: int = 45000, heartbeat_interval_ms: int = 3000,
                  max_poll_interval_ms: int = 300000, fetch_max_wait_ms: int = 500, fetch_min_bytes: int = 1,
                  fetch_max_bytes: int = 52428800, max_partition_fetch_bytes: int = 1048576,
-                 request_timeout_ms: int = 30000, retry_backoff_ms: int = 100,
+                 request_timeout_ms: int = 30000, retry_backoff_ms: int = 100, retry_backoff_max_ms: int = 1000,
                  rebalance_listener: RebalanceListener | None = None, **security: Unpack[SecurityOptions]):
         if isolation_level not in _ISOLATION:
             raise ValueError("isolation_level is read_committed or read_uncommitted")
         if auto_offset_reset not in ("earliest", "latest", "none"):
             raise ValueError("auto_offset_reset is earliest, latest or none")
         self.cluster = Cluster(bootstrap_servers, client_id=client_id, request_timeout_ms=request_timeout_ms,
-                               retry_backoff_ms=retry_backoff_ms, security=ClientSecurity.from_options(**security))
+                               retry_backoff_ms=retry_backoff_ms, retry_backoff_max_ms=retry_backoff_max_ms,
+                               security=ClientSecurity.from_options(**security))
         self.fetcher = Fetcher(self.cluster, isolation_level=_ISOLATION[isolation_level],
                                auto_offset_reset=auto_offset_reset, fetch_max_wait_ms=fetch_max_wait_ms,
                                fetch_min_bytes=fetch_min_bytes, fetch_max_bytes=fetch_max_bytes,

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections import deque
 from dataclasses import dataclass, field
 
@@ -30,7 +29,7 @@ from weir.protocol.api_keys import ApiKey
 from weir.protocol.errors import Errors
 from weir.protocol.messages import fetch, list_offsets
 
-from ..errors import BrokerResponseError, KafkaException, error_for, raise_for
+from ..errors import BrokerResponseError, KafkaException, OffsetOutOfRangeError, error_instance, raise_for
 from ..types import ConsumerRecord, TopicPartition
 from .fetched import CompletedFetch, next_fetch_position
 
@@ -40,8 +39,7 @@ EARLIEST, LATEST = -2, -1
 READ_UNCOMMITTED, READ_COMMITTED = 0, 1
 
 
-class OffsetOutOfRangeError(KafkaException):
-    """The position is outside the log and auto_offset_reset is 'none'."""
+__all__ = ["EARLIEST", "Fetcher", "LATEST", "OffsetOutOfRangeError", "READ_COMMITTED", "READ_UNCOMMITTED"]
 
 
 @dataclass(slots=True)
@@ -121,48 +119,28 @@ class Fetcher:
         """ListOffsets per leader: {tp: (offset, timestamp)}; -1 offsets where none is found.
 
         A retriable answer for a partition (a topic just created, a leader moving, OFFSET_NOT_AVAILABLE
-        while a new leader learns its high watermark: Apache Kafka gives each) is asked again after
-        retry.backoff.ms and a metadata refresh, as the Java consumer does, until the request timeout
-        has passed; then the last such error is raised."""
-        found: dict[TopicPartition, tuple[int, int]] = {}
-        pending = dict(timestamps)
-        deadline = time.monotonic() + self.cluster.request_timeout
-        while True:
-            retriable = await self._list_offsets_once(pending, found)
-            pending = {tp: pending[tp] for tp in retriable}
-            if not pending:
-                return found
-            if time.monotonic() >= deadline:
-                raise retriable[next(iter(retriable))]
-            await asyncio.sleep(self.retry_backoff)
-            await self.cluster.refresh(sorted({tp.topic for tp in pending}), allow_auto_create=False)
+        while a new leader learns its high watermark: Apache Kafka gives each) is asked again by the
+        call path after a metadata refresh, as the Java consumer does, until the request timeout has
+        passed (then KafkaTimeoutError with the last such error); any other error is raised."""
+        deadline = self.cluster.deadline()
+        for topic in sorted({tp.topic for tp in timestamps}):
+            await self.cluster.partitions_for(topic, deadline=deadline)
 
-    async def _list_offsets_once(self, timestamps, found) -> dict[TopicPartition, BrokerResponseError]:
-        """One ListOffsets per leader; fills ``found`` and returns the partitions answered with a retriable error."""
-        by_node: dict[int, list[TopicPartition]] = {}
-        for tp in timestamps:
-            await self.cluster.partitions_for(tp.topic)
-            by_node.setdefault(self.cluster.leader(*tp), []).append(tp)
-        retriable = {}
-        for node, partitions in by_node.items():
+        def build(_v: int, partitions: list[TopicPartition]):
             topics: dict[str, list] = {}
             for tp in partitions:
                 topics.setdefault(tp.topic, []).append(
                     list_offsets.RequestPartition(partition_index=tp.partition, timestamp=timestamps[tp]))
-            response = await self.cluster.send(node, ApiKey.LIST_OFFSETS, lambda _v: list_offsets.REQUEST(
-                replica_id=-1, isolation_level=self.isolation_level,
-                topics=[list_offsets.RequestTopic(name=name, partitions=parts) for name, parts in topics.items()]))
-            for topic in response.topics:
-                for answer in topic.partitions:
-                    tp = TopicPartition(topic.name, answer.partition_index)
-                    if answer.error_code:
-                        error = error_for(answer.error_code)(f"ListOffsets {tp.topic}-{tp.partition}")
-                        if not error.retriable:
-                            raise error
-                        retriable[tp] = error
-                    else:
-                        found[tp] = (answer.offset, answer.timestamp)
-        return retriable
+            return list_offsets.REQUEST(replica_id=-1, isolation_level=self.isolation_level, topics=[
+                list_offsets.RequestTopic(name=name, partitions=parts) for name, parts in topics.items()])
+        answers = await self.cluster.call_leaders(timestamps, ApiKey.LIST_OFFSETS, build, lambda response: (
+            (TopicPartition(t.name, p.partition_index), p.error_code, p) for t in response.topics for p in t.partitions),
+            deadline=deadline)
+        found = {}
+        for tp, answer in answers.items():
+            raise_for(answer.error_code, f"ListOffsets {tp.topic}-{tp.partition}", request=ApiKey.LIST_OFFSETS)
+            found[tp] = (answer.offset, answer.timestamp)
+        return found
 
     async def reset_positions(self, partitions) -> None:
         """Positions by auto_offset_reset for partitions that have none."""
@@ -236,7 +214,7 @@ class Fetcher:
         """Was the partition at the end of what it may read (the LSO under read_committed) at its last answer?"""
         end = state.last_stable_offset if self.isolation_level == READ_COMMITTED and state.last_stable_offset >= 0 \
             else state.high_watermark
-        return 0 <= end <= state.fetch_position
+        return state.fetch_position is not None and 0 <= end <= state.fetch_position
 
     async def _refresh(self, topics) -> None:
         try:
@@ -257,12 +235,13 @@ class Fetcher:
                 max_wait_ms=self.max_wait_ms, min_bytes=self.min_bytes, max_bytes=self.max_bytes,
                 isolation_level=self.isolation_level, session_id=0, session_epoch=-1,
                 topics=[fetch.FetchTopic(topic=name, partitions=parts) for name, parts in topics.items()]))
-            raise_for(response.error_code, "Fetch")
+            raise_for(response.error_code, "Fetch", request=ApiKey.FETCH)
             for topic in response.responses:
                 for answer in topic.partitions:
                     tp = TopicPartition(topic.topic, answer.partition_index)
-                    if offsets.get(tp) is not None:
-                        self._accept(tp, offsets[tp], answer)
+                    fetched_from = offsets.get(tp)
+                    if fetched_from is not None:
+                        self._accept(tp, fetched_from, answer)
         except KafkaException as exc:
             log.debug("fetch from broker %d failed: %s", node, exc)
             if not isinstance(exc, BrokerResponseError) or exc.retriable:
@@ -285,8 +264,10 @@ class Fetcher:
                 self.records_ready.set()
             return
         if code:
-            error = error_for(code)(f"Fetch {tp}")
-            if not error.retriable:
+            error = error_instance(code, f"Fetch {tp}", request=ApiKey.FETCH)
+            if error.retriable:  # a leader moved, a topic is new: the next fetch follows fresh metadata
+                self.cluster.forget_leader(tp.topic, tp.partition)
+            else:
                 state.error = error
                 self.records_ready.set()
             return

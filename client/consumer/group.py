@@ -17,7 +17,7 @@ import asyncio
 import logging
 import time
 from dataclasses import dataclass
-from typing import Awaitable, Callable, Protocol
+from typing import Any, Awaitable, Callable, Protocol
 
 from weir.protocol.api_keys import ApiKey
 from weir.protocol.consumer_protocol import (MemberSubscription, decode_assignment, decode_subscription,
@@ -25,15 +25,16 @@ from weir.protocol.consumer_protocol import (MemberSubscription, decode_assignme
 from weir.protocol.errors import Errors
 from weir.protocol.messages import heartbeat, join_group, leave_group, offset_commit, offset_fetch, sync_group
 
+from ..calls import Coordinator, first_retriable
 from ..cluster import GROUP
-from ..errors import BrokerResponseError, KafkaConnectionError, KafkaException, error_for, raise_for
+from ..errors import BrokerResponseError, KafkaException, error_instance, raise_for
 from ..types import OffsetAndMetadata, TopicPartition
 from .assignors import ASSIGNORS, COOPERATIVE
 
 log = logging.getLogger(__name__)
 
-_REDISCOVER = frozenset({Errors.NOT_COORDINATOR, Errors.COORDINATOR_NOT_AVAILABLE})
 _RESET_MEMBER = frozenset({Errors.UNKNOWN_MEMBER_ID, Errors.ILLEGAL_GENERATION})
+_REJOIN = _RESET_MEMBER | {Errors.REBALANCE_IN_PROGRESS, Errors.MEMBER_ID_REQUIRED}
 
 
 class RebalanceListener(Protocol):
@@ -96,17 +97,22 @@ class GroupMembership:
 
     async def ensure_active(self) -> None:
         self.last_poll = time.monotonic()
+        attempts = 0
+        backoff = self.cluster.backoff_policy()
         while self.rejoin_needed.is_set():
             self.rejoin_needed.clear()
             self.rebalancing = True
             try:
                 await self._rebalance()
-            except (KafkaConnectionError, BrokerResponseError) as exc:
-                if isinstance(exc, BrokerResponseError) and exc.fatal:
+            except KafkaException as exc:
+                # The call path has retried what may be retried; a rebalance that moved on is joined
+                # again, anything else is the application's to see (the Java consumer's poll throws it).
+                if isinstance(exc, BrokerResponseError) and exc.code not in _REJOIN:
                     raise
                 log.info("group %s: rejoining after %s", self.group_id, exc)
                 self.rejoin_needed.set()
-                await asyncio.sleep(self.cluster.retry_backoff)  # retry.backoff.ms before rejoining
+                await asyncio.sleep(backoff.backoff(attempts))  # KIP-580 backoff before rejoining, as Java's
+                attempts += 1
             finally:
                 self.rebalancing = False
 
@@ -126,8 +132,8 @@ class GroupMembership:
         if answer.error_code in _RESET_MEMBER or answer.error_code == Errors.REBALANCE_IN_PROGRESS:
             if answer.error_code in _RESET_MEMBER:
                 await self._lose()
-            raise error_for(answer.error_code)("SyncGroup")
-        raise_for(answer.error_code, "SyncGroup")
+            raise error_instance(answer.error_code, "SyncGroup", request=ApiKey.SYNC_GROUP)
+        raise_for(answer.error_code, "SyncGroup", request=ApiKey.SYNC_GROUP)
         self.generation_id, self.protocol = joined.generation_id, joined.protocol_name
         assigned = {TopicPartition(topic, p) for topic, parts in decode_assignment(answer.assignment).items()
                     for p in parts}
@@ -160,7 +166,7 @@ class GroupMembership:
             if code in _RESET_MEMBER:
                 self.member_id, self.generation_id = "", -1
                 continue
-            raise_for(code, "JoinGroup")
+            raise_for(code, "JoinGroup", request=ApiKey.JOIN_GROUP)
             self.member_id = joined.member_id
             return joined
 
@@ -239,7 +245,8 @@ class GroupMembership:
         answer = await self._coordinator_request(ApiKey.OFFSET_COMMIT, lambda v: offset_commit.REQUEST(
             group_id=self.group_id, generation_id_or_member_epoch=self.generation_id, member_id=self.member_id,
             group_instance_id=self.group_instance_id,
-            topics=[offset_commit.RequestTopic(name=n, partitions=p) for n, p in topics.items()]))
+            topics=[offset_commit.RequestTopic(name=n, partitions=p) for n, p in topics.items()]),
+            error_of=lambda r: first_retriable(p.error_code for t in r.topics for p in t.partitions))
         for topic in answer.topics:
             for partition in topic.partitions:
                 code = partition.error_code
@@ -247,55 +254,40 @@ class GroupMembership:
                     self.rejoin_needed.set()
                     raise CommitFailedError(f"commit of {topic.name}-{partition.partition_index} refused: "
                                             f"{Errors(code).name}")
-                raise_for(code, f"OffsetCommit {topic.name}-{partition.partition_index}")
+                raise_for(code, f"OffsetCommit {topic.name}-{partition.partition_index}", request=ApiKey.OFFSET_COMMIT)
 
     async def fetch_committed(self, partitions: list[TopicPartition]) -> dict[TopicPartition, OffsetAndMetadata]:
         """Committed offsets; waits out transactional commits still pending (UNSTABLE_OFFSET_COMMIT)."""
         topics: dict[str, list[int]] = {}
         for tp in partitions:
             topics.setdefault(tp.topic, []).append(tp.partition)
-        deadline = time.monotonic() + self.cluster.request_timeout
-        while True:
-            answer = await self._coordinator_request(ApiKey.OFFSET_FETCH, lambda v: offset_fetch.REQUEST(
-                group_id=self.group_id, require_stable=self.require_stable,
-                topics=[offset_fetch.RequestTopic(name=n, partition_indexes=p) for n, p in topics.items()]),
-                highest=7)
-            codes = {answer.error_code} | {p.error_code for t in answer.topics for p in t.partitions}
-            if Errors.UNSTABLE_OFFSET_COMMIT in codes and time.monotonic() < deadline:
-                await asyncio.sleep(self.cluster.retry_backoff)  # a transaction is completing
-                continue
-            raise_for(answer.error_code, "OffsetFetch")
-            found = {}
-            for topic in answer.topics:
-                for p in topic.partitions:
-                    raise_for(p.error_code, f"OffsetFetch {topic.name}-{p.partition_index}")
-                    if p.committed_offset >= 0:
-                        found[TopicPartition(topic.name, p.partition_index)] = OffsetAndMetadata(
-                            p.committed_offset, p.metadata or "", p.committed_leader_epoch)
-            return found
+        # UNSTABLE_OFFSET_COMMIT (a transaction with offsets is completing) is retriable: the call path
+        # asks again until it settles.
+        answer = await self._coordinator_request(ApiKey.OFFSET_FETCH, lambda v: offset_fetch.REQUEST(
+            group_id=self.group_id, require_stable=self.require_stable,
+            topics=[offset_fetch.RequestTopic(name=n, partition_indexes=p) for n, p in topics.items()]),
+            highest=7, error_of=lambda r: first_retriable(
+                [r.error_code, *(p.error_code for t in r.topics for p in t.partitions)]))
+        raise_for(answer.error_code, "OffsetFetch", request=ApiKey.OFFSET_FETCH)
+        found = {}
+        for topic in answer.topics:
+            for p in topic.partitions:
+                raise_for(p.error_code, f"OffsetFetch {topic.name}-{p.partition_index}", request=ApiKey.OFFSET_FETCH)
+                if p.committed_offset >= 0:
+                    found[TopicPartition(topic.name, p.partition_index)] = OffsetAndMetadata(
+                        p.committed_offset, p.metadata or "", p.committed_leader_epoch)
+        return found
 
     # ------------------------------------------------------------------ plumbing
 
-    async def _coordinator_request(self, api_key: ApiKey, build, *, highest: int | None = None,
-                                   timeout: float | None = None):
-        """Send to the group coordinator, rediscovering it on NOT_COORDINATOR and the like."""
-        for _attempt in range(10):
-            try:
-                node = await self.cluster.coordinator(GROUP, self.group_id)
-                answer = await self.cluster.send(node, api_key, build, highest=highest, timeout=timeout)
-            except (KafkaConnectionError, BrokerResponseError) as exc:
-                if isinstance(exc, BrokerResponseError) and not exc.retriable:
-                    raise
-                self.cluster.forget_coordinator(GROUP, self.group_id)
-                await asyncio.sleep(self.cluster.retry_backoff)
-                continue
-            code = getattr(answer, "error_code", 0)
-            if code in _REDISCOVER or code == Errors.COORDINATOR_LOAD_IN_PROGRESS:
-                self.cluster.forget_coordinator(GROUP, self.group_id)
-                await asyncio.sleep(self.cluster.retry_backoff)
-                continue
-            return answer
-        raise KafkaConnectionError(f"group coordinator for {self.group_id} unreachable")
+    async def _coordinator_request(self, api_key: ApiKey, build: Callable[[int], Any], *, highest: int | None = None,
+                                   timeout: float | None = None, error_of: Callable[[Any], int] | None = None) -> Any:
+        """Send to the group coordinator through the call path (found again when it moved, retried while
+        it loads) until request.timeout.ms (or the request's own longer ``timeout``, JoinGroup's) passes."""
+        deadline = self.cluster.deadline(max(timeout or 0, self.cluster.request_timeout))
+        return await self.cluster.call(Coordinator(GROUP, self.group_id), api_key, build, highest=highest,
+                                       timeout=timeout, deadline=deadline,
+                                       **({"error_of": error_of} if error_of is not None else {}))
 
     async def _leave(self) -> None:
         if not self.member_id or self.group_instance_id is not None:

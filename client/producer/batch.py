@@ -97,5 +97,10 @@ class ProducerBatch:
         for future in self.futures:
             if not future.done():
                 future.set_exception(error)
+                # Marked as seen: a caller that awaits the future still gets the error, but one that
+                # dropped it (an aborted transaction's hundreds of sends, whose error the abort or the
+                # commit already reported) leaves no "Future exception was never retrieved" on stderr,
+                # as a Java send's Future holds its exception silently.
+                future.exception()
         if not self.settled.done():
             self.settled.set_result(None)

@@ -9,9 +9,10 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 
+from weir.protocol.api_keys import ApiKey
 from weir.protocol.errors import Errors
 
-from ..errors import KafkaConnectionError, KafkaException, KafkaTimeoutError, error_for
+from ..errors import KafkaConnectionError, KafkaException, KafkaTimeoutError, error_instance
 from ..types import TopicPartition
 from .batch import ProducerBatch
 from .transaction_manager import TransactionAbortedError
@@ -52,7 +53,7 @@ class BatchOutcomes:
         if code in (Errors.NONE, Errors.DUPLICATE_SEQUENCE_NUMBER):
             self._settle_success(batch, answer.base_offset, answer.log_append_time_ms)
             return
-        error = error_for(code)(answer.error_message)
+        error = error_instance(code, answer.error_message, request=ApiKey.PRODUCE)
         if code in _REFRESH_ON:
             self._metadata_wanted = True
         if code == Errors.OUT_OF_ORDER_SEQUENCE_NUMBER and self.idempotent and self._predecessor_pending(batch):
@@ -114,7 +115,9 @@ class BatchOutcomes:
             state.recovering = True
         self.retries += sent
         log.debug("retrying a batch of %s after %r", batch.tp, error)
-        batch.retry_at = time.monotonic() + self.retry_backoff  # retry.backoff.ms
+        # KIP-580: retry.backoff.ms doubling with the batch's attempts up to retry.backoff.max.ms, as the
+        # Java Sender backs a batch off (the call path's policy; one batch is one request's worth).
+        batch.retry_at = time.monotonic() + self.cluster.backoff_policy().backoff(max(batch.attempts - 1, 0))
         self.accumulator.requeue(batch)
 
     @staticmethod

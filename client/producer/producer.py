@@ -39,8 +39,9 @@ from weir.protocol.compression import Compression
 from weir.protocol.messages import init_producer_id
 from weir.protocol.records import HEADER_SIZE
 
+from ..calls import ANY_BROKER
 from ..cluster import Cluster
-from ..errors import IllegalStateError, KafkaException, MessageTooLargeError, error_for, raise_for
+from ..errors import IllegalStateError, KafkaException, MessageTooLargeError, raise_for
 from ..partitioner import StickyPartitioner, partition_for_key, partition_rows
 from ..types import OffsetAndMetadata, RecordMetadata, TopicPartition
 from .accumulator import Accumulator, record_size_bound
@@ -70,6 +71,7 @@ class Producer:
                  batch_size: int = DEFAULT_BATCH_SIZE, compression_type: str | None = None, max_in_flight: int = 5,
                  buffer_memory: int = 32 * 1024 * 1024, max_request_size: int = 1048576,
                  request_timeout_ms: int = 30000, delivery_timeout_ms: int = 120000, retry_backoff_ms: int = 100,
+                 retry_backoff_max_ms: int = 1000,
                  partitioner: StickyPartitioner | None = None, transactional_id: str | None = None,
                  transaction_timeout_ms: int = 60000, max_block_ms: int = 60000,
                  **security: Unpack[SecurityOptions]):
@@ -86,7 +88,8 @@ class Producer:
             raise ValueError("a transactional producer is idempotent: enable_idempotence must stay True")
         self.idempotent = enable_idempotence
         self.cluster = Cluster(bootstrap_servers, client_id=client_id, request_timeout_ms=request_timeout_ms,
-                               retry_backoff_ms=retry_backoff_ms, security=ClientSecurity.from_options(**security))
+                               retry_backoff_ms=retry_backoff_ms, retry_backoff_max_ms=retry_backoff_max_ms,
+                               security=ClientSecurity.from_options(**security))
         self.accumulator = Accumulator(batch_size=batch_size, linger_ms=linger_ms,
                                        compression=_CODECS[compression_type], buffer_memory=buffer_memory)
         self.partitioner = partitioner or StickyPartitioner(batch_size)
@@ -98,7 +101,7 @@ class Producer:
                              max_request_size=max_request_size, init_producer_id=self._init_producer_id,
                              transactional_id=transactional_id)
         self.transactional_id = transactional_id
-        self.transaction_manager = None if transactional_id is None else TransactionManager(
+        self.transaction_manager: TransactionManager | None = None if transactional_id is None else TransactionManager(
             self.cluster, self.sender.identity, transactional_id, transaction_timeout_ms=transaction_timeout_ms,
             max_block_ms=max_block_ms, on_epoch_bump=self.sender.reset_sequences)
         self.sender.txn = self.transaction_manager
@@ -148,17 +151,9 @@ class Producer:
 
         Retriable answers are asked again until max_block_ms (a broker that has just started
         answers COORDINATOR_LOAD_IN_PROGRESS until its producer id block arrives)."""
-        deadline = time.monotonic() + self.max_block
-        while True:
-            connection = await self.cluster.any_connection()
-            version = connection.version_for(ApiKey.INIT_PRODUCER_ID)
-            response = await connection.request(ApiKey.INIT_PRODUCER_ID, version, init_producer_id.REQUEST(
-                transactional_id=None, transaction_timeout_ms=-1))
-            if not response.error_code or not error_for(response.error_code).retriable \
-                    or time.monotonic() >= deadline:
-                break
-            await asyncio.sleep(self.cluster.retry_backoff)  # retry.backoff.ms
-        raise_for(response.error_code, "InitProducerId")
+        response = await self.cluster.call(ANY_BROKER, ApiKey.INIT_PRODUCER_ID, lambda _v: init_producer_id.REQUEST(
+            transactional_id=None, transaction_timeout_ms=-1), deadline=time.monotonic() + self.max_block)
+        raise_for(response.error_code, "InitProducerId", request=ApiKey.INIT_PRODUCER_ID)
         identity.producer_id, identity.producer_epoch = response.producer_id, response.producer_epoch
 
     # ------------------------------------------------------------------ sending
@@ -174,7 +169,7 @@ class Producer:
     async def _partition_count(self, topic: str) -> int:
         info = self.cluster.topics.get(topic)
         return len(info.partitions) if info is not None and not info.error and info.partitions \
-            else await self.cluster.partitions_for(topic)
+            else await self.cluster.partitions_for(topic, deadline=time.monotonic() + self.max_block)
 
     async def _send_sealed(self) -> None:
         """A batch became full: put it on the wire now if a request slot is free, and give the loop one
@@ -251,6 +246,7 @@ class Producer:
             error = next((batch.error for batch in batches if batch.error is not None), None)
             if error is not None:
                 done.set_exception(error)
+                done.exception()  # seen: see ProducerBatch.fail
             else:
                 done.set_result(rows)
         if not batches:

@@ -39,7 +39,7 @@ from ..types import TopicPartition
 from .accumulator import Accumulator
 from .batch import ProducerBatch
 from .outcomes import BatchOutcomes, PartitionSequence
-from .transaction_manager import TransactionAbortedError, TxnState
+from .transaction_manager import TransactionAbortedError, TransactionManager, TxnState
 
 log = logging.getLogger(__name__)
 
@@ -84,7 +84,7 @@ class Sender(BatchOutcomes):
         self._closing = False
         self.fatal_error: BaseException | None = None
         self._task: asyncio.Task | None = None
-        self.txn = None
+        self.txn: TransactionManager | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
     # ------------------------------------------------------------------ lifecycle
@@ -380,7 +380,7 @@ class Sender(BatchOutcomes):
         self._metadata_wanted = False
         topics = sorted({tp.topic for tp in self.accumulator.queues})
         try:
-            await self.cluster.refresh(topics)
+            await self.cluster.refresh_once(topics, allow_auto_create=True)  # the sender's passes are its retries
         except KafkaException as exc:
             log.debug("metadata refresh failed: %s", exc)
             self._metadata_wanted = True

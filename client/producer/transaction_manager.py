@@ -3,10 +3,10 @@
 States and legal transitions are the Java client's (``TransactionManager.State``),
 in one table, ``TRANSITIONS``; ``transition_to`` is the only place the state
 changes. How an error answer moves the state is the Java client's too, in one
-table (txn_errors.RULES). Retriable codes are retried until ``max_block_ms``:
-CONCURRENT_TRANSACTIONS with a backoff, and NOT_COORDINATOR,
-COORDINATOR_NOT_AVAILABLE, COORDINATOR_LOAD_IN_PROGRESS after finding the
-coordinator again.
+table (``error_policy.RULES``, read through ``classify``). Its requests go through the
+cluster's call path to the coordinator, which retries every retriable answer
+(CONCURRENT_TRANSACTIONS, NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS, a lost
+connection, ...) until ``max_block_ms``.
 
 Transaction version (KIP-890 part 2), decided as the Java 4.x client decides it:
 the finalized ``transaction.version`` of the cluster's ApiVersions (the highest
@@ -38,22 +38,23 @@ ended one (epoch one behind its bumped epoch) as Kafka answers a producer's retr
 
 from __future__ import annotations
 
-import asyncio
 import enum
 import logging
 import time
 from dataclasses import dataclass
+from typing import Any, Callable
 
 from weir.protocol.api_keys import ApiKey
 from weir.protocol.errors import Errors
 from weir.protocol.messages import add_offsets_to_txn, add_partitions_to_txn, end_txn, init_producer_id, \
     txn_offset_commit
 
+from ..calls import Coordinator, first_retriable
 from ..cluster import GROUP, TRANSACTION
-from ..errors import BrokerResponseError, IllegalStateError, KafkaConnectionError, KafkaException, \
-    KafkaTimeoutError, error_for
+from ..error_policy import RULES, Outcome, classify  # noqa: F401 (API)
+from ..errors import BrokerResponseError, IllegalStateError, KafkaException, KafkaTimeoutError, error_for
 from ..types import OffsetAndMetadata, TopicPartition
-from .txn_errors import E, RULES, Outcome, StaleGroupMetadataError, classify, error_instance  # noqa: F401 (API)
+from .txn_errors import E, StaleGroupMetadataError, txn_error  # noqa: F401 (API)
 
 log = logging.getLogger(__name__)
 
@@ -100,8 +101,6 @@ class TransactionAbortedError(KafkaException):
     """A record's transaction was aborted before the record was sent (its delivery fails with this)."""
 
 
-_REDISCOVER = frozenset({E.NOT_COORDINATOR, E.COORDINATOR_NOT_AVAILABLE, E.COORDINATOR_LOAD_IN_PROGRESS,
-                         E.REQUEST_TIMED_OUT})
 _ADD_PARTITIONS_RETRY_BACKOFF = 0.02  # the Java client's ADD_PARTITIONS_RETRY_BACKOFF_MS for a starting txn
 
 
@@ -183,6 +182,7 @@ class TransactionManager:
 
     def maybe_fail_with_error(self) -> None:
         if self.state in (S.ABORTABLE_ERROR, S.FATAL_ERROR):
+            assert self.last_error is not None  # transition_to keeps the error of these states
             raise self.last_error
 
     def require_transaction(self, operation: str) -> None:
@@ -261,38 +261,28 @@ class TransactionManager:
                 transactional_id=self.transactional_id, producer_id=self.identity.producer_id,
                 producer_epoch=self.identity.producer_epoch, group_id=group.group_id), lambda r: r.error_code)
         self._offsets_added = True
-        pending = dict(offsets)
-        deadline = time.monotonic() + self.max_block
-        while pending:
-            by_topic: dict[str, list] = {}
-            for tp, offset in pending.items():
-                by_topic.setdefault(tp.topic, []).append(txn_offset_commit.RequestPartition(
-                    partition_index=tp.partition, committed_offset=offset.offset,
-                    committed_leader_epoch=offset.leader_epoch, committed_metadata=offset.metadata))
-            request = txn_offset_commit.REQUEST(
-                transactional_id=self.transactional_id, group_id=group.group_id,
-                producer_id=self.identity.producer_id, producer_epoch=self.identity.producer_epoch,
-                generation_id=group.generation_id, member_id=group.member_id,
-                group_instance_id=group.group_instance_id,
-                topics=[txn_offset_commit.RequestTopic(name=n, partitions=p) for n, p in by_topic.items()])
-            response = await self._send_with_rediscovery(GROUP, group.group_id, ApiKey.TXN_OFFSET_COMMIT,
-                                                         lambda _v: request, lambda _r: E.NONE, deadline)
-            retry_code = E.NONE
-            for topic in response.topics:
-                for answer in topic.partitions:
-                    tp = TopicPartition(topic.name, answer.partition_index)
-                    code = answer.error_code
-                    if code == E.NONE:
-                        pending.pop(tp, None)
-                    elif error_for(code).retriable:
-                        retry_code = code
-                        if code in _REDISCOVER:
-                            self.cluster.forget_coordinator(GROUP, group.group_id)
-                    else:
-                        raise self.fail(classify(ApiKey.TXN_OFFSET_COMMIT, code),
-                                        error_instance(ApiKey.TXN_OFFSET_COMMIT, code, f"{tp}"))
-            if pending:
-                await self._backoff(retry_code or E.UNKNOWN_SERVER_ERROR, ApiKey.TXN_OFFSET_COMMIT, deadline)
+        by_topic: dict[str, list] = {}
+        for tp, offset in offsets.items():
+            by_topic.setdefault(tp.topic, []).append(txn_offset_commit.RequestPartition(
+                partition_index=tp.partition, committed_offset=offset.offset,
+                committed_leader_epoch=offset.leader_epoch, committed_metadata=offset.metadata))
+        request = txn_offset_commit.REQUEST(
+            transactional_id=self.transactional_id, group_id=group.group_id,
+            producer_id=self.identity.producer_id, producer_epoch=self.identity.producer_epoch,
+            generation_id=group.generation_id, member_id=group.member_id,
+            group_instance_id=group.group_instance_id,
+            topics=[txn_offset_commit.RequestTopic(name=n, partitions=p) for n, p in by_topic.items()])
+        # The whole request goes again while any partition answers a retriable code (a commit of the
+        # same offsets is idempotent), as the Java client re-enqueues it for its pending partitions.
+        response = await self._request(ApiKey.TXN_OFFSET_COMMIT, lambda _v: request, lambda r: first_retriable(
+            p.error_code for t in r.topics for p in t.partitions), coordinator=Coordinator(GROUP, group.group_id),
+            raise_error=False)
+        for topic in response.topics:
+            for answer in topic.partitions:
+                if answer.error_code:
+                    raise self.fail(classify(ApiKey.TXN_OFFSET_COMMIT, answer.error_code),
+                                    txn_error(ApiKey.TXN_OFFSET_COMMIT, answer.error_code,
+                                              f"{topic.name}-{answer.partition_index}"))
 
     # ------------------------------------------------------------------ the sender's calls
 
@@ -313,13 +303,16 @@ class TransactionManager:
             retriable = [c for c in codes if c and error_for(c).retriable]
             return retriable[0] if retriable else next((c for c in codes
                                                         if c and c != E.OPERATION_NOT_ATTEMPTED), E.NONE)
+        # The Java client's ADD_PARTITIONS_RETRY_BACKOFF_MS: a transaction's first AddPartitionsToTxn
+        # answered CONCURRENT_TRANSACTIONS waits on the previous one's markers, which take milliseconds.
+        backoff = None if self.partitions else min(self.cluster.retry_backoff, _ADD_PARTITIONS_RETRY_BACKOFF)
         try:
             await self._request(ApiKey.ADD_PARTITIONS_TO_TXN, lambda _v: add_partitions_to_txn.REQUEST(
                 v3_and_below_transactional_id=self.transactional_id,
                 v3_and_below_producer_id=self.identity.producer_id,
                 v3_and_below_producer_epoch=self.identity.producer_epoch,
                 v3_and_below_topics=[add_partitions_to_txn.Topic(name=n, partitions=p)
-                                     for n, p in by_topic.items()]), first_error)
+                                     for n, p in by_topic.items()]), first_error, retry_backoff=backoff)
         except KafkaException as exc:
             if self.state not in (S.ABORTABLE_ERROR, S.FATAL_ERROR):
                 self.fail(Outcome.ABORTABLE, exc)  # timed out: nothing more can be sent in this transaction
@@ -359,19 +352,16 @@ class TransactionManager:
         log.info("transactional id %s: producer id %d, epoch %d", self.transactional_id,
                  response.producer_id, response.producer_epoch)
 
-    async def _request(self, api_key: ApiKey, build, error_of):
-        """A request to the transaction coordinator; an error answer moves the state as RULES say."""
-        deadline = time.monotonic() + self.max_block
+    async def _request(self, api_key: ApiKey, build: Callable[[int], Any], error_of: Callable[[Any], int], *,
+                       coordinator: Coordinator | None = None, retry_backoff: float | None = None,
+                       raise_error: bool = True) -> Any:
+        """A request to the transaction coordinator (or ``coordinator``) through the call path, which retries
+        until max_block_ms; an error answer moves the state as ``classify`` says and is raised."""
+        target = coordinator or Coordinator(TRANSACTION, self.transactional_id)
         try:
-            while True:
-                response = await self._send_with_rediscovery(TRANSACTION, self.transactional_id, api_key, build,
-                                                             error_of, deadline)
-                code = error_of(response)
-                if code == E.NONE:
-                    return response
-                if not error_for(code).retriable:
-                    raise self.fail(classify(api_key, code), error_instance(api_key, code))
-                await self._backoff(code, api_key, deadline)
+            response = await self.cluster.call(target, api_key, build, error_of=error_of,
+                                               deadline=time.monotonic() + self.max_block,
+                                               transaction_version=self.transaction_version, retry_backoff=retry_backoff)
         except KafkaTimeoutError:
             if api_key in (ApiKey.ADD_PARTITIONS_TO_TXN, ApiKey.ADD_OFFSETS_TO_TXN) and self.can_bump_epoch:
                 # The coordinator may have begun the transaction without our hearing of it: the
@@ -379,36 +369,9 @@ class TransactionManager:
                 # we never saw begin).
                 self.epoch_bump_required = True
             raise
-
-    async def _send_with_rediscovery(self, key_type: int, key: str, api_key: ApiKey, build, error_of,
-                                     deadline: float):
-        """Send to the coordinator of ``key``; a coordinator that moved or is unreachable is looked up again."""
-        while True:
-            try:
-                node = await self.cluster.coordinator(key_type, key)
-                response = await self.cluster.send(node, api_key, build,
-                                                   transaction_version=self.transaction_version)
-            except (KafkaConnectionError, KafkaTimeoutError) as exc:
-                code, detail = E.COORDINATOR_NOT_AVAILABLE, exc
-            except BrokerResponseError as exc:  # FindCoordinator's own answer
-                if not exc.retriable:
-                    abortable = exc.code in (E.GROUP_AUTHORIZATION_FAILED, E.TRANSACTION_ABORTABLE)
-                    raise self.fail(Outcome.ABORTABLE if abortable else Outcome.FATAL, exc)
-                code, detail = exc.code, exc
-            else:
-                code = error_of(response)
-                if code not in _REDISCOVER:
-                    return response
-                detail = Errors(code).name
-            log.debug("%s for %s: coordinator unavailable (%s); looking it up again", api_key.name, key, detail)
-            self.cluster.forget_coordinator(key_type, key)
-            await self._backoff(code, api_key, deadline)
-
-    async def _backoff(self, code: int, api_key: ApiKey, deadline: float) -> None:
-        if time.monotonic() >= deadline:
-            raise KafkaTimeoutError(f"{api_key.name} for transactional id {self.transactional_id} did not "
-                                    f"succeed within max_block_ms (last answer {Errors(code).name})")
-        backoff = self.cluster.retry_backoff
-        if code == E.CONCURRENT_TRANSACTIONS and api_key == ApiKey.ADD_PARTITIONS_TO_TXN and not self.partitions:
-            backoff = min(backoff, _ADD_PARTITIONS_RETRY_BACKOFF)  # the previous transaction is completing
-        await asyncio.sleep(backoff)  # retry.backoff.ms
+        except BrokerResponseError as exc:  # FindCoordinator's own answer (the FindCoordinatorHandler's rules)
+            raise self.fail(classify(ApiKey.FIND_COORDINATOR, exc.code), exc) from None
+        code = error_of(response)
+        if code and raise_error:
+            raise self.fail(classify(api_key, code), txn_error(api_key, code))
+        return response

@@ -11,7 +11,7 @@ from weir.client.admin import (EARLIEST, LATEST, AlterConfigOp, ConfigResource, 
                           ResourceType)
 from weir.client.errors import (InvalidConfigError, InvalidPartitionsError, InvalidReplicationFactorError,
                            InvalidRequestError,
-                           KafkaConnectionError, OffsetOutOfRangeError, PolicyViolationError,
+                           KafkaConnectionError, KafkaTimeoutError, OffsetOutOfRangeError, PolicyViolationError,
                            TopicAlreadyExistsError, UnknownTopicOrPartitionError)
 from weir.client.types import TopicPartition
 
@@ -172,9 +172,10 @@ async def test_a_call_waits_out_a_broker_restart(broker, topic_name):
     async with Admin(broker.bootstrap, retry_backoff_ms=50) as admin:
         await admin.create_topics([NewTopic(topic_name, 1, 1)])
         broker.kill()
-        with pytest.raises(KafkaConnectionError):
+        with pytest.raises(KafkaTimeoutError) as unreachable:  # as the Java Admin's TimeoutException
             async with Admin(broker.bootstrap, default_api_timeout_ms=300, request_timeout_ms=300):
                 pass
+        assert isinstance(unreachable.value.last_cause, KafkaConnectionError)
         call = asyncio.create_task(admin.describe_topics([topic_name]))
         await asyncio.to_thread(broker.start)
         assert len((await call)[topic_name].partitions) == 1
@@ -182,6 +183,7 @@ async def test_a_call_waits_out_a_broker_restart(broker, topic_name):
 
 async def test_unreachable_bootstrap_fails_after_the_api_timeout(tmp_path):
     from tests.broker_process import free_port
-    with pytest.raises(KafkaConnectionError):
+    with pytest.raises(KafkaTimeoutError) as unreachable:
         async with Admin(f"127.0.0.1:{free_port()}", default_api_timeout_ms=400, retry_backoff_ms=50):
             pass
+    assert isinstance(unreachable.value.last_cause, KafkaConnectionError)

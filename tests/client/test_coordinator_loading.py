@@ -6,21 +6,21 @@ Kafka's producer does, not fail the query."""
 import asyncio
 from types import SimpleNamespace
 
+from weir.client.cluster import Cluster
 from weir.client.errors import error_for
 from weir.client import PreparedTxnState, fence_transactional_id
 from weir.protocol.errors import Errors
 
 
-class CoordinatorLoadingCluster:
-    """FindCoordinator fails with ``error`` ``failures`` times, then node 1 answers InitProducerId."""
-
-    retry_backoff = 0.001
-    finalized_features, finalized_features_epoch = {}, -1  # a broker without features: version 1
+class CoordinatorLoadingCluster(Cluster):
+    """FindCoordinator fails with ``error`` ``failures`` times, then node 1 answers InitProducerId (the
+    call path is the real one)."""
 
     def __init__(self, error: Errors, failures: int):
+        super().__init__("localhost:1", retry_backoff_ms=1)  # a broker without features: version 1
         self.error, self.failures, self.finds, self.forgotten = error, failures, 0, 0
 
-    async def coordinator(self, key_type, key):
+    async def find_coordinator_once(self, key_type, key):
         self.finds += 1
         if self.finds <= self.failures:
             raise error_for(self.error)("not yet")

@@ -9,7 +9,7 @@ import pytest
 
 from weir.client.cluster import Cluster
 from weir.client.consumer.fetcher import READ_COMMITTED, Fetcher
-from weir.client.errors import error_for
+from weir.client.errors import KafkaTimeoutError, error_for
 from weir.client.types import TopicPartition
 from weir.protocol.errors import Errors
 
@@ -29,10 +29,10 @@ class ScriptedCluster(Cluster):
     def leader(self, topic, partition):
         return 0
 
-    async def refresh(self, topics=None, *, allow_auto_create=True):
+    async def refresh_once(self, topics=None, *, allow_auto_create=False):
         self.refreshes += 1
 
-    async def send(self, node_id, api_key, build, *, highest=None, timeout=None):
+    async def send(self, node_id, api_key, build, *, highest=None, timeout=None, transaction_version=1):
         request = build(0)
         asked = [p.partition_index for t in request.topics for p in t.partitions]
         self.calls.append(asked)
@@ -65,6 +65,7 @@ def test_a_non_retriable_answer_is_raised_at_once():
 
 def test_a_retriable_answer_that_persists_is_raised_at_the_request_timeout():
     cluster = ScriptedCluster([{0: Errors.LEADER_NOT_AVAILABLE}], request_timeout_ms=50)
-    with pytest.raises(error_for(Errors.LEADER_NOT_AVAILABLE)):
+    with pytest.raises(KafkaTimeoutError) as timed_out:
         asyncio.run(fetcher_on(cluster).list_offsets({TopicPartition("t", 0): -2}))
+    assert isinstance(timed_out.value.last_cause, error_for(Errors.LEADER_NOT_AVAILABLE))
     assert len(cluster.calls) > 1
