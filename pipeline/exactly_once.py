@@ -167,8 +167,9 @@ class ExactlyOnceStreamWriter(DataSourceStreamArrowWriter):
             return TxnCommitMessage(self.transactional_id(task), -1, -1, 0, 0)
         transactional_id = self.transactional_id(task)
         started_ms = int(time.time() * 1000)
+        # start() fences the id's earlier holders
         async with Producer(self.settings.bootstrap, transactional_id=transactional_id,
-                            **self.settings.producer, **self.settings.security.keywords()) as producer:  # start() fences the id's earlier holders
+                            **self.settings.producer, **self.settings.security.keywords()) as producer:
             producer.begin_transaction()
             deliveries, written = await send_batches(producer, self.settings.topic, batches)
             prepared = await producer.prepare_transaction()  # raises what made the transaction abortable
