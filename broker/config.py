@@ -15,6 +15,7 @@ from typing import Any, Callable
 
 from .properties import read_properties  # noqa: F401  (the file format; re-exported for callers)
 from .security.settings import SECURITY_SETTINGS, parse_prefixed
+from . import inert_settings
 
 LONG_MAX = 2**63 - 1
 
@@ -236,6 +237,8 @@ SETTINGS: dict[str, Setting] = {
 }
 # listeners, TLS and SASL (broker/security/settings.py); their listener.name.<l>.* forms are read below
 SETTINGS.update({name: Setting(*entry) for name, entry in SECURITY_SETTINGS.items()})
+# Kafka's settings Weir accepts and describes without acting on them (broker/inert_settings.py)
+SETTINGS.update({name: Setting(*entry) for name, entry in inert_settings.BROKER_SETTINGS.items()})
 
 #: Topic-level overrides accepted by CreateTopics, and the broker setting each defaults to.
 TOPIC_SETTINGS: dict[str, tuple[str | None, Callable[[str], Any]]] = {
@@ -263,6 +266,7 @@ TOPIC_SETTINGS: dict[str, tuple[str | None, Callable[[str], Any]]] = {
     "message.timestamp.before.max.ms": ("log.message.timestamp.before.max.ms", _int(0)),
     "message.timestamp.after.max.ms": ("log.message.timestamp.after.max.ms", _int(0)),
     "unclean.leader.election.enable": (None, _bool),
+    **inert_settings.TOPIC_SETTINGS,  # Kafka's topic settings that change nothing in Weir
 }
 
 
@@ -273,15 +277,15 @@ TOPIC_FIXED_DEFAULTS: dict[str, Any] = {
     "segment.index.bytes": 10485760,
     "min.insync.replicas": 1,
     "unclean.leader.election.enable": False,
+    **inert_settings.TOPIC_DEFAULTS,
 }
 
 #: Broker settings Kafka lets AlterConfigs change at run time (its DynamicBrokerConfig
-#: AllDynamicConfigs) among those Weir acts on. Kafka's other dynamic settings (listeners,
-#: SSL, quotas, thread pools) have nothing to act on here.
-DYNAMIC_SETTINGS = frozenset({
-    "log.segment.bytes", "log.index.interval.bytes", "log.retention.ms", "log.retention.bytes",
-    "log.flush.interval.messages", "log.flush.interval.ms", "message.max.bytes", "producer.id.expiration.ms",
-})
+#: ALL_DYNAMIC_CONFIGS, in broker/inert_settings.py). Those Weir acts on take effect at once where
+#: they are read at each use (log and cleaner settings, topic defaults); those it reads only at
+#: start-up (listeners, TLS and SASL, connection limits) are stored and described and apply from
+#: the next start; the inert ones change nothing.
+DYNAMIC_SETTINGS = inert_settings.KAFKA_DYNAMIC
 
 
 class BrokerConfig:

@@ -9,8 +9,8 @@ member at its epoch with its partitions, without a rebalance. If a write fails, 
 rebuilt from what its partition holds and the member is told COORDINATOR_NOT_AVAILABLE, as
 Kafka's runtime reverts to its last committed state.
 
-Deadlines, on the injected clock: a member's session (``group.consumer.session.timeout.ms``,
-renewed by each heartbeat) and its revocation deadline (its rebalance timeout, while it holds
+Deadlines, on the injected clock: a member's session (the group's ``consumer.session.timeout.ms``
+config, else ``group.consumer.session.timeout.ms``; renewed by each heartbeat) and its revocation deadline (its rebalance timeout, while it holds
 partitions it was told to revoke). Either one passing removes the member, as Kafka fences it.
 """
 
@@ -41,10 +41,9 @@ class ConsumerGroupCoordinator:
         self.clock = context.clock
         self.log = offsets_log
         self.groups: dict[str, ConsumerGroup] = {}
-        self.settings = op.Settings(heartbeat_interval_ms=self.config["group.consumer.heartbeat.interval.ms"],
-                                    max_size=self.config["group.consumer.max.size"],
+        self.settings = op.Settings(max_size=self.config["group.consumer.max.size"],
                                     assignors=configured(self.config["group.consumer.assignors"]))
-        self.session_timeout_ms = self.config["group.consumer.session.timeout.ms"]
+        self.group_configs = context.group_configs  # per-group session timeout and heartbeat interval
         for name in ("session.timeout.ms", "heartbeat.interval.ms"):
             value = self.config[f"group.consumer.{name}"]
             low, high = self.config[f"group.consumer.min.{name}"], self.config[f"group.consumer.max.{name}"]
@@ -95,7 +94,8 @@ class ConsumerGroupCoordinator:
         else:
             self._cancel(request.group_id, outcome.member_id)
         return {"error_code": Errors.NONE, "member_id": outcome.member_id, "member_epoch": outcome.member_epoch,
-                "heartbeat_interval_ms": self.settings.heartbeat_interval_ms, "assignment": outcome.assignment}
+                "heartbeat_interval_ms": self.group_configs.value(request.group_id, "consumer.heartbeat.interval.ms"),
+                "assignment": outcome.assignment}
 
     def _check_not_classic(self, group_id: str, epoch: int, classic_groups) -> None:
         """A classic group with members keeps its id (migration is not served); an empty one yields."""
@@ -154,8 +154,9 @@ class ConsumerGroupCoordinator:
         previous = self._sessions.pop(key, None)
         if previous is not None:
             previous.cancel()
+        session_timeout_ms = self.group_configs.value(group_id, "consumer.session.timeout.ms")
         self._sessions[key] = self.clock.call_later(
-            self.session_timeout_ms / 1000, functools.partial(self._expire, group_id, member.member_id, "session"))
+            session_timeout_ms / 1000, functools.partial(self._expire, group_id, member.member_id, "session"))
         revocation = self._revocations.pop(key, None)
         if member.state == MemberState.UNREVOKED_PARTITIONS:
             if revocation is not None:

@@ -32,7 +32,6 @@ from .subscription import TopicsView, compile_regex, member_topics, metadata_has
 
 @dataclass(frozen=True)
 class Settings:
-    heartbeat_interval_ms: int
     max_size: int
     assignors: list[str]
 
