@@ -212,6 +212,9 @@ SETTINGS: dict[str, Setting] = {
     "group.consumer.max.size": Setting(_int(1), 2147483647, "most members a consumer-protocol group may have"),
     "group.consumer.assignors": Setting(
         _str, "uniform,range", "server-side assignors, by name; the first is the default"),
+    "group.consumer.migration.policy": Setting(  # broker/group/consumer/conversion.py; Kafka's values, any case
+        lambda text: _choice("disabled", "upgrade", "downgrade", "bidirectional")(text.lower()), "bidirectional",
+        "which online conversions between classic and consumer groups are allowed"),
     "compression.type": Setting(_choice(*COMPRESSION_TYPES), "producer",
                                 "codec batches are stored with; producer keeps the producer's"),
     "compression.gzip.level": Setting(_gzip_level, -1, "gzip level when recompressing; -1 is zlib's default"),

@@ -82,7 +82,8 @@ def validate(request, version: int, settings: Settings) -> None:
 
 
 def heartbeat(group: ConsumerGroup | None, request, settings: Settings, topics: TopicsView,
-              client_id: str, client_host: str) -> Outcome:
+              client_id: str, client_host: str, classic: dict | None = None) -> Outcome:
+    """``classic``: the classic_* fields of a member joining through JoinGroup (``classic_members.py``)."""
     epoch = request.member_epoch
     group_id = request.group_id
     if group is None:
@@ -111,7 +112,7 @@ def heartbeat(group: ConsumerGroup | None, request, settings: Settings, topics: 
                                 else member.subscribed_topic_names),
         subscribed_topic_regex=(request.subscribed_topic_regex if request.subscribed_topic_regex is not None
                                 else member.subscribed_topic_regex),
-        client_id=client_id, client_host=client_host)
+        client_id=client_id, client_host=client_host, **(classic or {}))
     bump = is_new or (updated.subscribed_topic_names != member.subscribed_topic_names
                       or updated.subscribed_topic_regex != member.subscribed_topic_regex)
     if updated != member or is_new:
@@ -283,7 +284,9 @@ def member_metadata_record(group_id: str, member: ConsumerGroupMember) -> r.Grou
         instance_id=member.instance_id, rack_id=member.rack_id, client_id=member.client_id,
         client_host=member.client_host, subscribed_topic_names=list(member.subscribed_topic_names),
         subscribed_topic_regex=member.subscribed_topic_regex, rebalance_timeout_ms=member.rebalance_timeout_ms,
-        server_assignor=member.server_assignor))
+        server_assignor=member.server_assignor, classic_member_metadata=None if member.classic_protocols is None else
+        r.ClassicMemberMetadata(session_timeout_ms=member.classic_session_timeout_ms, supported_protocols=[
+            r.ClassicProtocol(name=name, metadata=metadata) for name, metadata in member.classic_protocols])))
 
 
 def current_assignment_record(group_id: str, member: ConsumerGroupMember) -> r.GroupRecord:
