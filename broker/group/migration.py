@@ -64,8 +64,11 @@ class Migration:
         if not written:
             raise KafkaError(Errors.COORDINATOR_NOT_AVAILABLE)
 
-    def maybe_downgrade(self, group_id: str) -> None:
-        """After a member left: if only classic members remain, they form a classic group, which rebalances."""
+    def maybe_downgrade(self, group_id: str, generation: int) -> None:
+        """After a member left: if only classic members remain, they form a classic group at ``generation``
+        (the group epoch before the member left, as Kafka converts instead of bumping it: the members'
+        generation still matches, so their heartbeats are told to rejoin, not that they are stale),
+        which rebalances."""
         coordinator = self.groups_coordinator
         consumer, config = coordinator.consumer, coordinator.config
         group = consumer.groups.get(group_id)
@@ -73,7 +76,7 @@ class Migration:
                                                          config["group.max.size"]):
             return
         records, classic = conversion.to_classic_group(group, TopicsView.of(coordinator.context.logs),
-                                                       coordinator.clock.now_ms())
+                                                       coordinator.clock.now_ms(), generation)
         consumer.cancel_all(group_id)
         for record in records:
             consumer.replay(record)

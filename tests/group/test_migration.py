@@ -125,7 +125,7 @@ async def test_upgrade_then_downgrade(context):
     assert G not in context.groups.consumer.groups
     classic = context.groups.groups[G]
     assert classic.state == GroupState.PREPARING_REBALANCE and set(classic.members) == {b.member_id, c.member_id}
-    b.generation = c.generation = classic.generation
+    assert classic.generation == b.generation == c.generation  # their generation still holds: told to rejoin
     assert b.heartbeat() == Errors.REBALANCE_IN_PROGRESS
 
 

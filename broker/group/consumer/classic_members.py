@@ -73,10 +73,7 @@ class ClassicMembers:
             return JoinResult(Errors.MEMBER_ID_REQUIRED, member_id=member_id)
         subscription = subscription_of(protocols)
         topics = TopicsView.of(coordinator.context.logs)
-        known = group.members.get(member_id)
-        if known is None and instance_id is None and not unknown:
-            raise KafkaError(Errors.UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of group "
-                                                       f"{group.group_id}.")
+        known = group.members.get(member_id)  # an id it was given with MEMBER_ID_REQUIRED is not known yet
         request = SimpleNamespace(
             group_id=group.group_id, member_id=member_id, member_epoch=0 if known is None else known.member_epoch,
             instance_id=instance_id, rack_id=subscription.rack_id or None, rebalance_timeout_ms=rebalance_timeout_ms,

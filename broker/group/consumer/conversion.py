@@ -13,7 +13,7 @@ The records: the classic group's tombstone, then the consumer group's records.
 
 Downgrade (Kafka's convertToClassicGroup): when the last consumer-protocol member of a consumer
 group leaves (or is fenced) and classic members remain. The classic group gets generation = the
-group epoch, the first remaining member as leader, each member's protocols and its assigned
+group epoch before that member left, the first remaining member as leader, each member's protocols and its assigned
 partitions as its assignment; it then rebalances at once, so the classic members rejoin and a
 leader assigns. The records: the consumer group's tombstones, then the classic group's record.
 """
@@ -82,8 +82,8 @@ def can_downgrade(group: ConsumerGroup, policy: str, max_size: int) -> bool:
             and downgrade_allowed(policy) and len(group.members) <= max_size)
 
 
-def to_classic_group(group: ConsumerGroup, topics: TopicsView, now_ms: int) -> tuple[list[r.GroupRecord],
-                                                                                      ClassicGroup]:
+def to_classic_group(group: ConsumerGroup, topics: TopicsView, now_ms: int,
+                     generation: int) -> tuple[list[r.GroupRecord], ClassicGroup]:
     """The consumer group's tombstones and the classic group that replaces it (Stable, to rebalance next)."""
     records = []
     for member_id in group.members:
@@ -91,7 +91,7 @@ def to_classic_group(group: ConsumerGroup, topics: TopicsView, now_ms: int) -> t
     records += [r.GroupRecord(r.TARGET_ASSIGNMENT_METADATA, group.group_id),
                 r.GroupRecord(r.GROUP_METADATA, group.group_id)]
     classic = ClassicGroup(group.group_id, now_ms)
-    classic.generation = group.group_epoch
+    classic.generation = generation
     classic.protocol_type = CONSUMER_PROTOCOL_TYPE
     for member in group.members.values():
         protocols = list(member.classic_protocols or ())

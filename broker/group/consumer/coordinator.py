@@ -55,7 +55,8 @@ class ConsumerGroupCoordinator:
         self._revocations: dict[tuple[str, str], Timer] = {}
         self._tasks: set[asyncio.Task] = set()
         self.classic = ClassicMembers(self)  # classic-protocol members of consumer groups (migration)
-        self.on_member_removed = lambda group_id: None  # the group coordinator's downgrade check
+        # the group coordinator's downgrade check: (group id, the group epoch before the member left)
+        self.on_member_removed = lambda group_id, epoch: None
 
     # ------------------------------------------------------------------ replay and start-up
 
@@ -90,13 +91,15 @@ class ConsumerGroupCoordinator:
                                    TopicsView.of(self.context.logs), client_id, client_host)
         except KafkaError as exc:
             return {"error_code": exc.code, "error_message": exc.message or None}
+        group = self.groups.get(request.group_id)
+        epoch_before = group.group_epoch if group is not None else 0
         if not await self.apply(request.group_id, outcome.records):
             return {"error_code": Errors.COORDINATOR_NOT_AVAILABLE}
         if outcome.member is not None and request.member_epoch != LEAVE_GROUP_EPOCH:
             self.schedule(request.group_id, outcome.member)
         else:
             self._cancel(request.group_id, outcome.member_id)
-            self.on_member_removed(request.group_id)
+            self.on_member_removed(request.group_id, epoch_before)
         return {"error_code": Errors.NONE, "member_id": outcome.member_id, "member_epoch": outcome.member_epoch,
                 "heartbeat_interval_ms": self.group_configs.value(request.group_id, "consumer.heartbeat.interval.ms"),
                 "assignment": outcome.assignment}
@@ -190,13 +193,14 @@ class ConsumerGroupCoordinator:
     def remove(self, group_id: str, member_id: str, why: str) -> None:
         """Fence a member now (its session or revocation deadline passed, or it left by LeaveGroup)."""
         group = self.groups[group_id]
+        epoch_before = group.group_epoch
         log.info("consumer group %s: member %s removed (%s)", group_id, member_id, why)
         self._cancel(group_id, member_id)
         records = op.fence(group, member_id, TopicsView.of(self.context.logs))
         for record in records:  # at once, as apply does: a heartbeat arriving next sees the member gone
             self.replay(record)
         self._spawn(self._write(group_id, records))
-        self.on_member_removed(group_id)
+        self.on_member_removed(group_id, epoch_before)
 
     def _expire_revocation(self, group_id: str, member_id: str, epoch: int) -> None:
         self._revocations.pop((group_id, member_id), None)
