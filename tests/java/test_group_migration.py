@@ -7,7 +7,8 @@ lost and none twice."""
 
 import threading
 
-from confluent_kafka import Producer
+from confluent_kafka import ConsumerGroupType, Producer
+from confluent_kafka.admin import AdminClient
 
 from tests.java.java_client import JavaProcess
 from tests.java.test_consumer_group import consumed
@@ -43,10 +44,20 @@ class SteadyProducer:
         return self.sent
 
 
+def group_type(admin: AdminClient, group: str) -> ConsumerGroupType | None:
+    """The group's type as ListGroups (v5) reports it."""
+    listed = admin.list_consumer_groups(request_timeout=10).result(30).valid
+    return next((listing.type for listing in listed if listing.group_id == group), None)
+
+
 def test_rolling_from_classic_to_consumer_and_back(any_broker, topic_name):
     bootstrap, group = any_broker.bootstrap, f"{topic_name}-group"
     create_topic(bootstrap, topic_name, PARTITIONS)
     producer = SteadyProducer(bootstrap, topic_name)
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+
+    def becomes(kind: ConsumerGroupType) -> None:
+        wait_until(lambda: group_type(admin, group) == kind, f"group type {kind}", 30)
     members: list[JavaProcess] = []
 
     def start(name: str, protocol: str) -> JavaProcess:
@@ -63,16 +74,19 @@ def test_rolling_from_classic_to_consumer_and_back(any_broker, topic_name):
 
     try:
         old = [start("classic-a", "classic"), start("classic-b", "classic")]
+        becomes(ConsumerGroupType.CLASSIC)
         progress()
-        new = []
-        for i, leaving in enumerate(old):  # upgrade: the first consumer-protocol member converts the group
-            new.append(start(f"consumer-{i}", "consumer"))
+        new = start("consumer-c", "consumer")  # the first consumer-protocol member converts the group
+        becomes(ConsumerGroupType.CONSUMER)
+        progress()  # classic and consumer members share the partitions
+        for leaving in old:
             leaving.stop()
             progress()
-        for i, leaving in enumerate(new):  # downgrade: the last consumer-protocol member's leaving converts it
-            start(f"classic-{i}", "classic")
-            leaving.stop()
-            progress()
+        start("classic-d", "classic")
+        progress()
+        new.stop()  # the last consumer-protocol member leaves: the group converts back
+        becomes(ConsumerGroupType.CLASSIC)
+        progress()
         sent = producer.stop()
         wait_until(lambda: set(sent) <= set(consumed(members)), "every record consumed", 60)
         for member in members:
