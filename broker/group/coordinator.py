@@ -15,7 +15,8 @@ transaction coordinator they are not re-derived from the record, because a
 group's live state (parked answers, timers) is more than the record holds.
 
 Rebalances and their deadlines run in ``rebalance.py``, record encoding in
-``storage.py``, the admin APIs in ``admin.py``.
+``storage.py``, the admin APIs in ``admin.py``; classic members of consumer groups in
+``consumer/classic_members.py``, conversions between the two kinds in ``migration.py``.
 """
 
 from __future__ import annotations

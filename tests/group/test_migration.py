@@ -4,8 +4,13 @@ group on the first ConsumerGroupHeartbeat, the downgrade when the last consumer-
 leaves, the migration policy, and replay."""
 
 import asyncio
+from types import SimpleNamespace
 
 import pytest
+
+from weir.broker import handlers  # noqa: F401  (registers the handlers)
+from weir.broker.dispatcher import HANDLERS
+from weir.protocol.api_keys import ApiKey
 
 from weir.broker.clock import ManualClock
 from weir.broker.group.classic import GroupState
@@ -70,9 +75,14 @@ async def test_a_classic_member_is_served_by_a_consumer_group(context):
     joined = await b.join()
     assert (joined.protocol_name, joined.leader, joined.members) == ("range", "", [])
     group = context.groups.consumer.groups[G]
-    assert group.members[b.member_id].uses_classic_protocol and joined.generation == group.members[b.member_id].member_epoch
+    served = group.members[b.member_id]
+    assert served.uses_classic_protocol and joined.generation == served.member_epoch
     await b.sync()
     assert b.owned == set()  # a still owns them
+    described = HANDLERS[ApiKey.CONSUMER_GROUP_DESCRIBE].fn(
+        context, SimpleNamespace(api_version=1, client_id="c"),
+        SimpleNamespace(group_ids=[G], include_authorized_operations=False))
+    assert {m.member_id: m.member_type for m in described.groups[0].members} == {"a": 1, b.member_id: 0}
     await a.beat()  # a revokes 3
     await a.beat()
     assert b.heartbeat() == Errors.REBALANCE_IN_PROGRESS  # what it waited for is free: rejoin
