@@ -34,11 +34,12 @@ def protocols(owned=None):
 class ClassicMember:
     """A cooperative classic consumer: JoinGroup with what it owns, SyncGroup, Heartbeat."""
 
-    def __init__(self, context, member_id=""):
+    def __init__(self, context, member_id="", instance=None):
         self.groups, self.member_id, self.generation, self.owned = context.groups, member_id, -1, set()
+        self.instance = instance
 
     async def join(self):
-        result = await self.groups.join_group(G, self.member_id, None, "consumer",
+        result = await self.groups.join_group(G, self.member_id, self.instance, "consumer",
                                               protocols({"wide": sorted(self.owned)}), 45_000, 30_000, "classic",
                                               "/h", require_known_member_id=False)
         assert result.error == Errors.NONE, result
@@ -46,13 +47,13 @@ class ClassicMember:
         return result
 
     async def sync(self):
-        result = await self.groups.sync_group(G, self.generation, self.member_id, None, {})
+        result = await self.groups.sync_group(G, self.generation, self.member_id, self.instance, {})
         assert result.error == Errors.NONE, result
         self.owned = set(decode_assignment(result.assignment).get("wide", []))
         return result
 
     def heartbeat(self):
-        return self.groups.heartbeat(G, self.generation, self.member_id, None)
+        return self.groups.heartbeat(G, self.generation, self.member_id, self.instance)
 
     async def rebalance(self):
         await self.join()
@@ -100,6 +101,24 @@ async def test_a_classic_member_is_served_by_a_consumer_group(context):
     for _ in range(3):
         await a.beat()
     assert wide(context, a) == set(range(6))
+
+
+async def test_a_restarted_static_classic_member_takes_its_place_back(context):
+    a, b = Member(context, "a", topics=("wide",)), ClassicMember(context, instance="i1")
+    await a.join()
+    await b.join()
+    for _ in range(3):
+        await a.beat()
+        if b.heartbeat() == Errors.REBALANCE_IN_PROGRESS:
+            await b.rebalance()
+    held = context.groups.consumer.groups[G].members[b.member_id].assigned
+    assert held
+    # the process restarts: same instance id, no member id, no leave first (a classic consumer does not send one)
+    restarted = ClassicMember(context, instance="i1")
+    await restarted.join()
+    group = context.groups.consumer.groups[G]
+    assert b.member_id not in group.members and group.members[restarted.member_id].assigned == held
+    assert b.heartbeat() == Errors.FENCED_INSTANCE_ID
 
 
 async def test_upgrade_then_downgrade(context):

@@ -99,7 +99,8 @@ def heartbeat(group: ConsumerGroup | None, request, settings: Settings, topics: 
     if len(group.members) >= settings.max_size and member_id not in group.members:
         raise KafkaError(Errors.GROUP_MAX_SIZE_REACHED,
                          f"The consumer group has reached its maximum capacity of {settings.max_size} members.")
-    member, replaced = _find_member(group, member_id, request.instance_id, epoch, owned, out.records)
+    member, replaced = _find_member(group, member_id, request.instance_id, epoch, owned, out.records,
+                                    joining_classic=classic is not None)
     is_new = member_id not in group.members and replaced is None
 
     updated = member.replace(
@@ -155,8 +156,11 @@ def heartbeat(group: ConsumerGroup | None, request, settings: Settings, topics: 
     return out
 
 
-def _find_member(group, member_id, instance_id, epoch, owned, records) -> tuple[ConsumerGroupMember, str | None]:
-    """The member the heartbeat is from, and the member id it replaces (a static member's old id)."""
+def _find_member(group, member_id, instance_id, epoch, owned, records,
+                 joining_classic=False) -> tuple[ConsumerGroupMember, str | None]:
+    """The member the heartbeat is from, and the member id it replaces (a static member's old id).
+    A classic member (joining, or the one in place) replaces a static member without waiting for it
+    to leave with epoch -2, as Kafka lets it: a classic consumer restarts without leaving."""
     if instance_id is None:
         member = group.members.get(member_id)
         if member is None:
@@ -173,7 +177,8 @@ def _find_member(group, member_id, instance_id, epoch, owned, records) -> tuple[
             return existing, None
         if existing is None:
             return group.members.get(member_id) or ConsumerGroupMember(member_id), None
-        if existing.member_epoch != LEAVE_GROUP_STATIC_EPOCH and existing.member_id != member_id:
+        if (existing.member_epoch != LEAVE_GROUP_STATIC_EPOCH and existing.member_id != member_id
+                and not joining_classic and not existing.uses_classic_protocol):
             raise KafkaError(Errors.UNRELEASED_INSTANCE_ID,
                              f"Static member {member_id} with instance id {instance_id} cannot join the group "
                              f"because the instance id is owned by {existing.member_id} member.")
