@@ -95,6 +95,10 @@ async def test_a_classic_member_is_served_by_a_consumer_group(context):
     with pytest.raises(Exception) as refused:
         context.groups.validate_offset_commit(G, b.member_id, None, b.generation - 1, False, 8)
     assert refused.value.error == Errors.ILLEGAL_GENERATION
+    # a classic member with no protocol in common with the classic members is refused, as in Kafka
+    stranger = await context.groups.join_group(G, "", None, "consumer", [("roundrobin", protocols()[0][1])], 45_000,
+                                               30_000, "classic", "/h", require_known_member_id=False)
+    assert stranger.error == Errors.INCONSISTENT_GROUP_PROTOCOL
     # leaving by LeaveGroup frees its partitions for a
     assert context.groups.leave_group(G, [(b.member_id, None)]) == [Errors.NONE]
     await settle(context)

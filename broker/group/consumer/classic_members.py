@@ -69,6 +69,7 @@ class ClassicMembers:
                              f"Group {group.group_id} only accepts the consumer embedded protocol.")
         unknown = not member_id
         member_id = member_id or str(uuid.uuid4())
+        _check_common_protocol(group, member_id, protocols)
         if unknown and instance_id is None and require_known_member_id:
             return JoinResult(Errors.MEMBER_ID_REQUIRED, member_id=member_id)
         subscription = subscription_of(protocols)
@@ -142,6 +143,14 @@ class ClassicMembers:
         if generation != member.member_epoch:
             raise KafkaError(Errors.ILLEGAL_GENERATION, f"The request generation id {generation} is not equal to "
                                                         f"the member epoch {member.member_epoch}.")
+
+
+def _check_common_protocol(group: ConsumerGroup, member_id: str, protocols) -> None:
+    """Kafka's supportsClassicProtocols: one of the member's protocols is one every other classic member has."""
+    others = [{name for name, _ in m.classic_protocols or ()} for m in group.members.values()
+              if m.uses_classic_protocol and m.member_id != member_id]
+    if others and not any(all(name in names for names in others) for name, _ in protocols):
+        raise KafkaError(Errors.INCONSISTENT_GROUP_PROTOCOL, f"Member {member_id}'s protocols are not supported.")
 
 
 def _waits_for_unreleased(group: ConsumerGroup, member: ConsumerGroupMember) -> bool:
