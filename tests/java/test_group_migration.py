@@ -5,13 +5,14 @@ fleet rolls, and the group downgrades when the last consumer-protocol member lea
 committed after each poll and before a partition is given up: every record is consumed once, none
 lost and none twice."""
 
+import itertools
 import threading
 
 from confluent_kafka import ConsumerGroupType, Producer
 from confluent_kafka.admin import AdminClient
 
 from tests.java.java_client import JavaProcess
-from tests.java.test_consumer_group import consumed
+from tests.java.test_consumer_group import consumed, ownership
 from tests.support.topics import create_topic
 from tests.support.waiting import wait_until
 
@@ -98,3 +99,9 @@ def test_rolling_from_classic_to_consumer_and_back(any_broker, topic_name):
     values = consumed(members)
     assert len(values) == len(set(values)), "a record consumed twice"
     assert sorted(values) == sorted(sent)
+    spans = {member.events[0]["member"]: ownership(member) for member in members}
+    for (name_a, spans_a), (name_b, spans_b) in itertools.combinations(spans.items(), 2):
+        for (partition_a, start_a, end_a), (partition_b, start_b, end_b) in itertools.product(spans_a, spans_b):
+            if partition_a == partition_b:
+                assert end_a <= start_b or end_b <= start_a, \
+                    f"partition {partition_a} owned by {name_a} and {name_b} at once"
