@@ -9,7 +9,9 @@ parsed values into ``BrokerConfig`` where every reader picks them up. Only
 else is refused with INVALID_REQUEST, as Kafka refuses "Cannot update these configs
 dynamically", and so are, in Kafka's order, key store and trust store settings without a
 listener prefix and per-broker settings (TLS, SASL, listeners) at the cluster-wide layer.
-Deviation: Kafka's ``listener.name.<l>.<setting>`` forms cannot be changed at run time here.
+Deviations: Kafka's ``listener.name.<l>.<setting>`` forms cannot be changed at run time here;
+and Kafka 4.3 stores a name it does not know at all (``foo.bar``: accepted, unused), where Weir
+refuses it as a setting that cannot change dynamically, so that a misspelt name is noticed.
 """
 
 from __future__ import annotations
