@@ -15,6 +15,7 @@ from typing import Any, Callable
 
 from .properties import read_properties  # noqa: F401  (the file format; re-exported for callers)
 from .security.settings import SECURITY_SETTINGS, parse_prefixed
+from . import inert_settings
 
 LONG_MAX = 2**63 - 1
 
@@ -211,6 +212,9 @@ SETTINGS: dict[str, Setting] = {
     "group.consumer.max.size": Setting(_int(1), 2147483647, "most members a consumer-protocol group may have"),
     "group.consumer.assignors": Setting(
         _str, "uniform,range", "server-side assignors, by name; the first is the default"),
+    "group.consumer.migration.policy": Setting(  # broker/group/consumer/conversion.py; Kafka's values, any case
+        lambda text: _choice("disabled", "upgrade", "downgrade", "bidirectional")(text.lower()), "bidirectional",
+        "which online conversions between classic and consumer groups are allowed"),
     "compression.type": Setting(_choice(*COMPRESSION_TYPES), "producer",
                                 "codec batches are stored with; producer keeps the producer's"),
     "compression.gzip.level": Setting(_gzip_level, -1, "gzip level when recompressing; -1 is zlib's default"),
@@ -236,6 +240,8 @@ SETTINGS: dict[str, Setting] = {
 }
 # listeners, TLS and SASL (broker/security/settings.py); their listener.name.<l>.* forms are read below
 SETTINGS.update({name: Setting(*entry) for name, entry in SECURITY_SETTINGS.items()})
+# Kafka's settings Weir accepts and describes without acting on them (broker/inert_settings.py)
+SETTINGS.update({name: Setting(*entry) for name, entry in inert_settings.BROKER_SETTINGS.items()})
 
 #: Topic-level overrides accepted by CreateTopics, and the broker setting each defaults to.
 TOPIC_SETTINGS: dict[str, tuple[str | None, Callable[[str], Any]]] = {
@@ -263,6 +269,7 @@ TOPIC_SETTINGS: dict[str, tuple[str | None, Callable[[str], Any]]] = {
     "message.timestamp.before.max.ms": ("log.message.timestamp.before.max.ms", _int(0)),
     "message.timestamp.after.max.ms": ("log.message.timestamp.after.max.ms", _int(0)),
     "unclean.leader.election.enable": (None, _bool),
+    **inert_settings.TOPIC_SETTINGS,  # Kafka's topic settings that change nothing in Weir
 }
 
 
@@ -273,15 +280,15 @@ TOPIC_FIXED_DEFAULTS: dict[str, Any] = {
     "segment.index.bytes": 10485760,
     "min.insync.replicas": 1,
     "unclean.leader.election.enable": False,
+    **inert_settings.TOPIC_DEFAULTS,
 }
 
 #: Broker settings Kafka lets AlterConfigs change at run time (its DynamicBrokerConfig
-#: AllDynamicConfigs) among those Weir acts on. Kafka's other dynamic settings (listeners,
-#: SSL, quotas, thread pools) have nothing to act on here.
-DYNAMIC_SETTINGS = frozenset({
-    "log.segment.bytes", "log.index.interval.bytes", "log.retention.ms", "log.retention.bytes",
-    "log.flush.interval.messages", "log.flush.interval.ms", "message.max.bytes", "producer.id.expiration.ms",
-})
+#: ALL_DYNAMIC_CONFIGS, in broker/inert_settings.py). Those Weir acts on take effect at once where
+#: they are read at each use (log and cleaner settings, topic defaults); those it reads only at
+#: start-up (listeners, TLS and SASL, connection limits) are stored and described and apply from
+#: the next start; the inert ones change nothing.
+DYNAMIC_SETTINGS = inert_settings.KAFKA_DYNAMIC
 
 
 class BrokerConfig:

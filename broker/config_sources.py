@@ -21,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from . import inert_settings
 from .config import DYNAMIC_SETTINGS, LONG_MAX, SETTINGS, TOPIC_FIXED_DEFAULTS, TOPIC_SETTINGS, BrokerConfig
 
 # ConfigSource ids
@@ -35,6 +36,7 @@ TOPIC_SYNONYM = {
     "segment.index.bytes": "log.index.size.max.bytes", "cleanup.policy": "log.cleanup.policy",
     "min.insync.replicas": "min.insync.replicas", "unclean.leader.election.enable": "unclean.leader.election.enable",
 }
+# remote.storage.enable, remote.log.*, *.replication.throttled.replicas: Kafka gives them no broker synonym
 #: Kafka's defaults of those broker synonyms Weir has no setting for (never set, so always DEFAULT_CONFIG)
 _KAFKA_ONLY_DEFAULTS = {broker: TOPIC_FIXED_DEFAULTS[topic] for topic, broker in TOPIC_SYNONYM.items()
                         if topic in TOPIC_FIXED_DEFAULTS}
@@ -67,6 +69,7 @@ _TOPIC_DOCS = {
     "message.timestamp.before.max.ms": "Refuse records whose CreateTime is further in the past than this.",
     "message.timestamp.after.max.ms": "Refuse records whose CreateTime is further in the future than this.",
     "unclean.leader.election.enable": "No effect on one node.",
+    **inert_settings.TOPIC_DOCS,
 }
 
 
@@ -97,7 +100,7 @@ def text(value: Any) -> str | None:
 #: Kafka's PASSWORD-typed broker settings: DescribeConfigs answers them with a null value and
 #: is_sensitive, as Kafka does, so a secret never leaves the broker.
 SENSITIVE = frozenset({"ssl.key.password", "ssl.keystore.password", "ssl.keystore.key",
-                       "ssl.truststore.password"})
+                       "ssl.truststore.password"}) | inert_settings.PASSWORDS
 
 
 def _default(name: str) -> Any:
@@ -119,6 +122,9 @@ def synonyms(config: BrokerConfig, name: str) -> list[tuple[str, str | None, int
 
 
 def _type_of(name: str, value: Any) -> int:
+    kafka_type = inert_settings.TYPES.get(name) or inert_settings.TOPIC_TYPES.get(name)
+    if kafka_type is not None:
+        return kafka_type
     if name == "cleanup.policy":
         return LIST
     if isinstance(value, bool):
@@ -157,7 +163,7 @@ def topic_entries(config: BrokerConfig, effective: dict[str, Any], overrides: di
         value = effective.get(name)
         if name == "flush.ms" and value is None:
             value = LONG_MAX
-        found = synonyms(config, TOPIC_SYNONYM[name])
+        found = synonyms(config, TOPIC_SYNONYM[name]) if name in TOPIC_SYNONYM else []
         if name in overrides:
             found.insert(0, (name, text(value), TOPIC_CONFIG))
         entries.append(Entry(name, text(value), found[0][2] if found else DEFAULT_CONFIG, False, found,

@@ -14,6 +14,7 @@ from weir.broker.log.manager import LogManager
 from weir.broker.metrics import recorder_for
 from weir.broker.security.listeners import listener_specs
 from weir.broker.security.scram_store import ScramStore
+from weir.broker.group.configs import GroupConfigs
 from weir.broker.group.coordinator import GroupCoordinator
 from weir.broker.group.expiry import OffsetExpiry
 from weir.broker.group.offsets import OffsetStore
@@ -53,6 +54,8 @@ class BrokerContext:
         self.features = FinalizedFeatures(self.data_dir, self.node_id, self.initial_features)
         self.dynamic_configs = DynamicBrokerConfigs(self.data_dir, self.config)
         self.dynamic_configs.load()  # before the log store: topic defaults depend on it
+        self.group_configs = GroupConfigs(self.data_dir, self.config)  # GROUP config resources
+        self.group_configs.load()
         self.logs = LogManager(self.data_dir, self.config, self.clock)
         self.producer_ids = ProducerIdAllocator(self.data_dir)
         self.offsets = OffsetStore(self)

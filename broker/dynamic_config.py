@@ -5,8 +5,13 @@ Kafka keeps them in its metadata log as ConfigRecords for the resource
 process keeps both layers in ``<data-dir>/dynamic-broker-configs.json``
 (written atomically), loads it before the log store opens, and installs the
 parsed values into ``BrokerConfig`` where every reader picks them up. Only
-``config.DYNAMIC_SETTINGS`` may change; anything else is refused with
-INVALID_REQUEST, as Kafka refuses "Cannot update these configs dynamically".
+``config.DYNAMIC_SETTINGS`` (Kafka 4.3's dynamic broker settings) may change; anything
+else is refused with INVALID_REQUEST, as Kafka refuses "Cannot update these configs
+dynamically", and so are, in Kafka's order, key store and trust store settings without a
+listener prefix and per-broker settings (TLS, SASL, listeners) at the cluster-wide layer.
+Deviations: Kafka's ``listener.name.<l>.<setting>`` forms cannot be changed at run time here;
+and Kafka 4.3 stores a name it does not know at all (``foo.bar``: accepted, unused), where Weir
+refuses it as a setting that cannot change dynamically, so that a misspelt name is noticed.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from weir.protocol.errors import Errors, KafkaError
 
 from .log import disk
 from .config import DYNAMIC_SETTINGS, SETTINGS, BrokerConfig, ConfigError
+from .inert_settings import PER_BROKER, PER_LISTENER_ONLY
 
 FILE_NAME = "dynamic-broker-configs.json"
 CLUSTER_DEFAULT = ""  # the resource name of the cluster-wide layer
@@ -57,23 +63,28 @@ class DynamicBrokerConfigs:
         return dict(self.texts[layer])
 
     @staticmethod
-    def validate(texts: dict[str, str]) -> None:
-        """Refuse settings that cannot change at run time and values that do not parse."""
-        static = sorted(name for name in texts if name not in DYNAMIC_SETTINGS)
-        if static:
-            # Kafka 4 prints the names as a Java set: "[a, b]" (its order is a HashSet's; ours sorted)
-            raise KafkaError(Errors.INVALID_REQUEST,
-                             f"Cannot update these configs dynamically: [{', '.join(static)}]")
+    def validate(texts: dict[str, str], layer: str = "node") -> None:
+        """Refuse settings that cannot change at run time (or not at ``layer``) and values that do not parse."""
+        def refuse(names, message):
+            if names:
+                # Kafka 4 prints the names as a Java set: "[a, b]" (its order is a HashSet's; ours sorted)
+                raise KafkaError(Errors.INVALID_REQUEST, f"{message}: [{', '.join(sorted(names))}]")
+        refuse([name for name in texts if name not in DYNAMIC_SETTINGS], "Cannot update these configs dynamically")
+        refuse([name for name in texts if name in PER_LISTENER_ONLY],
+               "These security configs can be dynamically updated only per-listener using the listener prefix")
         for name, text in texts.items():
             try:
                 SETTINGS[name].parse(text)
             except ValueError as exc:
                 raise KafkaError(Errors.INVALID_REQUEST, f"Invalid value {text} for configuration {name}: {exc}") \
                     from None
+        if layer == CLUSTER_DEFAULT:
+            refuse([name for name in texts if name in PER_BROKER],
+                   "Cannot update these configs at default cluster level, broker id must be specified")
 
     def replace(self, layer: str, texts: dict[str, str]) -> None:
         """Make ``texts`` the whole layer: persisted first, then installed."""
-        self.validate(texts)
+        self.validate(texts, layer)
         updated = dict(self.texts)
         updated[layer] = dict(texts)
         disk.replace_durably(self.path, json.dumps({"cluster": updated[CLUSTER_DEFAULT], "node": updated[self.node]},

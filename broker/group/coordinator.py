@@ -15,7 +15,8 @@ transaction coordinator they are not re-derived from the record, because a
 group's live state (parked answers, timers) is more than the record holds.
 
 Rebalances and their deadlines run in ``rebalance.py``, record encoding in
-``storage.py``, the admin APIs in ``admin.py``.
+``storage.py``, the admin APIs in ``admin.py``; classic members of consumer groups in
+``consumer/classic_members.py``, conversions between the two kinds in ``migration.py``.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from ..coordinator import records
 from . import storage
 from .consumer import records as consumer_records
 from .consumer.coordinator import ConsumerGroupCoordinator
+from .migration import Migration
 from .classic import ClassicGroup, GroupState, JoinResult, Member, SyncResult
 from .offsets import validate_group_id
 from .rebalance import Rebalancer, answer, resolve_join, resolve_sync
@@ -51,6 +53,8 @@ class GroupCoordinator:
         self._tasks: set[asyncio.Task] = set()
         self.rebalance = Rebalancer(self.clock, self.config, self._persist, self._spawn)
         self.consumer = ConsumerGroupCoordinator(context, self.log)  # KIP-848 groups, same topic
+        self.migration = Migration(self)  # classic <-> consumer conversions
+        self.consumer.on_member_removed = self.migration.maybe_downgrade
 
     # ------------------------------------------------------------------ load and persistence
 
@@ -126,11 +130,17 @@ class GroupCoordinator:
                          client_id: str, client_host: str, require_known_member_id: bool) -> JoinResult:
         try:
             validate_group_id(group_id)
-            await self._take_from_consumer_protocol(group_id)
             if not (self.config["group.min.session.timeout.ms"] <= session_timeout_ms
                     <= self.config["group.max.session.timeout.ms"]):
                 raise KafkaError(Errors.INVALID_SESSION_TIMEOUT,
                                  f"session timeout {session_timeout_ms} ms is outside the broker's bounds")
+            consumer_group = self.consumer.groups.get(group_id)
+            if consumer_group is not None and consumer_group.members:
+                # a classic member joining a consumer group is served by it (online migration)
+                return await self.consumer.classic.join(
+                    consumer_group, member_id, instance_id, protocol_type, protocols, session_timeout_ms,
+                    rebalance_timeout_ms, client_id, client_host, require_known_member_id)
+            await self._take_from_consumer_protocol(group_id)
             group = self._group(group_id, create=not member_id)
             if group is None:
                 raise KafkaError(Errors.UNKNOWN_MEMBER_ID, f"group {group_id} has no member {member_id}")
@@ -149,16 +159,10 @@ class GroupCoordinator:
         return await future
 
     async def _take_from_consumer_protocol(self, group_id: str) -> None:
-        """A classic member joining a consumer-protocol group: refused while it has members (Weir does
-        not migrate members between protocols: Kafka's answer with group.consumer.migration.policy
-        disabled); an empty one is deleted, as Kafka converts an empty group."""
-        consumer_group = self.consumer.groups.get(group_id)
-        if consumer_group is None:
-            return
-        if consumer_group.members:
-            raise KafkaError(Errors.INCONSISTENT_GROUP_PROTOCOL,
-                             f"Group {group_id} is a consumer group with members using the consumer protocol.")
-        await self.consumer.delete(group_id)
+        """A classic member joining an empty consumer-protocol group: the group is deleted, as Kafka
+        converts an empty group."""
+        if group_id in self.consumer.groups:
+            await self.consumer.delete(group_id)
 
     def _join_unknown(self, group: ClassicGroup, joining: Member, require_known_member_id: bool):
         if len(group.members) + len(group.pending_members) >= self.config["group.max.size"]:
@@ -266,6 +270,9 @@ class GroupCoordinator:
     async def sync_group(self, group_id: str, generation: int, member_id: str, instance_id: str | None,
                          assignments: dict[str, bytes]) -> SyncResult:
         try:
+            consumer_group = self.consumer.groups.get(group_id)
+            if consumer_group is not None:
+                return self.consumer.classic.sync(consumer_group, generation, member_id, instance_id)
             group = self._live_group(group_id)
             member = group.validate_member(member_id, instance_id)
             if generation != group.generation:
@@ -311,6 +318,9 @@ class GroupCoordinator:
 
     def heartbeat(self, group_id: str, generation: int, member_id: str, instance_id: str | None) -> Errors:
         try:
+            consumer_group = self.consumer.groups.get(group_id)
+            if consumer_group is not None:
+                return self.consumer.classic.heartbeat(consumer_group, generation, member_id, instance_id)
             group = self._live_group(group_id)
             member = group.validate_member(member_id, instance_id)
             if generation != group.generation:
@@ -322,6 +332,10 @@ class GroupCoordinator:
 
     def leave_group(self, group_id: str, leaving: list[tuple[str, str | None]]) -> list[Errors]:
         """One error per (member id, group instance id) leaving; a missing group: UNKNOWN_MEMBER_ID each."""
+        consumer_group = self.consumer.groups.get(group_id)
+        if consumer_group is not None:
+            return [self.consumer.classic.leave(consumer_group, member_id, instance_id)
+                    for member_id, instance_id in leaving]
         group = self._group(group_id)
         if group is None:
             return [Errors.UNKNOWN_MEMBER_ID] * len(leaving)
@@ -358,6 +372,10 @@ class GroupCoordinator:
     # ------------------------------------------------------------------ the consumer protocol (KIP-848)
 
     async def consumer_group_heartbeat(self, request, version: int, client_id: str, client_host: str) -> dict:
+        try:
+            await self.migration.maybe_upgrade(request.group_id, request.member_epoch)
+        except KafkaError as exc:
+            return {"error_code": exc.code, "error_message": exc.message or None}
         answer = await self.consumer.heartbeat(request, version, client_id, client_host, self.groups)
         classic = self.groups.get(request.group_id)
         if answer["error_code"] == Errors.NONE and classic is not None and not classic.members:

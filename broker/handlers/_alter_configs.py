@@ -6,9 +6,10 @@ INVALID_REQUEST, as is a config named twice or a null value. BROKER changes go
 through ``broker.dynamic_config`` (INVALID_REQUEST for a setting that cannot
 change at run time or a bad value, as Kafka's broker answers); TOPIC changes
 are checked as CreateTopics checks configs (INVALID_CONFIG), then the topic
-must exist (UNKNOWN_TOPIC_OR_PARTITION), in Kafka's order. Other resource types
-(BROKER_LOGGER, GROUP, CLIENT_METRICS) are INVALID_REQUEST: Weir has none of
-them. ``validate_only`` checks everything and changes nothing.
+must exist (UNKNOWN_TOPIC_OR_PARTITION), in Kafka's order. GROUP changes are
+checked by ``group.configs`` (INVALID_CONFIG, Kafka's messages); the group need
+not exist. Other resource types (BROKER_LOGGER, CLIENT_METRICS) are
+INVALID_REQUEST: Weir has none of them. ``validate_only`` checks everything and changes nothing.
 """
 
 from collections import Counter
@@ -17,6 +18,7 @@ from weir.protocol.errors import Errors, KafkaError
 
 from ..config import ConfigError, parse_topic_config
 from ..config_sources import text
+from ..group.configs import GROUP
 from ..log.manager import validate_topic_name
 
 TOPIC, BROKER = 2, 4
@@ -45,7 +47,7 @@ def _alter_one(context, resource, updated, validate_only):
         dynamic = context.dynamic_configs
         layer = dynamic.layer_name(resource.resource_name)
         texts = updated(dynamic.current(layer), resource, BROKER)
-        dynamic.validate(texts)
+        dynamic.validate(texts, layer)
         if not validate_only:
             dynamic.replace(layer, texts)
             context.logs.refresh_topic_configs()  # topic defaults follow broker settings
@@ -66,6 +68,12 @@ def _alter_one(context, resource, updated, validate_only):
             raise KafkaError(Errors.UNKNOWN_TOPIC_OR_PARTITION, "This server does not host this topic-partition.")
         if not validate_only:
             context.logs.set_topic_overrides(name, overrides)
+    elif resource.resource_type == GROUP:
+        group_configs = context.group_configs
+        texts = updated(group_configs.current(resource.resource_name), resource, GROUP)
+        group_configs.validate(texts)
+        if not validate_only:
+            group_configs.replace(resource.resource_name, texts)
     else:
         raise KafkaError(Errors.INVALID_REQUEST, f"Unknown resource type {resource.resource_type}")
 

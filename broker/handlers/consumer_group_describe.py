@@ -17,7 +17,7 @@ from ..group.consumer.coordinator import topic_names
 from ..group.consumer.heartbeat import preferred_assignor
 from ..group.consumer.subscription import TopicsView
 
-CONSUMER_MEMBER_TYPE = 1  # KIP-1099: 0 classic, 1 consumer
+CLASSIC_MEMBER_TYPE, CONSUMER_MEMBER_TYPE = 0, 1  # KIP-1099; classic: a member that joined by JoinGroup
 
 
 @handles(ApiKey.CONSUMER_GROUP_DESCRIBE, versions=(0, 1))
@@ -43,7 +43,8 @@ def handle(context, header, request):
             subscribed_topic_regex=m.subscribed_topic_regex,
             assignment=_assignment(m.assigned, topics), target_assignment=_assignment(group.target.get(m.member_id, {}),
                                                                                       topics),
-            member_type=CONSUMER_MEMBER_TYPE) for m in group.members.values()]
+            member_type=CLASSIC_MEMBER_TYPE if m.uses_classic_protocol else CONSUMER_MEMBER_TYPE)
+            for m in group.members.values()]
         answer = msg.DescribedGroup(
             error_code=Errors.NONE, group_id=group_id, group_state=group.state.value, group_epoch=group.group_epoch,
             assignment_epoch=group.target_epoch,

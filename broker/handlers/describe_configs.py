@@ -1,4 +1,4 @@
-"""DescribeConfigs (32), v1-4, for TOPIC (2) and BROKER (4) resources.
+"""DescribeConfigs (32), v1-4, for TOPIC (2), BROKER (4) and GROUP (32) resources.
 
 Values are the effective ones, with Kafka's sources and synonyms (see
 ``broker.config_sources``): a topic override is DYNAMIC_TOPIC_CONFIG, a value
@@ -7,13 +7,16 @@ DYNAMIC_DEFAULT_BROKER_CONFIG (resource ""), one from the start-up file
 STATIC_BROKER_CONFIG, otherwise DEFAULT_CONFIG. Synonyms are sent only when
 asked (v1+), documentation only when asked (v3+); config types are always
 sent (v3+). BROKER "" lists only the cluster-wide dynamic defaults, as Kafka
-does; a broker setting is read-only unless Kafka lets it change at run time
-and Weir acts on it. Kafka's topic settings Weir does not model are not
-listed. A freshly formatted Kafka 4 cluster shows min.insync.replicas as
+does; a broker setting is read-only unless Kafka lets it change at run time.
+A freshly formatted Kafka 4 cluster shows min.insync.replicas as
 DYNAMIC_DEFAULT_BROKER_CONFIG (its storage format writes it cluster-wide for
 eligible leader replicas, KIP-966); Weir has no format step and shows it as
-DEFAULT_CONFIG, same value (named in tests/java/test_admin.py). BROKER_LOGGER, GROUP and CLIENT_METRICS resources are INVALID_REQUEST:
-Weir has none of them.
+DEFAULT_CONFIG, same value (named in tests/java/test_admin.py). A GROUP lists
+Kafka's group configs (``broker.group.configs``), an override as GROUP_CONFIG,
+whether or not the group exists. Kafka's topic and broker settings that Weir
+accepts without acting on them are listed too, their documentation starting
+"No effect in Weir" (``broker.inert_settings``). BROKER_LOGGER and
+CLIENT_METRICS resources are INVALID_REQUEST: Weir has none of them.
 """
 
 from weir.protocol.api_keys import ApiKey
@@ -22,6 +25,7 @@ from weir.protocol.messages import describe_configs as msg
 
 from .. import config_sources
 from ..dispatcher import handles
+from ..group.configs import GROUP
 from ..log.manager import validate_topic_name
 
 TOPIC, BROKER = 2, 4
@@ -72,4 +76,6 @@ def _entries(context, resource):
             raise KafkaError(Errors.INVALID_REQUEST, f"Unexpected broker id, expected {context.node_id} or empty "
                                                      f"string, but received {name}")
         return config_sources.broker_entries(context.config, per_node=True)
+    if resource.resource_type == GROUP:
+        return context.group_configs.entries(resource.resource_name)
     raise KafkaError(Errors.INVALID_REQUEST, f"Unsupported resource type: {resource.resource_type}")

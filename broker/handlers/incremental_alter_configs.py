@@ -1,8 +1,9 @@
-"""IncrementalAlterConfigs (44), v0-1, for TOPIC and BROKER resources.
+"""IncrementalAlterConfigs (44), v0-1, for TOPIC, BROKER and GROUP resources.
 
 Each config names an operation on the current set: SET, DELETE (back to the
-default), APPEND and SUBTRACT (list-typed settings only, i.e. cleanup.policy;
-elsewhere INVALID_CONFIG "Can't APPEND to key ... because its type is not
+default), APPEND and SUBTRACT (list-typed settings only: cleanup.policy, and
+Kafka's LIST-typed broker settings such as log.cleanup.policy or
+sasl.enabled.mechanisms; elsewhere INVALID_CONFIG "Can't APPEND to key ... because its type is not
 LIST", as Kafka's ConfigurationControlManager answers). An unknown operation
 is INVALID_REQUEST. Checks, errors and ``validate_only`` are shared with
 AlterConfigs (``_alter_configs``); changes are persisted and take effect on the
@@ -13,14 +14,20 @@ from weir.protocol.api_keys import ApiKey
 from weir.protocol.errors import Errors, KafkaError
 from weir.protocol.messages import incremental_alter_configs as msg
 
+from ..config import SETTINGS
+from ..config_sources import text
 from ..dispatcher import handles
-from ._alter_configs import TOPIC, alter, refuse_nulls
+from ..inert_settings import LIST, TYPES
+from ._alter_configs import BROKER, TOPIC, alter, refuse_nulls
 
 _OPS = {msg.SET: "SET", msg.DELETE: "DELETE", msg.APPEND: "APPEND", msg.SUBTRACT: "SUBTRACT"}
 # The list-typed topic settings Weir knows, with the topic-level default Kafka appends to or subtracts
 # from when the topic has no override (LogConfig's, not the broker's log.cleanup.policy: as Kafka does).
-# No dynamic broker setting is a list.
 _TOPIC_LIST_DEFAULTS = {"cleanup.policy": "delete"}
+# The list-typed broker settings (Kafka's LIST type), with their built-in defaults likewise.
+_BROKER_LIST_DEFAULTS = {name: text(setting.default) or "" for name, setting in SETTINGS.items()
+                         if isinstance(setting.default, tuple) or TYPES.get(name) == LIST
+                         or name == "log.cleanup.policy"}
 
 
 def _applied(current, resource, resource_type):
@@ -35,10 +42,11 @@ def _applied(current, resource, resource_type):
         elif op == msg.DELETE:
             texts.pop(config.name, None)
         else:
-            if resource_type != TOPIC or config.name not in _TOPIC_LIST_DEFAULTS:
+            defaults = {TOPIC: _TOPIC_LIST_DEFAULTS, BROKER: _BROKER_LIST_DEFAULTS}.get(resource_type, {})
+            if config.name not in defaults:
                 raise KafkaError(Errors.INVALID_CONFIG,
                                  f"Can't {_OPS[op]} to key {config.name} because its type is not LIST.")
-            old = texts.get(config.name, _TOPIC_LIST_DEFAULTS[config.name])
+            old = texts.get(config.name, defaults[config.name])
             parts = [part for part in old.split(",") if part]
             for value in config.value.split(","):
                 if op == msg.APPEND and value not in parts:

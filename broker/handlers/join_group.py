@@ -3,6 +3,8 @@
 v0 has no rebalance timeout (the session timeout serves as one, as in Kafka);
 v4+ answers a join without a member id with MEMBER_ID_REQUIRED and the id to
 rejoin with (KIP-394); v5 carries group.instance.id (static membership).
+A consumer-protocol group with members serves the join itself (KIP-848 migration:
+broker/group/consumer/classic_members.py): the answer comes at once, with no leader.
 """
 
 from weir.protocol.api_keys import ApiKey

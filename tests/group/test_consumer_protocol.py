@@ -12,6 +12,7 @@ from weir.broker.clock import ManualClock
 from weir.broker.dispatcher import HANDLERS
 from weir.broker.features import GROUP_VERSION
 from weir.protocol.api_keys import ApiKey
+from weir.broker.group.configs import GroupConfigs
 from weir.broker.group.consumer.member import MemberState
 from weir.protocol.errors import Errors
 from tests.group.consumer_driver import G, Member, request
@@ -142,6 +143,27 @@ async def test_session_timeout_removes_the_member(context):
     assert len(a.partitions()) == 6
 
 
+async def test_the_groups_own_session_timeout_and_heartbeat_interval_apply(context):
+    """Group configs (kafka-configs --entity-type groups) override the broker's group.consumer.* for one group."""
+    context.group_configs.replace(G, {"consumer.session.timeout.ms": "55000", "consumer.heartbeat.interval.ms": "7000"})
+    reloaded = GroupConfigs(context.data_dir, context.config)
+    reloaded.load()  # kept on disk, as Kafka keeps them in its metadata log
+    assert reloaded.current(G) == context.group_configs.current(G)
+    a, b = Member(context, "a", topics=("wide",)), Member(context, "b", topics=("wide",))
+    assert (await a.join())["heartbeat_interval_ms"] == 7000
+    await b.join()
+    await converge([a, b])
+    context.clock.advance(SESSION + 1)  # past the broker's session timeout, within the group's
+    await a.beat()
+    await _settle(context)
+    assert set(group_of(context).members) == {"a", "b"}
+    context.clock.advance(55_000 - SESSION)  # b's session, the group's 55 s, is over
+    await _settle(context)
+    assert set(group_of(context).members) == {"a"}
+    context.group_configs.replace(G, {})  # back to the broker's settings
+    assert (await a.beat())["heartbeat_interval_ms"] == HEARTBEAT
+
+
 async def test_a_member_that_does_not_revoke_in_time_is_removed(context):
     a, b = Member(context, "a", topics=("wide",)), Member(context, "b", topics=("wide",))
     await a.join(rebalance_timeout=10_000)
@@ -260,13 +282,10 @@ async def _settle(context):
         await asyncio.wait(list(context.groups.consumer._tasks))
 
 
-async def test_a_classic_join_is_refused_while_members_use_the_consumer_protocol(context, tmp_path):
+async def test_a_classic_join_takes_an_empty_consumer_group(context, tmp_path):
     from tests.group.test_coordinator import RANGE
     a = Member(context, "a", topics=("wide",))
     await a.join()
-    joined = await context.groups.join_group(G, "", None, "consumer", RANGE, 10_000, 30_000, "client", "/h",
-                                             require_known_member_id=False)
-    assert joined.error == Errors.INCONSISTENT_GROUP_PROTOCOL
     await a.leave()
     # empty: the id goes to the classic member, and the consumer group's records are tombstoned
     joined = asyncio.ensure_future(context.groups.join_group(G, "", None, "consumer", RANGE, 10_000, 30_000,

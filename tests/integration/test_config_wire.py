@@ -238,3 +238,24 @@ async def test_create_topics_v5_answers_partitions_replication_and_configs(broke
         assert metadata_ids["kip525"] != bytes(16)
     finally:
         await conn.close()
+
+
+async def test_list_broker_settings_take_append_and_subtract(conn):
+    rules = "sasl.kerberos.principal.to.local.rules"  # Kafka's LIST type, default DEFAULT
+    try:
+        assert await incremental(conn, BROKER, "0", (rules, APPEND, "RULE:x")) == Errors.NONE
+        assert (await describe(conn, BROKER, "0"))[1][rules].value == "DEFAULT,RULE:x"
+        assert await incremental(conn, BROKER, "0", (rules, SUBTRACT, "DEFAULT")) == Errors.NONE
+        assert (await describe(conn, BROKER, "0"))[1][rules].value == "RULE:x"
+    finally:
+        assert await incremental(conn, BROKER, "0", (rules, DELETE, None)) == Errors.NONE
+    assert await incremental(conn, BROKER, "0", ("background.threads", APPEND, "1")) == Errors.INVALID_CONFIG
+
+
+async def test_settings_without_effect_say_so(conn):
+    _error, entries = await describe(conn, TOPIC, T, docs=True)
+    assert entries["file.delete.delay.ms"].documentation.startswith("No effect in Weir: ")
+    assert not entries["retention.ms"].documentation.startswith("No effect")
+    _error, entries = await describe(conn, 32, "any-group", docs=True)  # GROUP
+    assert entries["share.session.timeout.ms"].documentation.startswith("No effect in Weir: ")
+    assert not entries["consumer.session.timeout.ms"].documentation.startswith("No effect")

@@ -5,20 +5,6 @@ every step must equal Kafka's except the deliberate differences listed in DEVIAT
 
 from tests.java.java_client import run
 
-#: Kafka 4 topic settings Weir does not model (remote storage, throttled replication,
-#: preallocation, segment jitter, delayed file deletion) and so does not list; see the
-#: docstring of broker/handlers/describe_configs.py.
-NOT_MODELLED_TOPIC_SETTINGS = {
-    "file.delete.delay.ms", "follower.replication.throttled.replicas", "leader.replication.throttled.replicas",
-    "local.retention.bytes", "local.retention.ms", "preallocate", "remote.log.copy.disable",
-    "remote.log.delete.on.disable", "remote.storage.enable", "segment.jitter.ms",
-}
-
-
-def _without_unmodelled(answer):
-    return {"result": [name for name in answer["result"] if name not in NOT_MODELLED_TOPIC_SETTINGS]}
-
-
 def _min_isr_source_as_weir(answer):
     """Kafka 4's storage format (eligible leader replicas, KIP-966) writes min.insync.replicas
     as a cluster-wide dynamic default, so its topics show that source; Weir has no format step
@@ -30,7 +16,6 @@ def _min_isr_source_as_weir(answer):
 
 #: step -> what turns Kafka's answer into the one Weir deliberately gives instead.
 DEVIATIONS = {
-    "topic_config_names": _without_unmodelled,
     "describe_topic_config": _min_isr_source_as_weir,
 }
 

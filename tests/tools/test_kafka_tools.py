@@ -7,9 +7,8 @@ Differences that are deliberate, and how the assertions allow for them:
   controller sets a cluster-wide ``min.insync.replicas=1``; kafka-topics --describe then lists it
   among each topic's non-default configs and kafka-configs among the brokers' defaults. Weir has
   one node and no replication, so no ELR and no such record.
-- STATIC_BROKER_CONFIGS: Weir changes only ``config.DYNAMIC_SETTINGS`` at run time (it has no
-  cleaner thread pool, so e.g. log.cleaner.threads is no setting of Weir's); the broker-config
-  test uses settings both brokers change dynamically.
+- Weir accepts every dynamic broker setting Kafka 4.3 has, many without acting on them
+  (broker/inert_settings.py); the broker-config test uses settings both brokers act on.
 """
 
 from __future__ import annotations

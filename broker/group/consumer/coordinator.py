@@ -1,7 +1,7 @@
 """The consumer group coordinator (KIP-848): owns the consumer-protocol groups, writes their records
 and replays them, and runs their deadlines.
 
-An operation (``heartbeat.py``) returns records and an answer; ``_apply`` replays the records at
+An operation (``heartbeat.py``) returns records and an answer; ``apply`` replays the records at
 once, so the next request sees them, and writes them to the group's ``__consumer_offsets``
 partition; the answer goes out when the write is done. Replay is the only way state changes, and
 start-up replays the same records (``replay``), so a restart (kill -9 included) resumes every
@@ -9,8 +9,8 @@ member at its epoch with its partitions, without a rebalance. If a write fails, 
 rebuilt from what its partition holds and the member is told COORDINATOR_NOT_AVAILABLE, as
 Kafka's runtime reverts to its last committed state.
 
-Deadlines, on the injected clock: a member's session (``group.consumer.session.timeout.ms``,
-renewed by each heartbeat) and its revocation deadline (its rebalance timeout, while it holds
+Deadlines, on the injected clock: a member's session (the group's ``consumer.session.timeout.ms``
+config, else ``group.consumer.session.timeout.ms``; renewed by each heartbeat) and its revocation deadline (its rebalance timeout, while it holds
 partitions it was told to revoke). Either one passing removes the member, as Kafka fences it.
 """
 
@@ -27,6 +27,7 @@ from ...config import ConfigError
 from . import heartbeat as op
 from . import records as r
 from .assignors import configured
+from .classic_members import ClassicMembers
 from .group import ConsumerGroup
 from .member import LEAVE_GROUP_EPOCH, Assignment, MemberState
 from .subscription import TopicsView
@@ -41,10 +42,9 @@ class ConsumerGroupCoordinator:
         self.clock = context.clock
         self.log = offsets_log
         self.groups: dict[str, ConsumerGroup] = {}
-        self.settings = op.Settings(heartbeat_interval_ms=self.config["group.consumer.heartbeat.interval.ms"],
-                                    max_size=self.config["group.consumer.max.size"],
+        self.settings = op.Settings(max_size=self.config["group.consumer.max.size"],
                                     assignors=configured(self.config["group.consumer.assignors"]))
-        self.session_timeout_ms = self.config["group.consumer.session.timeout.ms"]
+        self.group_configs = context.group_configs  # per-group session timeout and heartbeat interval
         for name in ("session.timeout.ms", "heartbeat.interval.ms"):
             value = self.config[f"group.consumer.{name}"]
             low, high = self.config[f"group.consumer.min.{name}"], self.config[f"group.consumer.max.{name}"]
@@ -54,6 +54,9 @@ class ConsumerGroupCoordinator:
         self._sessions: dict[tuple[str, str], Timer] = {}
         self._revocations: dict[tuple[str, str], Timer] = {}
         self._tasks: set[asyncio.Task] = set()
+        self.classic = ClassicMembers(self)  # classic-protocol members of consumer groups (migration)
+        # the group coordinator's downgrade check: (group id, the group epoch before the member left)
+        self.on_member_removed = lambda group_id, epoch: None
 
     # ------------------------------------------------------------------ replay and start-up
 
@@ -71,7 +74,7 @@ class ConsumerGroupCoordinator:
         """Members replayed from the log must heartbeat within their session, and revoke in time."""
         for group in self.groups.values():
             for member in group.members.values():
-                self._schedule(group.group_id, member)
+                self.schedule(group.group_id, member)
 
     async def close(self) -> None:
         for timer in (*self._sessions.values(), *self._revocations.values()):
@@ -88,17 +91,22 @@ class ConsumerGroupCoordinator:
                                    TopicsView.of(self.context.logs), client_id, client_host)
         except KafkaError as exc:
             return {"error_code": exc.code, "error_message": exc.message or None}
-        if not await self._apply(request.group_id, outcome.records):
+        group = self.groups.get(request.group_id)
+        epoch_before = group.group_epoch if group is not None else 0
+        if not await self.apply(request.group_id, outcome.records):
             return {"error_code": Errors.COORDINATOR_NOT_AVAILABLE}
         if outcome.member is not None and request.member_epoch != LEAVE_GROUP_EPOCH:
-            self._schedule(request.group_id, outcome.member)
+            self.schedule(request.group_id, outcome.member)
         else:
             self._cancel(request.group_id, outcome.member_id)
+            self.on_member_removed(request.group_id, epoch_before)
         return {"error_code": Errors.NONE, "member_id": outcome.member_id, "member_epoch": outcome.member_epoch,
-                "heartbeat_interval_ms": self.settings.heartbeat_interval_ms, "assignment": outcome.assignment}
+                "heartbeat_interval_ms": self.group_configs.value(request.group_id, "consumer.heartbeat.interval.ms"),
+                "assignment": outcome.assignment}
 
     def _check_not_classic(self, group_id: str, epoch: int, classic_groups) -> None:
-        """A classic group with members keeps its id (migration is not served); an empty one yields."""
+        """A classic group with members the group coordinator did not upgrade (the migration policy, the
+        embedded protocol or the group size did not allow it) keeps its id; an empty one yields."""
         classic = classic_groups.get(group_id)
         if classic is not None and classic.members:
             raise KafkaError(Errors.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group.")
@@ -109,13 +117,13 @@ class ConsumerGroupCoordinator:
         if group is None or group.members:
             return False
         records = [r.GroupRecord(r.TARGET_ASSIGNMENT_METADATA, group_id), r.GroupRecord(r.GROUP_METADATA, group_id)]
-        if not await self._apply(group_id, records):
+        if not await self.apply(group_id, records):
             raise KafkaError(Errors.COORDINATOR_NOT_AVAILABLE)
         return True
 
     # ------------------------------------------------------------------ writes
 
-    async def _apply(self, group_id: str, records: list[r.GroupRecord]) -> bool:
+    async def apply(self, group_id: str, records: list[r.GroupRecord]) -> bool:
         """Replay at once (before any await, so the next operation sees the records), then write."""
         if not records:
             return True
@@ -149,13 +157,15 @@ class ConsumerGroupCoordinator:
 
     # ------------------------------------------------------------------ deadlines
 
-    def _schedule(self, group_id: str, member) -> None:
+    def schedule(self, group_id: str, member) -> None:
         key = (group_id, member.member_id)
         previous = self._sessions.pop(key, None)
         if previous is not None:
             previous.cancel()
+        session_timeout_ms = (member.classic_session_timeout_ms if member.uses_classic_protocol
+                              else self.group_configs.value(group_id, "consumer.session.timeout.ms"))
         self._sessions[key] = self.clock.call_later(
-            self.session_timeout_ms / 1000, functools.partial(self._expire, group_id, member.member_id, "session"))
+            session_timeout_ms / 1000, functools.partial(self._expire, group_id, member.member_id, "session"))
         revocation = self._revocations.pop(key, None)
         if member.state == MemberState.UNREVOKED_PARTITIONS:
             if revocation is not None:
@@ -178,12 +188,19 @@ class ConsumerGroupCoordinator:
         group = self.groups.get(group_id)
         if group is None or member_id not in group.members:
             return
-        log.info("consumer group %s: member %s fenced (%s timeout)", group_id, member_id, why)
+        self.remove(group_id, member_id, f"{why} timeout")
+
+    def remove(self, group_id: str, member_id: str, why: str) -> None:
+        """Fence a member now (its session or revocation deadline passed, or it left by LeaveGroup)."""
+        group = self.groups[group_id]
+        epoch_before = group.group_epoch
+        log.info("consumer group %s: member %s removed (%s)", group_id, member_id, why)
         self._cancel(group_id, member_id)
         records = op.fence(group, member_id, TopicsView.of(self.context.logs))
-        for record in records:  # at once, as _apply does: a heartbeat arriving next sees the member gone
+        for record in records:  # at once, as apply does: a heartbeat arriving next sees the member gone
             self.replay(record)
         self._spawn(self._write(group_id, records))
+        self.on_member_removed(group_id, epoch_before)
 
     def _expire_revocation(self, group_id: str, member_id: str, epoch: int) -> None:
         self._revocations.pop((group_id, member_id), None)
@@ -205,6 +222,11 @@ class ConsumerGroupCoordinator:
         if member is None:
             raise KafkaError(Errors.UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of group "
                                                        f"{group.group_id}.")
+        if member.uses_classic_protocol:  # Kafka's answer to a classic member: its generation is the epoch
+            if member_epoch != member.member_epoch:
+                raise KafkaError(Errors.ILLEGAL_GENERATION, f"The received generation id {member_epoch} does not "
+                                                            f"match the expected member epoch {member.member_epoch}.")
+            return {}
         if not transactional and api_version < 9:
             raise KafkaError(Errors.UNSUPPORTED_VERSION, "OffsetCommit version 9 or above must be used by members "
                                                          "using the modern group protocol")
@@ -231,8 +253,23 @@ class ConsumerGroupCoordinator:
             raise KafkaError(Errors.UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of group "
                                                        f"{group.group_id}.")
         if member_epoch != member.member_epoch:
-            raise KafkaError(Errors.STALE_MEMBER_EPOCH, f"The received member epoch {member_epoch} does not match "
-                                                        f"the expected member epoch {member.member_epoch}.")
+            error = Errors.ILLEGAL_GENERATION if member.uses_classic_protocol else Errors.STALE_MEMBER_EPOCH
+            raise KafkaError(error, f"The received member epoch {member_epoch} does not match "
+                                    f"the expected member epoch {member.member_epoch}.")
+
+    def cancel_all(self, group_id: str) -> None:
+        """Stop every deadline of a group's members (the group is converted to a classic group)."""
+        for member_id in list(self.groups[group_id].members):
+            self._cancel(group_id, member_id)
+
+    async def write_raw(self, group_id: str, entries: list[tuple[bytes, bytes | None]]) -> bool:
+        """Append conversion records (some of them classic records) to the group's partition."""
+        try:
+            await self.log.append(self.log.partition_for(group_id), entries, self.clock.now_ms())
+        except Exception:
+            log.exception("group %s: writing its conversion failed", group_id)
+            return False
+        return True
 
 
 def topic_names(assignment: Assignment, topics: TopicsView) -> list[tuple[bytes, str, list[int]]]:

@@ -83,7 +83,7 @@ class ConsumerGroup:
             instance_id=value.instance_id, rack_id=value.rack_id, client_id=value.client_id,
             client_host=value.client_host, subscribed_topic_names=tuple(value.subscribed_topic_names),
             subscribed_topic_regex=value.subscribed_topic_regex, rebalance_timeout_ms=value.rebalance_timeout_ms,
-            server_assignor=value.server_assignor))
+            server_assignor=value.server_assignor, **_classic(value.classic_member_metadata)))
 
     def _replay_current_assignment(self, member_id: str, value) -> None:
         old = self.members.get(member_id)
@@ -123,6 +123,13 @@ class ConsumerGroup:
             self.partition_epochs[owned] = member.member_epoch
         if member.instance_id is not None:
             self.static_members[member.instance_id] = member_id
+
+
+def _classic(metadata) -> dict:
+    if metadata is None:
+        return {"classic_session_timeout_ms": None, "classic_protocols": None}
+    return {"classic_session_timeout_ms": metadata.session_timeout_ms,
+            "classic_protocols": tuple((p.name, bytes(p.metadata)) for p in metadata.supported_protocols)}
 
 
 def _assignment(topic_partitions) -> Assignment:

@@ -32,7 +32,6 @@ from .subscription import TopicsView, compile_regex, member_topics, metadata_has
 
 @dataclass(frozen=True)
 class Settings:
-    heartbeat_interval_ms: int
     max_size: int
     assignors: list[str]
 
@@ -83,7 +82,8 @@ def validate(request, version: int, settings: Settings) -> None:
 
 
 def heartbeat(group: ConsumerGroup | None, request, settings: Settings, topics: TopicsView,
-              client_id: str, client_host: str) -> Outcome:
+              client_id: str, client_host: str, classic: dict | None = None) -> Outcome:
+    """``classic``: the classic_* fields of a member joining through JoinGroup (``classic_members.py``)."""
     epoch = request.member_epoch
     group_id = request.group_id
     if group is None:
@@ -99,7 +99,8 @@ def heartbeat(group: ConsumerGroup | None, request, settings: Settings, topics: 
     if len(group.members) >= settings.max_size and member_id not in group.members:
         raise KafkaError(Errors.GROUP_MAX_SIZE_REACHED,
                          f"The consumer group has reached its maximum capacity of {settings.max_size} members.")
-    member, replaced = _find_member(group, member_id, request.instance_id, epoch, owned, out.records)
+    member, replaced = _find_member(group, member_id, request.instance_id, epoch, owned, out.records,
+                                    joining_classic=classic is not None)
     is_new = member_id not in group.members and replaced is None
 
     updated = member.replace(
@@ -112,7 +113,7 @@ def heartbeat(group: ConsumerGroup | None, request, settings: Settings, topics: 
                                 else member.subscribed_topic_names),
         subscribed_topic_regex=(request.subscribed_topic_regex if request.subscribed_topic_regex is not None
                                 else member.subscribed_topic_regex),
-        client_id=client_id, client_host=client_host)
+        client_id=client_id, client_host=client_host, **(classic or {}))
     bump = is_new or (updated.subscribed_topic_names != member.subscribed_topic_names
                       or updated.subscribed_topic_regex != member.subscribed_topic_regex)
     if updated != member or is_new:
@@ -155,8 +156,11 @@ def heartbeat(group: ConsumerGroup | None, request, settings: Settings, topics: 
     return out
 
 
-def _find_member(group, member_id, instance_id, epoch, owned, records) -> tuple[ConsumerGroupMember, str | None]:
-    """The member the heartbeat is from, and the member id it replaces (a static member's old id)."""
+def _find_member(group, member_id, instance_id, epoch, owned, records,
+                 joining_classic=False) -> tuple[ConsumerGroupMember, str | None]:
+    """The member the heartbeat is from, and the member id it replaces (a static member's old id).
+    A classic member (joining, or the one in place) replaces a static member without waiting for it
+    to leave with epoch -2, as Kafka lets it: a classic consumer restarts without leaving."""
     if instance_id is None:
         member = group.members.get(member_id)
         if member is None:
@@ -173,7 +177,8 @@ def _find_member(group, member_id, instance_id, epoch, owned, records) -> tuple[
             return existing, None
         if existing is None:
             return group.members.get(member_id) or ConsumerGroupMember(member_id), None
-        if existing.member_epoch != LEAVE_GROUP_STATIC_EPOCH and existing.member_id != member_id:
+        if (existing.member_epoch != LEAVE_GROUP_STATIC_EPOCH and existing.member_id != member_id
+                and not joining_classic and not existing.uses_classic_protocol):
             raise KafkaError(Errors.UNRELEASED_INSTANCE_ID,
                              f"Static member {member_id} with instance id {instance_id} cannot join the group "
                              f"because the instance id is owned by {existing.member_id} member.")
@@ -284,7 +289,9 @@ def member_metadata_record(group_id: str, member: ConsumerGroupMember) -> r.Grou
         instance_id=member.instance_id, rack_id=member.rack_id, client_id=member.client_id,
         client_host=member.client_host, subscribed_topic_names=list(member.subscribed_topic_names),
         subscribed_topic_regex=member.subscribed_topic_regex, rebalance_timeout_ms=member.rebalance_timeout_ms,
-        server_assignor=member.server_assignor))
+        server_assignor=member.server_assignor, classic_member_metadata=None if member.classic_protocols is None else
+        r.ClassicMemberMetadata(session_timeout_ms=member.classic_session_timeout_ms, supported_protocols=[
+            r.ClassicProtocol(name=name, metadata=metadata) for name, metadata in member.classic_protocols])))
 
 
 def current_assignment_record(group_id: str, member: ConsumerGroupMember) -> r.GroupRecord:

@@ -46,8 +46,16 @@ class ConsumerGroupMember:
     # the member epoch at which each partition it holds was given to it (KIP-1251, Kafka 4.3): a
     # commit from an older epoch is accepted for partitions the member already held then
     assignment_epochs: dict[tuple[bytes, int], int] = field(default_factory=dict)
+    # a member speaking the classic protocol (JoinGroup/SyncGroup/Heartbeat) in a consumer group:
+    # its session timeout and its protocols (name, metadata) as it joined; None for consumer-protocol members
+    classic_session_timeout_ms: int | None = None
+    classic_protocols: tuple[tuple[str, bytes], ...] | None = None
 
-    def replace(self, **changes) -> "ConsumerGroupMember":
+    @property
+    def uses_classic_protocol(self) -> bool:
+        return self.classic_protocols is not None
+
+    def replace(self, **changes) -> ConsumerGroupMember:
         return dataclasses.replace(self, **changes)
 
     def owned_partitions(self):

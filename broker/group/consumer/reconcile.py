@@ -10,7 +10,7 @@ partition is ever owned by two members at once.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from .member import Assignment, ConsumerGroupMember, MemberState, clean
 

@@ -42,7 +42,8 @@ GroupMetadataValue = Message(
 )
 
 ClassicProtocol = Struct("ClassicProtocol", Field("name", STRING), Field("metadata", BYTES))
-ClassicMemberMetadata = Struct("ClassicMemberMetadata", Field("supported_protocols", Array(ClassicProtocol)))
+ClassicMemberMetadata = Struct("ClassicMemberMetadata", Field("session_timeout_ms", INT32),
+                               Field("supported_protocols", Array(ClassicProtocol)))
 
 MemberMetadataValue = Message(
     "ConsumerGroupMemberMetadataValue", MEMBER_METADATA, "0", "0+",

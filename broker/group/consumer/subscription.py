@@ -39,7 +39,7 @@ class TopicsView:
         self.by_id = {t.topic_id: t for t in topics}
 
     @classmethod
-    def of(cls, logs) -> "TopicsView":
+    def of(cls, logs) -> TopicsView:
         return cls([TopicInfo(name, topic.topic_id, len(topic.partitions))
                     for name, topic in logs.topics.items() if name not in INTERNAL_TOPICS])
 
