@@ -13,6 +13,18 @@ the consumer's hands) and acknowledgement (send call to delivery report) latency
 
 Rounds alternate the peers; each figure is the median over rounds, printed with Weir's ratios
 (lower is better) and the machine's 1-minute load average during the round.
+
+The consumer takes records one ``poll`` at a time: ``consume(n, timeout)`` waits up to its
+timeout for n records, which measured librdkafka's batching (a 50 ms p50 at 10,000/s) instead of
+the broker. Where Weir's tail comes from (issue 23, measured on the shared 2-core machine at
+load 5-10 with a 1 ms ticker task on the broker's loop and the loop thread's
+/proc/self/task/<tid>/schedstat): of 0.9-2.8 s of loop lag over a 5 s run at 10,000/s, 90-95%
+was time the thread waited runnable for a CPU, the rest running; no garbage collection took
+over 2 ms (gc.callbacks), so freezing the start-up heap (gc.freeze) has nothing to win here. At
+50,000/s linger 0 the run is bistable on a busy machine: while the broker keeps up, batches stay
+small (p50 5-12 ms); once it falls behind, librdkafka's batches grow to ~1 MB and the backlog
+stays (p50 0.4-1.4 s). One single-threaded loop gets one thread's share of a crowded CPU where
+Kafka's dozens of threads get more.
 """
 
 from __future__ import annotations
