@@ -84,6 +84,8 @@ bench: $(VENV)/.installed-bench
 	$(PY) -m bench.throughput
 	$(PY) -m bench.transactions
 	$(PY) -m bench.pipeline
+	$(PY) -m bench.fetch
+	$(PY) -m bench.latency
 
 clean:
 	rm -rf $(VENV) .pytest_cache build *.egg-info reference/target
