@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .properties import read_properties  # noqa: F401  (the file format; re-exported for callers)
+from .acl.settings import ACL_SETTINGS
 from .security.settings import SECURITY_SETTINGS, parse_prefixed
 
 LONG_MAX = 2**63 - 1
@@ -236,6 +237,7 @@ SETTINGS: dict[str, Setting] = {
 }
 # listeners, TLS and SASL (broker/security/settings.py); their listener.name.<l>.* forms are read below
 SETTINGS.update({name: Setting(*entry) for name, entry in SECURITY_SETTINGS.items()})
+SETTINGS.update({name: Setting(*entry) for name, entry in ACL_SETTINGS.items()})  # broker/acl/settings.py
 
 #: Topic-level overrides accepted by CreateTopics, and the broker setting each defaults to.
 TOPIC_SETTINGS: dict[str, tuple[str | None, Callable[[str], Any]]] = {

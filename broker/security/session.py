@@ -17,6 +17,7 @@ class Session:
     principal: str = ANONYMOUS
     authenticated: bool = False  # True once TLS/SASL (or nothing, on PLAINTEXT) let requests through
     mechanism: str | None = None  # the SASL mechanism that authenticated it
+    api_key: int | None = None  # the request being handled (the dispatcher sets it; the audit log names it)
 
 
 def advertised_address(context, session: Session | None) -> tuple[str, int]:

@@ -1,0 +1,45 @@
+"""CreateAcls (30), v1-3: adds ACL bindings, written durably before the answer.
+
+Needs ALTER on the cluster (every result CLUSTER_AUTHORIZATION_FAILED); without an authorizer
+SECURITY_DISABLED. Each creation is validated as Kafka's AclApis and AclControlManager do
+(INVALID_REQUEST: a CLUSTER resource not named kafka-cluster, an empty name, ANY/MATCH/unknown
+codes, a principal without ``<type>:``); an ACL that exists already succeeds. A failed write
+answers every valid creation with the storage error.
+"""
+
+from weir.protocol.api_keys import ApiKey
+from weir.protocol.errors import Errors, KafkaError
+from weir.protocol.messages import create_acls as msg
+
+from ..acl.model import ALTER, AclBinding, creation_error
+from ..dispatcher import handles
+
+
+@handles(ApiKey.CREATE_ACLS, versions=(1, 3))
+def handle(context, header, request, session=None):
+    authorizer = context.authorizer
+    if not authorizer.allows_cluster(session, ALTER):
+        return _all(request, Errors.CLUSTER_AUTHORIZATION_FAILED, "Cluster authorization failed.")
+    if not authorizer.enabled:
+        return _all(request, Errors.SECURITY_DISABLED, "No Authorizer is configured.")
+    results, valid = [], []
+    for creation in request.creations:
+        acl = AclBinding(creation.resource_type, creation.resource_name, creation.resource_pattern_type,
+                         creation.principal, creation.host, creation.operation, creation.permission_type)
+        error = creation_error(acl)
+        if error is None:
+            valid.append(acl)
+            results.append(msg.Result(error_code=Errors.NONE))
+        else:
+            results.append(msg.Result(error_code=Errors.INVALID_REQUEST, error_message=error))
+    try:
+        authorizer.store.create(valid)
+    except KafkaError as exc:
+        for result in results:
+            if result.error_code == Errors.NONE:
+                result.error_code, result.error_message = exc.error, exc.message or exc.error.name
+    return msg.RESPONSE(results=results)
+
+
+def _all(request, code, message):
+    return msg.RESPONSE(results=[msg.Result(error_code=code, error_message=message) for _ in request.creations])
