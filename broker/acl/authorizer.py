@@ -31,6 +31,7 @@ from .store import AclStore
 
 audit = logging.getLogger("kafka.authorizer.logger")
 
+_NOTHING: frozenset = frozenset()
 _IMPLIED_BY = {DESCRIBE: frozenset({DESCRIBE, READ, WRITE, DELETE, ALTER}),
                DESCRIBE_CONFIGS: frozenset({DESCRIBE_CONFIGS, ALTER_CONFIGS})}
 
@@ -73,6 +74,14 @@ class Authorizer:
         return {name for name in set(names)
                 if self.allows(session, operation, resource_type, name, audit_denial=audit_denial)}
 
+    def denied(self, session, operation: int, resource_type: int, names, *,
+               audit_denial: bool = True) -> frozenset | set[str]:
+        """The names among ``names`` the principal may not ``operation``: empty when authorization is off."""
+        if not self.enabled or session is None:
+            return _NOTHING
+        return {name for name in set(names)
+                if not self.allows(session, operation, resource_type, name, audit_denial=audit_denial)}
+
     def allows_any(self, session, operation: int, resource_type: int) -> bool:
         """Kafka's ``authorizeByResourceType``: is there any resource of the type the principal may
         ``operation``? An ALLOW (literal or prefixed) not covered by a DENY of the same scope."""
@@ -82,8 +91,8 @@ class Authorizer:
             return True  # super user, or no ACL and allow.everyone.if.no.acl.found
         principals = (session.principal, WILDCARD_PRINCIPAL)
         host = _host(session)
-        denied = {LITERAL: set(), PREFIXED: set()}
-        allowed = {LITERAL: set(), PREFIXED: set()}
+        denied: dict[int, set[str]] = {LITERAL: set(), PREFIXED: set()}
+        allowed: dict[int, set[str]] = {LITERAL: set(), PREFIXED: set()}
         for acl in self.store.by_type.get(resource_type, ()):
             if acl.host not in (host, WILDCARD) or acl.principal not in principals:
                 continue
@@ -108,7 +117,7 @@ class Authorizer:
     def authorized_operations(self, session, resource_type: int, name: str) -> int:
         """The 32-bit set of operations allowed on the resource (Metadata, DescribeCluster,
         DescribeGroups, ConsumerGroupDescribe); every supported one when authorization is off."""
-        operations = SUPPORTED_OPERATIONS[resource_type]
+        operations: tuple[int, ...] | list[int] = SUPPORTED_OPERATIONS[resource_type]
         if self.enabled and session is not None:
             operations = [op for op in operations if self.allows(session, op, resource_type, name, audit_denial=False)]
         bits = 0

@@ -94,6 +94,7 @@ class AclFilter(NamedTuple):
                 and (self.permission == ANY or self.permission == acl.permission))
 
     def _name_matches(self, acl: AclBinding) -> bool:
+        assert self.resource_name is not None
         if self.pattern_type in (ANY, acl.pattern_type):
             return self.resource_name == acl.resource_name
         if acl.pattern_type == LITERAL:  # the filter is MATCH

@@ -23,6 +23,7 @@ from .model import LITERAL, AclBinding, AclFilter
 log = logging.getLogger(__name__)
 
 FILE_NAME = "acls.json"
+_NONE: list[AclBinding] = []  # never changed
 
 
 class AclStore:
@@ -57,7 +58,7 @@ class AclStore:
         replace_durably(self._path, json.dumps([list(acl) for acl in acls], indent=0).encode())
 
     def literal(self, resource_type: int, name: str) -> list[AclBinding]:
-        return self._literal.get((resource_type, name), ())
+        return self._literal.get((resource_type, name), _NONE)
 
     def prefixed(self, resource_type: int, name: str):
         """The PREFIXED ACLs whose prefix starts ``name``."""

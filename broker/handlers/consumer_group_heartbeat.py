@@ -14,13 +14,16 @@ from weir.protocol.api_keys import ApiKey
 from weir.protocol.errors import Errors
 from weir.protocol.messages import consumer_group_heartbeat as msg
 
+from ..acl import model as acl
 from ..dispatcher import handles
 from ..features import GROUP_VERSION
 from ..group.consumer.group import topic_partitions
 
 
 @handles(ApiKey.CONSUMER_GROUP_HEARTBEAT, versions=(0, 1))
-async def handle(context, header, request, client_host=""):
+async def handle(context, header, request, client_host="", session=None):
+    if not context.authorizer.allows(session, acl.READ, acl.GROUP, request.group_id):  # ACLs
+        return msg.RESPONSE(error_code=Errors.GROUP_AUTHORIZATION_FAILED)
     if context.features.level(GROUP_VERSION) < 1:
         return msg.RESPONSE(error_code=Errors.UNSUPPORTED_VERSION,
                             error_message="The new consumer group protocol is not enabled.")
