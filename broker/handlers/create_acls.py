@@ -2,16 +2,17 @@
 
 Needs ALTER on the cluster (every result CLUSTER_AUTHORIZATION_FAILED); without an authorizer
 SECURITY_DISABLED. Each creation is validated as Kafka's AclApis and AclControlManager do
-(INVALID_REQUEST: a CLUSTER resource not named kafka-cluster, an empty name, ANY/MATCH/unknown
-codes, a principal without ``<type>:``); an ACL that exists already succeeds. A failed write
-answers every valid creation with the storage error.
+(INVALID_REQUEST: a CLUSTER resource not named kafka-cluster, an empty name, a principal
+without ``<type>:``); an ACL that exists already succeeds. A request with an ANY, MATCH or
+unknown code in any creation fails whole with UNKNOWN_SERVER_ERROR, as Kafka 4.3.1 answers it.
+A failed write answers every valid creation with the storage error.
 """
 
 from weir.protocol.api_keys import ApiKey
 from weir.protocol.errors import Errors, KafkaError
 from weir.protocol.messages import create_acls as msg
 
-from ..acl.model import ALTER, AclBinding, creation_error
+from ..acl.model import ALTER, AclBinding, creation_error, has_concrete_codes
 from ..dispatcher import handles
 
 
@@ -22,14 +23,16 @@ def handle(context, header, request, session=None):
         return _all(request, Errors.CLUSTER_AUTHORIZATION_FAILED, "Cluster authorization failed.")
     if not authorizer.enabled:
         return _all(request, Errors.SECURITY_DISABLED, "No Authorizer is configured.")
+    bindings = [AclBinding(c.resource_type, c.resource_name, c.resource_pattern_type, c.principal, c.host,
+                           c.operation, c.permission_type) for c in request.creations]
+    if not all(has_concrete_codes(acl) for acl in bindings):
+        return _all(request, Errors.UNKNOWN_SERVER_ERROR, None)
     results, valid = [], []
-    for creation in request.creations:
-        acl = AclBinding(creation.resource_type, creation.resource_name, creation.resource_pattern_type,
-                         creation.principal, creation.host, creation.operation, creation.permission_type)
+    for acl in bindings:
         error = creation_error(acl)
         if error is None:
             valid.append(acl)
-            results.append(msg.Result(error_code=Errors.NONE))
+            results.append(msg.Result(error_code=Errors.NONE, error_message=""))  # "" as Kafka, not null
         else:
             results.append(msg.Result(error_code=Errors.INVALID_REQUEST, error_message=error))
     try:

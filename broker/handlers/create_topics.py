@@ -48,7 +48,7 @@ def handle(context, header, request, session=None):
     results = []
     validated = 0  # partitions a validate-only request would have created so far
     for topic in request.topics:
-        result = msg.TopicResult(name=topic.name)
+        result = msg.TopicResult(name=topic.name, error_message=None)  # null on success, as Kafka
         try:
             if counts[topic.name] > 1:
                 raise KafkaError(Errors.INVALID_REQUEST, f"Create topics request from client contains "

@@ -1,8 +1,8 @@
 """DescribeAcls (29), v1-3: the ACLs a filter matches, grouped by resource pattern.
 
 Needs DESCRIBE on the cluster (CLUSTER_AUTHORIZATION_FAILED); without an authorizer Kafka
-answers SECURITY_DISABLED. Deviation: a filter with an unknown code (Kafka's request parser
-refuses it and closes the connection) is answered INVALID_REQUEST.
+answers SECURITY_DISABLED. A filter with a code Kafka does not know matches nothing (no error,
+as Kafka 4.3.1 answers).
 """
 
 from weir.protocol.api_keys import ApiKey
@@ -31,8 +31,6 @@ def handle(context, header, request, session=None):
         return msg.RESPONSE(error_code=Errors.SECURITY_DISABLED,
                             error_message="No Authorizer is configured on the broker")
     wanted = acl_filter(request)
-    if wanted.is_unknown():
-        return msg.RESPONSE(error_code=Errors.INVALID_REQUEST, error_message="Filter contain UNKNOWN elements")
     resources: dict[tuple, list] = {}
     for acl in authorizer.store.describe(wanted):
         resources.setdefault((acl.resource_type, acl.resource_name, acl.pattern_type), []).append(
