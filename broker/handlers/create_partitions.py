@@ -31,7 +31,7 @@ def handle(context, header, request, session=None):
     for topic in request.topics:
         if topic.name in denied and counts[topic.name] == 1:
             results.append(msg.TopicResult(name=topic.name, error_code=Errors.TOPIC_AUTHORIZATION_FAILED,
-                                           error_message="The topic authorization is failed."))
+                                           error_message=None))  # no message, as Kafka 4.3.1 answers
             continue
         if counts[topic.name] > 1:
             if topic.name not in {r.name for r in results}:

@@ -5,12 +5,13 @@ bob then calls each API over SASL_PLAINTEXT and the answers are collected."""
 from __future__ import annotations
 
 from weir.protocol.api_keys import ApiKey
-from weir.protocol.messages import (create_topics, delete_topics, describe_cluster, describe_configs,
+from weir.protocol.messages import (consumer_group_heartbeat, create_topics, delete_topics, describe_cluster, describe_configs,
                                     describe_groups, fetch, find_coordinator, init_producer_id, join_group,
                                     list_offsets, metadata, offset_fetch, produce)
 from weir.protocol.primitives import ZERO_UUID
 from weir.protocol.records import Record, encode_batch
 
+from tests.security import acl_scenario_admin
 from tests.security.acl_wire import add_scram_user, create, delete, describe, scram_login
 from tests.security.sasl_wire import SaslWire
 from tests.support.waiting import wait_until
@@ -149,6 +150,11 @@ def run(broker) -> dict:
         for g in ("g-no", "g-ok")])))
     seen["offset_fetch"] = [(g.group_id, g.error_code, sorted((t.name, t.partitions[0].error_code) for t in g.topics))
                             for g in fetched.groups]
+    seen["consumer_heartbeat"] = [(lambda answer: (answer.error_code, answer.error_message))(_settled(lambda topic=topic, group=group: bob.call(
+        ApiKey.CONSUMER_GROUP_HEARTBEAT, 0, consumer_group_heartbeat.REQUEST(
+            group_id=group, member_id=f"m-{topic}", member_epoch=0, rebalance_timeout_ms=10000,
+            subscribed_topic_names=[topic], topic_partitions=[]))))
+        for group, topic in (("g-no", "acl-read"), ("g-ok", "acl-hidden"), ("g-ok", "acl-read"))]
     created = bob.call(ApiKey.CREATE_TOPICS, 4, create_topics.REQUEST(topics=[
         create_topics.CreatableTopic(name=name, num_partitions=1, replication_factor=1)
         for name in ("other-new", "acl-pre-new")]))
@@ -161,6 +167,7 @@ def run(broker) -> dict:
     seen["describe_configs"] = [(r.resource_type, r.error_code, r.error_message) for r in configs.results]
     cluster = bob.call(ApiKey.DESCRIBE_CLUSTER, 1, describe_cluster.REQUEST(include_cluster_authorized_operations=True))
     seen["describe_cluster"] = (cluster.error_code, cluster.cluster_authorized_operations)
+    acl_scenario_admin.run(bob, seen, _settled)
     # codes only: Kafka's CreateAcls refusal message prints its forwarded request object
     seen["acl_apis_as_bob"] = (describe(bob)[0], [code for code, _ in create(bob, ACLS[0])],
                                delete(bob, (ANY, None, ANY, None, None, ANY, ANY)))
