@@ -1,6 +1,7 @@
 """Kafka's ACL authorizer on Weir, through clients nobody here wrote: kafka-acls (Kafka 4.3.1's
 AclCommand) adds, lists and removes ACLs; confluent-kafka, as a SASL user, sees each API's
-authorization error and then succeeds once the ACL exists; ``weir-admin acls`` does what
+authorization error and then succeeds once the ACL exists, and so does the Java client
+(Kafka's perf tools); ``weir-admin acls`` does what
 kafka-acls does; ACLs survive a restart; denials are logged as kafka.authorizer.logger logs them.
 One broker serves the module (PLAINTEXT: the super user ANONYMOUS; SASL_PLAINTEXT: alice)."""
 
@@ -17,9 +18,9 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from tests.broker_process import REPO
 from tests.security.acl_wire import acl_settings
 from tests.security.brokers import ConfiguredBroker, listeners_setting
-from tests.security.sasl_setup import confluent_config
+from tests.security.sasl_setup import confluent_config, java_client_properties
 from tests.support.topics import create_topic
-from tests.tools.tools import run_tool
+from tests.tools.tools import CONSUMER_PERF, PRODUCER_PERF, run_tool
 
 ACLS_TOOL = "org.apache.kafka.tools.AclCommand"
 
@@ -134,3 +135,31 @@ def test_weir_admin_acls_and_acls_surviving_a_restart(broker):
     assert [(a["resource_name"], a["operation"]) for a in removed] == [("admin-", "read")]
     assert {a["operation"] for a in cli(broker, "list", "--topic", "admin-", "--resource-pattern-type", "prefixed")} \
         == {"describe"}
+
+
+def test_java_client_sees_authorization_errors_until_acls_allow(broker, tmp_path):
+    create_topic(broker.bootstrap_for("PLAINTEXT"), "java-orders")
+    properties = tmp_path / "alice.properties"
+    properties.write_text(java_client_properties("SASL_PLAINTEXT", "PLAIN", "alice", "alice-secret"))
+    sasl = broker.bootstrap_for("SASL_PLAINTEXT")
+    produce = ("--bootstrap-server", sasl, "--topic", "java-orders", "--record-size", "10", "--throughput", "-1",
+               "--command-config", str(properties), "--producer-props", "max.block.ms=3000")
+    refused = run_tool(PRODUCER_PERF, *produce, "--num-records", "1")  # one: each refused record waits max.block.ms
+    assert "TopicAuthorizationException: Not authorized to access topics: [java-orders]" in \
+        refused.stdout + refused.stderr
+    acls(broker, "--add", "--allow-principal", "User:alice", "--producer", "--topic", "java-orders")
+    produced = run_tool(PRODUCER_PERF, *produce, "--num-records", "100")
+    assert produced.returncode == 0 and "100 records sent" in produced.stdout, produced.stderr[-3000:]
+
+    consume = ("--bootstrap-server", sasl, "--topic", "java-orders", "--num-records", "100", "--group", "java-group",
+               "--timeout", "10000", "--command-config", str(properties))
+    acls(broker, "--add", "--allow-principal", "User:alice", "--operation", "Read", "--topic", "java-orders")
+    refused = run_tool(CONSUMER_PERF, *consume)
+    assert "GroupAuthorizationException: Not authorized to access group: java-group" in \
+        refused.stdout + refused.stderr
+    acls(broker, "--add", "--allow-principal", "User:alice", "--consumer", "--topic", "java-orders",
+         "--group", "java-group")
+    consumed = run_tool(CONSUMER_PERF, *consume)
+    assert consumed.returncode == 0, consumed.stderr[-3000:]
+    header, values = [line.split(", ") for line in consumed.stdout.strip().splitlines()[-2:]]
+    assert dict(zip(header, values))["data.consumed.in.nMsg"] == "100"
