@@ -32,6 +32,7 @@ from .store import AclStore
 audit = logging.getLogger("kafka.authorizer.logger")
 
 _NOTHING: frozenset = frozenset()
+_EVERY_OPERATION = {rtype: sum(1 << op for op in ops) for rtype, ops in SUPPORTED_OPERATIONS.items()}
 _IMPLIED_BY = {DESCRIBE: frozenset({DESCRIBE, READ, WRITE, DELETE, ALTER}),
                DESCRIBE_CONFIGS: frozenset({DESCRIBE_CONFIGS, ALTER_CONFIGS})}
 
@@ -117,12 +118,12 @@ class Authorizer:
     def authorized_operations(self, session, resource_type: int, name: str) -> int:
         """The 32-bit set of operations allowed on the resource (Metadata, DescribeCluster,
         DescribeGroups, ConsumerGroupDescribe); every supported one when authorization is off."""
-        operations: tuple[int, ...] | list[int] = SUPPORTED_OPERATIONS[resource_type]
-        if self.enabled and session is not None:
-            operations = [op for op in operations if self.allows(session, op, resource_type, name, audit_denial=False)]
+        if not self.enabled or session is None:
+            return _EVERY_OPERATION[resource_type]
         bits = 0
-        for op in operations:
-            bits |= 1 << op
+        for op in SUPPORTED_OPERATIONS[resource_type]:
+            if self.allows(session, op, resource_type, name, audit_denial=False):
+                bits |= 1 << op
         return bits
 
     def _decide(self, session, operation: int, resource_type: int, name: str) -> tuple[bool, object]:
