@@ -136,3 +136,28 @@ def test_settings_accept_kafkas_authorizer_only():
         BrokerConfig({"authorizer.class.name": "kafka.security.authorizer.AclAuthorizer"})
     with pytest.raises(ConfigError):
         BrokerConfig({"authorizer.class.name": "com.example.Mine"})
+
+
+def test_a_failed_write_changes_nothing_and_is_each_creations_answer(tmp_path, monkeypatch):
+    from types import SimpleNamespace
+
+    from weir.broker.acl import store as store_module
+    from weir.broker.handlers import create_acls as handler
+    from weir.protocol.errors import Errors, KafkaError
+    from weir.protocol.messages import create_acls as msg
+
+    a = authorizer(tmp_path, allow(m.TOPIC, "kept", m.READ), **{"super.users": "User:alice"})
+
+    def full_disk(path, data):
+        raise KafkaError(Errors.KAFKA_STORAGE_ERROR, "No space left on device")
+    monkeypatch.setattr(store_module, "replace_durably", full_disk)
+    request = msg.REQUEST(creations=[
+        msg.Creation(resource_type=m.TOPIC, resource_name="new", resource_pattern_type=m.LITERAL,
+                     principal="User:bob", host="*", operation=m.READ, permission_type=m.ALLOW),
+        msg.Creation(resource_type=m.TOPIC, resource_name="", resource_pattern_type=m.LITERAL,
+                     principal="User:bob", host="*", operation=m.READ, permission_type=m.ALLOW)])
+    answer = handler.handle(SimpleNamespace(authorizer=a), None, request, session=session())
+    assert [(r.error_code, r.error_message) for r in answer.results] == [
+        (Errors.KAFKA_STORAGE_ERROR, "No space left on device"), (Errors.INVALID_REQUEST, "Invalid empty resource name")]
+    assert [acl.resource_name for acl in a.store.describe(AclFilter(m.ANY, None, m.ANY, None, None, m.ANY, m.ANY))] \
+        == ["kept"]
