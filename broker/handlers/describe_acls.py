@@ -36,6 +36,6 @@ def handle(context, header, request, session=None):
         resources.setdefault((acl.resource_type, acl.resource_name, acl.pattern_type), []).append(
             msg.AclDescription(principal=acl.principal, host=acl.host, operation=acl.operation,
                                permission_type=acl.permission))
-    return msg.RESPONSE(resources=[
+    return msg.RESPONSE(error_message="", resources=[  # "" on success, as Kafka 4.3.1 answers
         msg.Resource(resource_type=rtype, resource_name=name, pattern_type=ptype, acls=acls)
         for (rtype, name, ptype), acls in resources.items()])

@@ -5,7 +5,7 @@ bob then calls each API over SASL_PLAINTEXT and the answers are collected."""
 from __future__ import annotations
 
 from weir.protocol.api_keys import ApiKey
-from weir.protocol.messages import (consumer_group_heartbeat, create_topics, delete_topics, describe_cluster, describe_configs,
+from weir.protocol.messages import (consumer_group_heartbeat, create_topics, delete_acls, describe_acls, delete_topics, describe_cluster, describe_configs,
                                     describe_groups, fetch, find_coordinator, init_producer_id, join_group,
                                     list_offsets, metadata, offset_fetch, produce)
 from weir.protocol.primitives import ZERO_UUID
@@ -177,5 +177,17 @@ def run(broker) -> dict:
                              (ANY, None, ANY, "User:carol", None, ANY, ANY),
                              (TOPIC, None, ANY, None, None, 99, ANY))
     seen["left"] = describe(admin)
+    seen["messages"] = _messages(admin)
     admin.close()
     return seen
+
+
+def _messages(admin) -> dict:
+    """The error_message fields of successful ACL answers (null or empty, as each broker fills them)."""
+    described = admin.call(ApiKey.DESCRIBE_ACLS, 3, describe_acls.REQUEST(
+        resource_type_filter=ANY, pattern_type_filter=ANY, operation=ANY, permission_type=ANY))
+    deleted = admin.call(ApiKey.DELETE_ACLS, 3, delete_acls.REQUEST(filters=[delete_acls.Filter(
+        resource_type_filter=GROUP, resource_name_filter="g-ok", pattern_type_filter=ANY, operation=ANY,
+        permission_type=ANY)]))
+    return {"describe": described.error_message, "delete": deleted.filter_results[0].error_message,
+            "deleted": [m.error_message for m in deleted.filter_results[0].matching_acls]}
