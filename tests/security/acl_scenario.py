@@ -176,6 +176,8 @@ def run(broker) -> dict:
     seen["deleted"] = delete(admin, (TOPIC, "acl-pre-a", MATCH, None, None, ANY, ANY),
                              (ANY, None, ANY, "User:carol", None, ANY, ANY),
                              (TOPIC, None, ANY, None, None, 99, ANY))
+    # Kafka's brokers learn of a deletion from the metadata log a moment after DeleteAcls answers
+    wait_until(lambda: len(describe(admin)[1]) == len(ACLS) - 3, "the authorizer has dropped the deleted ACLs")
     seen["left"] = describe(admin)
     seen["messages"] = _messages(admin)
     admin.close()

@@ -37,7 +37,9 @@ def run(bob, seen: dict, settled) -> None:
     seen["describe_transactions"] = [s.error_code for s in described.transaction_states]
     seen["list_transactions"] = bob.call(ApiKey.LIST_TRANSACTIONS, 0, list_transactions.REQUEST()).transaction_states
     partitions = bob.call(ApiKey.DESCRIBE_TOPIC_PARTITIONS, 0, describe_topic_partitions.REQUEST(topics=[]))
-    seen["describe_topic_partitions_all"] = sorted(t.name for t in partitions.topics)
+    # topics bob created just before are left out: Kafka's broker learns of them a moment later
+    seen["describe_topic_partitions_all"] = sorted(t.name for t in partitions.topics
+                                                   if t.name not in ("acl-pre-auto", "acl-pre-new"))
     partitions = bob.call(ApiKey.DESCRIBE_TOPIC_PARTITIONS, 0, describe_topic_partitions.REQUEST(topics=[
         describe_topic_partitions.TopicRequest(name=t) for t in ("acl-read", "acl-hidden")]))
     seen["describe_topic_partitions"] = sorted((t.name, t.error_code, t.topic_authorized_operations)
