@@ -107,7 +107,7 @@ def main(argv=None) -> int:
         p, f = (statistics.median(v) for v in results[name])
         print(f"  authorizer {name:3s}  produce {p:7.1f} ({p / base_produce:4.2f})   "
               f"fetch {f:7.1f} ({f / base_fetch:4.2f})   rounds: "
-              + " ".join(f"{a:.0f}/{b:.0f}" for a, b in zip(*results[name])))
+              + " ".join(f"{a:.0f}/{b:.0f}" for a, b in zip(*results[name], strict=True)))
     off, on = _decision_cost(args.acls)
     print(f"one decision: {off:.2f} us with authorization off, {on:.2f} us on (PREFIXED allow, {args.acls} ACLs)")
     return 0

@@ -38,6 +38,7 @@ def handle(context, header, request, session=None):
         brokers=[msg.Broker(broker_id=context.node_id, host=host, port=port)])
     if request.include_cluster_authorized_operations:
         authorizer = context.authorizer  # ACLs: 0 without DESCRIBE on the cluster, as Kafka answers
-        response.cluster_authorized_operations = (authorizer.authorized_operations(session, acl.CLUSTER, acl.CLUSTER_NAME)
-                                                  if authorizer.allows_cluster(session, acl.DESCRIBE) else 0)
+        response.cluster_authorized_operations = (
+            authorizer.authorized_operations(session, acl.CLUSTER, acl.CLUSTER_NAME)
+            if authorizer.allows_cluster(session, acl.DESCRIBE) else 0)
     return response

@@ -24,7 +24,8 @@ def handle(context, header, request, session=None):
         for index in topic.partition_indexes:
             answer = msg.PartitionResponse(partition_index=index)
             if topic.name in denied:  # ACLs: READ on the topic
-                answer.error_code, answer.error_message = Errors.TOPIC_AUTHORIZATION_FAILED, "Topic authorization failed."
+                answer.error_code = Errors.TOPIC_AUTHORIZATION_FAILED
+                answer.error_message = "Topic authorization failed."
                 partitions.append(answer)
                 continue
             try:

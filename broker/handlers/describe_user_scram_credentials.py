@@ -14,8 +14,9 @@ from ..dispatcher import handles
 @handles(ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS, versions=(0, 0))
 def handle(context, header, request, session=None):
     if not context.authorizer.allows_cluster(session, acl.DESCRIBE):  # ACLs
-        return msg.RESPONSE(error_code=Errors.CLUSTER_AUTHORIZATION_FAILED, error_message="Cluster authorization failed.", results=[
-            msg.Result(user=user.name, error_code=Errors.CLUSTER_AUTHORIZATION_FAILED, error_message="Cluster authorization failed.",
+        refused = "Cluster authorization failed."
+        return msg.RESPONSE(error_code=Errors.CLUSTER_AUTHORIZATION_FAILED, error_message=refused, results=[
+            msg.Result(user=user.name, error_code=Errors.CLUSTER_AUTHORIZATION_FAILED, error_message=refused,
                        credential_infos=[]) for user in request.users or []])
     users = None if request.users is None else [user.name for user in request.users]
     return msg.RESPONSE(results=[

@@ -41,7 +41,7 @@ class AclBinding:
                 PERMISSIONS[self.permission])
 
     @classmethod
-    def from_codes(cls, resource_type, name, pattern_type, principal, host, operation, permission) -> "AclBinding":
+    def from_codes(cls, resource_type, name, pattern_type, principal, host, operation, permission) -> AclBinding:
         return cls(_NAMES[0].get(resource_type, "unknown"), name, _NAMES[1].get(pattern_type, "unknown"), principal,
                    host, _NAMES[2].get(operation, "unknown"), _NAMES[3].get(permission, "unknown"))
 
@@ -74,7 +74,7 @@ class AclAdmin(AdminBase):
 
         async def attempt():
             answer = await self._to_controller(ApiKey.CREATE_ACLS, lambda _v: request)
-            for binding, result in zip(bindings, answer.results):
+            for binding, result in zip(bindings, answer.results, strict=True):
                 check(result.error_code, f"{binding}: {result.error_message or ''}")
         await self._retrying(attempt)
 

@@ -5,7 +5,8 @@ bob then calls each API over SASL_PLAINTEXT and the answers are collected."""
 from __future__ import annotations
 
 from weir.protocol.api_keys import ApiKey
-from weir.protocol.messages import (consumer_group_heartbeat, create_topics, delete_acls, describe_acls, delete_topics, describe_cluster, describe_configs,
+from weir.protocol.messages import (consumer_group_heartbeat, create_topics, delete_acls, delete_topics,
+                                    describe_acls, describe_cluster, describe_configs,
                                     describe_groups, fetch, find_coordinator, init_producer_id, join_group,
                                     list_offsets, metadata, offset_fetch, produce)
 from weir.protocol.primitives import ZERO_UUID
@@ -136,8 +137,9 @@ def run(broker) -> dict:
     seen["list_offsets"] = {topic: _list_offsets(bob, topic) for topic in ("acl-read", "acl-pre-a", "acl-hidden")}
     seen["find_coordinator"] = [_settled(lambda: _coordinator(bob, "g-ok", 0)), _coordinator(bob, "g-no", 0),
                                 _settled(lambda: _coordinator(bob, "tx-ok", 1)), _coordinator(bob, "tx-no", 1)]
-    seen["init_producer_id"] = [_settled(lambda: bob.call(ApiKey.INIT_PRODUCER_ID, 4, init_producer_id.REQUEST(
-        transactional_id=txn_id, transaction_timeout_ms=60000))).error_code for txn_id in ("tx-no", None)]
+    seen["init_producer_id"] = [_settled(lambda txn_id=txn_id: bob.call(
+        ApiKey.INIT_PRODUCER_ID, 4, init_producer_id.REQUEST(transactional_id=txn_id, transaction_timeout_ms=60000)
+    )).error_code for txn_id in ("tx-no", None)]
     seen["join_group_denied"] = bob.call(ApiKey.JOIN_GROUP, 5, join_group.REQUEST(
         group_id="g-no", session_timeout_ms=10000, rebalance_timeout_ms=10000, member_id="",
         protocol_type="consumer", protocols=[join_group.Protocol(name="range", metadata=b"")])).error_code
@@ -150,11 +152,14 @@ def run(broker) -> dict:
         for g in ("g-no", "g-ok")])))
     seen["offset_fetch"] = [(g.group_id, g.error_code, sorted((t.name, t.partitions[0].error_code) for t in g.topics))
                             for g in fetched.groups]
-    seen["consumer_heartbeat"] = [(lambda answer: (answer.error_code, answer.error_message))(_settled(lambda topic=topic, group=group: bob.call(
-        ApiKey.CONSUMER_GROUP_HEARTBEAT, 0, consumer_group_heartbeat.REQUEST(
-            group_id=group, member_id=f"m-{topic}", member_epoch=0, rebalance_timeout_ms=10000,
-            subscribed_topic_names=[topic], topic_partitions=[]))))
-        for group, topic in (("g-no", "acl-read"), ("g-ok", "acl-hidden"), ("g-ok", "acl-read"))]
+    heartbeats = []
+    for group, topic in (("g-no", "acl-read"), ("g-ok", "acl-hidden"), ("g-ok", "acl-read")):
+        answer = _settled(lambda topic=topic, group=group: bob.call(
+            ApiKey.CONSUMER_GROUP_HEARTBEAT, 0, consumer_group_heartbeat.REQUEST(
+                group_id=group, member_id=f"m-{topic}", member_epoch=0, rebalance_timeout_ms=10000,
+                subscribed_topic_names=[topic], topic_partitions=[])))
+        heartbeats.append((answer.error_code, answer.error_message))
+    seen["consumer_heartbeat"] = heartbeats
     created = bob.call(ApiKey.CREATE_TOPICS, 4, create_topics.REQUEST(topics=[
         create_topics.CreatableTopic(name=name, num_partitions=1, replication_factor=1)
         for name in ("other-new", "acl-pre-new")]))

@@ -7,7 +7,9 @@ from weir.protocol.api_keys import ApiKey
 from weir.protocol.messages import (add_offsets_to_txn, add_partitions_to_txn, create_partitions, delete_groups,
                                     delete_records, describe_producers, describe_topic_partitions,
                                     describe_transactions, end_txn,
-                                    incremental_alter_configs, list_groups, list_transactions, offset_commit)
+                                    incremental_alter_configs, list_groups, list_transactions, offset_commit,
+                                    produce)
+from weir.protocol.records import Record, encode_batch
 
 
 def run(bob, seen: dict, settled) -> None:
@@ -56,5 +58,10 @@ def run(bob, seen: dict, settled) -> None:
         incremental_alter_configs.Resource(resource_type=2, resource_name="acl-read", configs=[
             incremental_alter_configs.AlterableConfig(name="retention.ms", config_operation=0, value="1000")])]))
     seen["incremental_alter_configs"] = [(r.error_code, r.error_message) for r in altered.responses]
+    batch = encode_batch([Record(b"t")], producer_id=1, producer_epoch=0, base_sequence=0, transactional=True)
+    answer = bob.call(ApiKey.PRODUCE, 9, produce.REQUEST(
+        transactional_id="tx-no", acks=-1, timeout_ms=5000, topic_data=[produce.TopicData(
+            name="acl-pre-a", partition_data=[produce.PartitionData(index=0, records=batch)])]))
+    seen["transactional_produce_denied"] = answer.responses[0].partition_responses[0].error_code
     deleted = settled(lambda: bob.call(ApiKey.DELETE_GROUPS, 2, delete_groups.REQUEST(groups_names=["g-ok"])))
     seen["delete_groups"] = [(r.group_id, r.error_code) for r in deleted.results]

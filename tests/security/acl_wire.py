@@ -54,7 +54,7 @@ def scram_login(bootstrap: str, user: str, password: str, mechanism: str = "SCRA
     without_proof = f"c=biws,r={fields['r']}"
     message = f"{bare},{server_first},{without_proof}".encode()
     signature = hmac.new(stored_key, message, hash_name).digest()
-    proof = base64.b64encode(bytes(a ^ b for a, b in zip(client_key, signature))).decode()
+    proof = base64.b64encode(bytes(a ^ b for a, b in zip(client_key, signature, strict=True))).decode()
     final = wire.authenticate(f"{without_proof},p={proof}".encode())
     assert final.error_code == 0, final
     return wire

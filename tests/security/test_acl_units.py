@@ -158,6 +158,7 @@ def test_a_failed_write_changes_nothing_and_is_each_creations_answer(tmp_path, m
                      principal="User:bob", host="*", operation=m.READ, permission_type=m.ALLOW)])
     answer = handler.handle(SimpleNamespace(authorizer=a), None, request, session=session())
     assert [(r.error_code, r.error_message) for r in answer.results] == [
-        (Errors.KAFKA_STORAGE_ERROR, "No space left on device"), (Errors.INVALID_REQUEST, "Invalid empty resource name")]
+        (Errors.KAFKA_STORAGE_ERROR, "No space left on device"),
+        (Errors.INVALID_REQUEST, "Invalid empty resource name")]
     assert [acl.resource_name for acl in a.store.describe(AclFilter(m.ANY, None, m.ANY, None, None, m.ANY, m.ANY))] \
         == ["kept"]

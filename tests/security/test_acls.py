@@ -162,4 +162,4 @@ def test_java_client_sees_authorization_errors_until_acls_allow(broker, tmp_path
     consumed = run_tool(CONSUMER_PERF, *consume)
     assert consumed.returncode == 0, consumed.stderr[-3000:]
     header, values = [line.split(", ") for line in consumed.stdout.strip().splitlines()[-2:]]
-    assert dict(zip(header, values))["data.consumed.in.nMsg"] == "100"
+    assert dict(zip(header, values, strict=True))["data.consumed.in.nMsg"] == "100"
