@@ -74,7 +74,8 @@ FAST_TESTS := tests/protocol tests/log tests/txn tests/group tests/server tests/
 	tests/client/test_partitioner.py tests/client/test_transaction_manager.py \
 	tests/client/test_cluster_dial.py tests/client/test_admin_routing.py \
 	tests/client/test_list_offsets_retry.py tests/features/test_finalized_features.py \
-	tests/testing/test_container_api.py tests/security/test_security_units.py tests/security/test_acl_units.py
+	tests/testing/test_container_api.py tests/security/test_security_units.py \
+	tests/client/test_security_options.py tests/security/test_acl_units.py
 test-fast: $(VENV)/.installed-test typecheck lint
 	WEIR_TEST_FAST=1 $(PY) -m pytest -q $(FAST_TESTS)
 

@@ -39,6 +39,7 @@ import logging
 from collections import deque
 from dataclasses import dataclass
 
+from weir.protocol.api_keys import ApiKey
 from weir.protocol.connection import ServerConnection
 from weir.protocol.response_pieces import ResponsePieces
 from weir.protocol.primitives import DecodeError
@@ -187,11 +188,12 @@ class KafkaConnection(asyncio.Protocol):
             session.authenticated = True
             return True
         self._codec.max_frame_size = min(self._codec.max_frame_size, security.sasl.max_receive_size)
-        self._authenticator = Authenticator(security.sasl, session, self._codec, self._dispatch, self._peer)
+        self._authenticator = Authenticator(security.sasl, session, self._codec, self._dispatch, self._peer,
+                                            self._clock.now_ms)
         return True
 
     async def _authenticate(self, request) -> bool:
-        """Hand a request of a connection not yet authenticated to its authenticator; False once closed."""
+        """Hand a request of a connection (re-)authenticating to its authenticator; False once closed."""
         response, close_reason = await self._authenticator.handle(request)
         if response is not None and not self._transport.is_closing():
             self._transport.write(response)
@@ -199,9 +201,23 @@ class KafkaConnection(asyncio.Protocol):
             log.debug("closing connection from %s: %s", self._peer, close_reason)
             self._transport.close()
             return False
-        if self.session.authenticated:
+        if self._authenticator.done:
             self._authenticator = None
             self._codec.max_frame_size = self._max_frame_size
+        return True
+
+    def _session_check(self, request) -> bool:
+        """KIP-368 on an authenticated SASL connection: False (closed) once its session has expired;
+        a SaslHandshake before then begins a re-authentication."""
+        session = self.session
+        if session.expired(self._clock.now_ms()):
+            log.info("closing connection from %s: its SASL session expired (connections.max.reauth.ms or the "
+                     "credential's lifetime) and it did not re-authenticate", self._peer)
+            self._transport.close()
+            return False
+        if request.header.api_key == ApiKey.SASL_HANDSHAKE and session.can_reauthenticate:
+            self._authenticator = Authenticator(self._security.sasl, session, self._codec, self._dispatch,
+                                                self._peer, self._clock.now_ms, reauthenticating=True)
         return True
 
     # ---- bytes held ----
@@ -265,7 +281,10 @@ class KafkaConnection(asyncio.Protocol):
                 if self._reading_paused:
                     self._update_reading()
                 try:
-                    if not self.session.authenticated:
+                    if self.session.expires_at_ms is not None and self._authenticator is None \
+                            and not self._session_check(request):
+                        return
+                    if self._authenticator is not None:
                         if not await self._authenticate(request):
                             return
                         continue

@@ -21,6 +21,7 @@ from weir.protocol.api_keys import ApiKey
 from weir.protocol.messages import find_coordinator, metadata
 
 from .connection import Connection
+from .security import PLAINTEXT, ClientSecurity, authenticate
 from .errors import KafkaConnectionError, KafkaTimeoutError, error_for, raise_for
 
 log = logging.getLogger(__name__)
@@ -57,8 +58,10 @@ def parse_bootstrap(servers: str | list[str]) -> list[tuple[str, int]]:
 
 class Cluster:
     def __init__(self, bootstrap_servers: str | list[str], *, client_id: str = "weir-python",
-                 request_timeout_ms: int = 30000, retry_backoff_ms: int = 100):
+                 request_timeout_ms: int = 30000, retry_backoff_ms: int = 100,
+                 security: ClientSecurity = PLAINTEXT):
         self.bootstrap = parse_bootstrap(bootstrap_servers)
+        self.security = security  # TLS and SASL of every connection (client/security.py)
         self.client_id = client_id
         self.request_timeout = request_timeout_ms / 1000
         self.retry_backoff = retry_backoff_ms / 1000
@@ -103,12 +106,18 @@ class Cluster:
         connection = None
         try:
             async with asyncio.timeout(self.request_timeout):
-                connection = await Connection.open(host, port, self.client_id)
+                connection = await Connection.open(host, port, self.client_id, self.security.tls)
                 await connection.negotiate()
+                if self.security.uses_sasl:
+                    await authenticate(connection, self.security)
         except (OSError, asyncio.TimeoutError, KafkaConnectionError) as exc:
             if connection is not None:
                 await connection.close()  # a socket that never finished its handshake is not kept
             raise KafkaConnectionError(f"cannot reach {host}:{port}: {exc!r}") from None
+        except BaseException:  # refused by SASL (its typed error goes to the caller), or cancelled
+            if connection is not None:
+                await connection.close()
+            raise
         if connection.finalized_features_epoch > self.finalized_features_epoch:
             self.finalized_features_epoch = connection.finalized_features_epoch
             self.finalized_features = connection.finalized_features

@@ -7,6 +7,7 @@ sans-IO ``ClientConnection``.
 from __future__ import annotations
 
 import asyncio
+import ssl
 from collections import Counter, deque
 
 from weir.protocol.api_keys import ApiKey
@@ -45,8 +46,11 @@ class Connection:
         self.sent: Counter[tuple[int, int]] = Counter()  # (api key, version) -> requests written
 
     @classmethod
-    async def open(cls, host: str, port: int, client_id: str = "weir-client") -> "Connection":
-        reader, writer = await asyncio.open_connection(host, port)
+    async def open(cls, host: str, port: int, client_id: str = "weir-client",
+                   ssl_context: ssl.SSLContext | None = None) -> "Connection":
+        """A TCP connection, over TLS with ``ssl_context`` (the broker's host name checked as the context says)."""
+        reader, writer = await asyncio.open_connection(host, port, ssl=ssl_context,
+                                                       server_hostname=host if ssl_context is not None else None)
         return cls(reader, writer, client_id)
 
     @property

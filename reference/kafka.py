@@ -3,15 +3,14 @@
 One node in KRaft combined mode (``process.roles=broker,controller``), its storage formatted
 by Kafka's own StorageTool in the run directory the first time it starts, listening on
 loopback ports chosen once so that a restart after ``kill()`` comes back where clients
-expect it. Same shape as ``tests.broker_process.BrokerProcess`` so a scenario can kill -9
-and restart either broker.
+expect it. A ``weir.testing.process.ChildProcess`` as Weir's runner is, so a scenario can
+kill -9 and restart either broker.
 """
 
 from __future__ import annotations
 
 import base64
 import os
-import signal
 import socket
 import subprocess
 import time
@@ -20,6 +19,7 @@ from pathlib import Path
 from weir.protocol.api_keys import ApiKey
 from weir.protocol.connection import ClientConnection
 from weir.protocol.messages import metadata
+from weir.testing.process import ChildProcess
 from weir.testing.settings import free_port
 
 REPO = Path(__file__).resolve().parents[1]
@@ -132,10 +132,11 @@ def random_cluster_id() -> str:
             return text
 
 
-class KafkaProcess:
+class KafkaProcess(ChildProcess):
     """``start()`` formats storage on first use and polls until the broker answers Metadata."""
 
     kind = "kafka"
+    log_poll_interval = 0.05  # its log is a file read whole at each look
 
     def __init__(self, run_dir: Path, port: int | None = None, overrides: dict[str, str] | None = None,
                  jvm_options: list[str] | None = None, features: dict[str, int] | None = None,
@@ -251,34 +252,3 @@ class KafkaProcess:
         console = self.run_dir / "console.log"
         extra = console.read_text(errors="replace") if console.exists() else ""
         return "".join(self.lines[-count:]) + extra[-4000:]
-
-    def log_contains(self, text: str) -> bool:
-        return any(text in line for line in self.lines)
-
-    def wait_for_log(self, text: str, timeout: float = 10.0) -> bool:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.log_contains(text):
-                return True
-            time.sleep(0.05)
-        return False
-
-    def kill(self) -> None:
-        """kill -9: no controlled shutdown, no flush."""
-        if self.alive():
-            self.process.send_signal(signal.SIGKILL)
-            self.process.wait(10)
-
-    def stop(self, timeout: float = 30.0) -> int:
-        """SIGTERM (Kafka's controlled shutdown), then SIGKILL once the deadline passes."""
-        if not self.alive():
-            return self.process.returncode if self.process else 0
-        self.process.send_signal(signal.SIGTERM)
-        try:
-            return self.process.wait(timeout)
-        except subprocess.TimeoutExpired:
-            self.process.send_signal(signal.SIGKILL)
-            return self.process.wait(10)
-
-    def alive(self) -> bool:
-        return self.process is not None and self.process.poll() is None

@@ -1,73 +1,56 @@
-"""Runs the real broker as a child process for integration and compatibility tests."""
+"""The tests' broker runner: ``weir.testing``'s ProcessBroker under the names the suites use.
+
+One runner for the plugin and the tests (issue 18): this subclass only adds the tests' spelling
+(``BrokerProcess(data_dir, port, overrides)``, ``bootstrap``, ``overrides``), keeps every log
+line, counts the broker's open descriptors, and refuses to start under ``make test-fast``.
+"""
 
 from __future__ import annotations
 
 import os
-import resource
-import signal
-import subprocess
-import sys
-import threading
-import time
 from pathlib import Path
 
+from weir.testing.process import READY, ProcessBroker
 from weir.testing.settings import free_port
 
-READY = "Weir broker ready on"
 FAST_ONLY = "WEIR_TEST_FAST"  # set by make test-fast, whose tests must start no broker process
 REPO = Path(__file__).resolve().parent.parent
 
+__all__ = ["FAST_ONLY", "READY", "REPO", "BrokerProcess", "free_port"]
 
-class BrokerProcess:
-    """``start()`` waits for the ready line; the log is kept for assertions."""
+
+class BrokerProcess(ProcessBroker):
+    """``start()`` waits for the ready line; every log line is kept for assertions."""
 
     kind = "weir"
 
     def __init__(self, data_dir: Path, port: int | None = None, overrides: dict[str, str] | None = None,
                  open_files_limit: int | None = None, args: list[str] | None = None,
                  env: dict[str, str] | None = None):
-        self.data_dir = Path(data_dir)
-        self.args = list(args or [])  # further command-line arguments, e.g. --feature name=level
-        self.port = port or free_port()
-        self.overrides = dict(overrides or {})
-        self.open_files_limit = open_files_limit  # RLIMIT_NOFILE (soft and hard) of the broker process
-        self.env = dict(env or {})  # added to the broker's environment
-        self.process: subprocess.Popen | None = None
-        self.lines: list[str] = []
-        self._ready = threading.Event()
+        super().__init__(overrides, port=port, data_dir=data_dir, args=args or (), env=env,
+                         open_files_limit=open_files_limit, log_lines_kept=None)
 
     @property
     def bootstrap(self) -> str:
-        return f"127.0.0.1:{self.port}"
+        return self.bootstrap_servers
 
-    def command(self) -> list[str]:
-        cmd = [sys.executable, "-m", "weir.broker", "--host", "127.0.0.1", "--port", str(self.port),
-               "--data-dir", str(self.data_dir)]
-        for name, value in self.overrides.items():
-            cmd += ["--override", f"{name}={value}"]
-        return cmd + self.args
+    @property
+    def overrides(self) -> dict[str, str]:
+        """The broker settings, as --override flags; a change applies from the next start."""
+        return self.settings
 
     def start(self, timeout: float = 20.0) -> "BrokerProcess":
         if os.environ.get(FAST_ONLY):
             raise RuntimeError(f"{FAST_ONLY} is set (make test-fast): this test starts a broker process, "
                                "so it belongs to make test, not to the fast set in the Makefile")
-        self._ready.clear()
-        self.process = subprocess.Popen(self.command(), cwd=REPO, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                                        text=True, env={**os.environ, "PYTHONUNBUFFERED": "1", **self.env},
-                                        preexec_fn=self._limit_open_files if self.open_files_limit else None)
-        threading.Thread(target=self._drain, args=(self.process,), daemon=True).start()
-        if not self._ready.wait(timeout):
-            self.kill()
-            raise RuntimeError("broker did not become ready:\n" + "".join(self.lines[-30:]))
+        self.startup_timeout = timeout
+        super().start()
         return self
-
-    def _limit_open_files(self) -> None:
-        resource.setrlimit(resource.RLIMIT_NOFILE, (self.open_files_limit, self.open_files_limit))
 
     def open_files(self, under: Path | None = None) -> int:
         """Descriptors the broker process holds (per /proc), optionally only files under ``under``."""
         count = 0
-        fd_dir = f"/proc/{self.process.pid}/fd"
+        fd_dir = f"/proc/{self.pid}/fd"
         for fd in os.listdir(fd_dir):
             try:
                 target = os.readlink(f"{fd_dir}/{fd}")
@@ -76,35 +59,3 @@ class BrokerProcess:
             if under is None or target.startswith(str(under)):
                 count += 1
         return count
-
-    def _drain(self, process: subprocess.Popen) -> None:
-        for line in process.stderr:
-            self.lines.append(line)
-            if READY in line:
-                self._ready.set()
-
-    def log_contains(self, text: str) -> bool:
-        return any(text in line for line in self.lines)
-
-    def wait_for_log(self, text: str, timeout: float = 10.0) -> bool:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.log_contains(text):
-                return True
-            time.sleep(0.02)
-        return False
-
-    def kill(self) -> None:
-        """kill -9: no flush, no snapshot, no goodbye."""
-        if self.process and self.process.poll() is None:
-            self.process.send_signal(signal.SIGKILL)
-            self.process.wait(10)
-
-    def stop(self, timeout: float = 15.0) -> int:
-        if self.process and self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            return self.process.wait(timeout)
-        return self.process.returncode if self.process else 0
-
-    def alive(self) -> bool:
-        return self.process is not None and self.process.poll() is None

@@ -205,38 +205,23 @@ class Segment:
         or (with ``verify``) fails its CRC: that is where a torn tail starts.
         Without ``verify`` a batch's body is never read, only jumped over.
         """
-        end = self.size
-        while position + rec.HEADER_SIZE <= end:
-            chunk = os.pread(self._handle(), min(chunk_size, end - position), position)
-            offset = 0
-            while offset + rec.HEADER_SIZE <= len(chunk):
-                header = rec.read_header(chunk, offset)
-                if header.magic != rec.MAGIC or header.batch_length < rec.MIN_BATCH_LENGTH:
-                    return
-                if position + offset + header.size > end:
-                    return
-                if offset + header.size > len(chunk):
-                    if not verify:  # the header is all we need: jump past the body
-                        yield ScannedBatch(position + offset, header)
-                        offset += header.size
-                        break
-                    if offset == 0:  # one batch larger than the chunk: read it alone to check it
-                        chunk = os.pread(self._handle(), header.size, position)
-                        continue
-                    break
-                if verify and not rec.crc_ok(chunk, offset, header):
-                    return
-                yield ScannedBatch(position + offset, header)
-                offset += header.size
-            position += offset
+        for batch_position, header, _body in self._walk(position, chunk_size, with_bodies=verify, verify=verify):
+            yield ScannedBatch(batch_position, header)
 
     def batches(self, position: int = 0) -> Iterator[tuple[int, rec.BatchHeader, memoryview]]:
         """(position, header, bytes) of each whole batch from ``position``, read a chunk at a time
         (replay reads every batch: one pread per chunk, not per batch). Unverified: ``scan``'s
         stopping rules only; recovery has checked the CRCs by then."""
+        return self._walk(position, SCAN_CHUNK, with_bodies=True, verify=False)
+
+    def _walk(self, position: int, chunk_size: int, *, with_bodies: bool,
+              verify: bool) -> Iterator[tuple[int, rec.BatchHeader, memoryview]]:
+        """The one chunked walk behind ``scan`` and ``batches``: one pread per chunk. Without
+        ``with_bodies`` a batch running past the chunk is yielded with an empty body and jumped
+        over; with it, the walk rereads from that batch (alone when it is larger than a chunk)."""
         end = self.size
         while position + rec.HEADER_SIZE <= end:
-            chunk = memoryview(os.pread(self._handle(), min(SCAN_CHUNK, end - position), position))
+            chunk = memoryview(os.pread(self._handle(), min(chunk_size, end - position), position))
             offset = 0
             while offset + rec.HEADER_SIZE <= len(chunk):
                 header = rec.read_header(chunk, offset)
@@ -245,10 +230,16 @@ class Segment:
                 if position + offset + header.size > end:
                     return
                 if offset + header.size > len(chunk):
-                    if offset == 0:  # one batch larger than the chunk
+                    if not with_bodies:
+                        yield position + offset, header, chunk[:0]
+                        offset += header.size
+                        break
+                    if offset == 0:  # one batch larger than the chunk: read it alone
                         chunk = memoryview(os.pread(self._handle(), header.size, position))
                         continue
                     break
+                if verify and not rec.crc_ok(chunk, offset, header):
+                    return
                 yield position + offset, header, chunk[offset:offset + header.size]
                 offset += header.size
             position += offset

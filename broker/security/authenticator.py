@@ -13,21 +13,29 @@ Kafka's ``SaslServerAuthenticator`` rules, which Weir follows:
 * A failed exchange is answered SASL_AUTHENTICATION_FAILED with a message that names no user
   and no password (bare tokens: no answer), logged once at INFO, and the connection closed.
 
-Deviations: a request other than SaslAuthenticate after the handshake closes the connection
-without the ILLEGAL_SASL_STATE error response Kafka builds for that request type; no
-re-authentication (KIP-368), so ``session_lifetime_ms`` is 0.
+Re-authentication (KIP-368): a session expires ``connections.max.reauth.ms`` after it was
+authenticated, or when its credential (an OAUTHBEARER token) does if sooner, and the client is
+told so in ``session_lifetime_ms``. Before then a client that authenticated with SaslAuthenticate
+v1+ may send SaslHandshake again on the same connection: a new Authenticator (``previous`` set)
+takes the exchange, which must keep the mechanism and end with the same principal. After expiry
+the connection closes on the next request (broker/connection.py).
+
+Deviation: a request other than SaslAuthenticate after the handshake closes the connection
+without the ILLEGAL_SASL_STATE error response Kafka builds for that request type.
 """
 
 from __future__ import annotations
 
 import logging
 import struct
+import time
 
 from weir.protocol.api_keys import ApiKey
 from weir.protocol.connection import ServerConnection
 from weir.protocol.errors import Errors
 from weir.protocol.messages import sasl_authenticate, sasl_handshake
 
+from .oauthbearer import OAuthBearerError
 from .plain import PlainError
 from .scram import ScramError
 
@@ -36,15 +44,27 @@ log = logging.getLogger(__name__)
 HANDSHAKE, AUTHENTICATE, AUTHENTICATE_RAW = "handshake", "authenticate", "authenticate-raw"
 
 
+class ReauthenticationRefused(Exception):
+    """A re-authentication changed the mechanism or the principal; the message is Kafka's."""
+
+
+MECHANISM_ERRORS = (PlainError, ScramError, OAuthBearerError, ReauthenticationRefused)  # messages fit for the client
+
+
 class Authenticator:
-    def __init__(self, settings, session, codec, dispatch, peer: str):
+    def __init__(self, settings, session, codec, dispatch, peer: str, now_ms, *, reauthenticating: bool = False):
         self._settings = settings  # listener_security.SaslSettings
         self._session = session
         self._codec = codec  # ServerConnection: bare frames after SaslHandshake v0
         self._dispatch = dispatch
         self._peer = peer
+        self._now_ms = now_ms  # the broker's clock, for the session's expiry
+        # re-authentication: the mechanism and principal the new exchange must keep (KIP-368)
+        self._previous = (session.mechanism, session.principal) if reauthenticating else None
         self._state = HANDSHAKE
-        self._exchange = None  # PlainServer / ScramServer once a mechanism is chosen
+        self._exchange = None  # PlainServer / ScramServer / OAuthBearerServer once a mechanism is chosen
+        self._bad_mechanism: str | None = None  # a re-authentication asked for another mechanism
+        self.done = False  # the exchange succeeded; the connection serves requests again
 
     async def handle(self, request) -> tuple[bytes | None, str | None]:
         """(response to write or None, reason to close the connection after it or None)."""
@@ -72,6 +92,10 @@ class Authenticator:
             return (ServerConnection.encode_response(header, header.api_version, sasl_handshake.RESPONSE, response),
                     f"Unsupported SASL mechanism {body.mechanism}")
         self._exchange = self._settings.server_for(body.mechanism)
+        if self._previous is not None and body.mechanism != self._previous[0]:
+            # As Kafka: the handshake is answered; the token that follows closes the connection unanswered
+            self._bad_mechanism = (f"SASL mechanism '{body.mechanism}' requested by client is not supported for "
+                                   f"re-authentication of mechanism '{self._previous[0]}'")
         if header.api_version == 0:
             self._state = AUTHENTICATE_RAW
             self._codec.raw_frames = True  # set before the answer goes out: the next frame is a bare token
@@ -83,39 +107,68 @@ class Authenticator:
     def _authenticate(self, request):
         header = request.header
         body = sasl_authenticate.REQUEST.decode(header.api_version, request.body, exact=False)
+        if self._bad_mechanism is not None:  # as Kafka: closed without an answer
+            return None, self._failed(self._bad_mechanism)
         try:
             token = self._exchange.evaluate(bytes(body.auth_bytes))
-        except (PlainError, ScramError) as exc:
+            lifetime_ms = self._check_complete(can_reauthenticate=header.api_version > 0)
+        except MECHANISM_ERRORS as exc:
             message = self._failure_message(exc)
             response = sasl_authenticate.RESPONSE(error_code=Errors.SASL_AUTHENTICATION_FAILED,
                                                   error_message=message)
             return (ServerConnection.encode_response(header, header.api_version, sasl_authenticate.RESPONSE,
                                                      response), self._failed(message))
-        self._check_complete()
-        response = sasl_authenticate.RESPONSE(error_code=Errors.NONE, auth_bytes=token, session_lifetime_ms=0)
+        # error_message "": Kafka's generated message sends its default, the empty string, not null
+        response = sasl_authenticate.RESPONSE(error_code=Errors.NONE, error_message="", auth_bytes=token,
+                                              session_lifetime_ms=lifetime_ms or 0)
         return ServerConnection.encode_response(header, header.api_version, sasl_authenticate.RESPONSE, response), None
 
     def _raw_token(self, request):
+        if self._bad_mechanism is not None:
+            return None, self._failed(self._bad_mechanism)
         try:
             token = self._exchange.evaluate(bytes(request.body))
-        except (PlainError, ScramError) as exc:
+            complete = self._check_complete(can_reauthenticate=False) is not None
+        except MECHANISM_ERRORS as exc:
             return None, self._failed(self._failure_message(exc))
-        if self._check_complete():
+        if complete:
             self._codec.raw_frames = False
         return struct.pack(">i", len(token)) + token, None
 
-    def _check_complete(self) -> bool:
+    def _check_complete(self, *, can_reauthenticate: bool) -> int | None:
+        """None while the exchange goes on; once it succeeds, the session's lifetime in ms (0: none)."""
         exchange = self._exchange
         if not exchange.complete:
-            return False
+            return None
+        principal = f"User:{exchange.user}"
+        if self._previous is not None and principal != self._previous[1]:
+            raise ReauthenticationRefused("Cannot change principals during re-authentication from "
+                                   f"{_dotted(self._previous[1])}: {_dotted(principal)}")
         session = self._session
-        session.principal = f"User:{exchange.user}"
+        session.principal = principal
         session.mechanism = exchange.mechanism
         session.authenticated = True
-        return True
+        session.can_reauthenticate = session.can_reauthenticate or can_reauthenticate
+        lifetime_ms = self._session_lifetime_ms(exchange)
+        session.expires_at_ms = None if lifetime_ms is None else self._now_ms() + lifetime_ms
+        self.done = True
+        return lifetime_ms or 0
+
+    def _session_lifetime_ms(self, exchange) -> int | None:
+        """Kafka's rule: the smaller of connections.max.reauth.ms (when > 0) and what is left of the
+        credential's life (OAUTHBEARER tokens); None when neither applies: the session never expires."""
+        max_reauth_ms = self._settings.max_reauth_ms(exchange.mechanism)
+        token = getattr(exchange, "token", None)
+        left_ms = token.expires_ms - self._wall_ms() if token is not None else None
+        limits = [limit for limit in (left_ms, max_reauth_ms if max_reauth_ms > 0 else None) if limit is not None]
+        return max(0, min(limits)) if limits else None
+
+    @staticmethod
+    def _wall_ms() -> int:
+        return int(time.time() * 1000)  # token expiries are wall-clock times
 
     def _failure_message(self, exc: Exception) -> str:
-        if isinstance(exc, ScramError) and "authorization id" not in str(exc):
+        if isinstance(exc, ScramError) and "authorization id" not in str(exc) or getattr(exc, "generic", False):
             # As Kafka: a SaslException's own text could tell whether the user exists; the client gets this.
             return ("Authentication failed during authentication due to invalid credentials with SASL "
                     f"mechanism {self._exchange.mechanism}")
@@ -124,6 +177,12 @@ class Authenticator:
     def _failed(self, message: str) -> str:
         log.info("Failed authentication with %s (%s)", self._peer, message)
         return f"failed authentication ({message})"
+
+
+def _dotted(principal: str) -> str:
+    """``User:alice`` as Kafka's re-authentication message writes a principal: ``User.alice``."""
+    kind, _, name = principal.partition(":")
+    return f"{kind}.{name}"
 
 
 def _name(api_key: int) -> str:

@@ -20,6 +20,7 @@ MODULES = {
     "PLAIN": "org.apache.kafka.common.security.plain.PlainLoginModule",
     "SCRAM-SHA-256": "org.apache.kafka.common.security.scram.ScramLoginModule",
     "SCRAM-SHA-512": "org.apache.kafka.common.security.scram.ScramLoginModule",
+    "OAUTHBEARER": "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule",
 }
 
 _TOKEN = re.compile(r'\s*(?:"((?:[^"\\]|\\.)*)"|([^\s=;"]+)|(=)|(;))', re.S)
@@ -84,3 +85,13 @@ def plain_users(text: str) -> dict[str, str]:
             raise ValueError(f"JAAS config for PLAIN names {module.class_name}, expected {MODULES['PLAIN']}")
         users.update({name[5:]: password for name, password in module.options.items() if name.startswith("user_")})
     return users
+
+
+def module_options(text: str, mechanism: str) -> dict[str, str]:
+    """The options of ``mechanism``'s login module in ``text`` (OAUTHBEARER's unsecuredValidator*)."""
+    options: dict[str, str] = {}
+    for module in parse_jaas(text):
+        if module.class_name != MODULES[mechanism]:
+            raise ValueError(f"JAAS config for {mechanism} names {module.class_name}, expected {MODULES[mechanism]}")
+        options.update(module.options)
+    return options

@@ -10,8 +10,9 @@ import re
 import ssl
 
 from ..config import ConfigError
-from .jaas import plain_users
+from .jaas import module_options, plain_users
 from .listeners import ListenerSpec
+from .oauthbearer import JWKS_HANDLERS, JwksKeys, JwksValidator, OAuthBearerServer, UnsecuredValidator
 from .plain import PlainServer
 from .principal import PrincipalMapper
 from .scram import HASHES, ScramServer
@@ -23,8 +24,8 @@ class SaslSettings:
         self.mechanisms: tuple[str, ...] = config.for_listener(listener, "sasl.enabled.mechanisms")
         if "GSSAPI" in self.mechanisms:
             raise ConfigError(f"listener {listener}: Weir has no GSSAPI (Kerberos); set sasl.enabled.mechanisms "
-                              "(or listener.name.<listener>.sasl.enabled.mechanisms) to PLAIN, SCRAM-SHA-256 "
-                              "and/or SCRAM-SHA-512")
+                              "(or listener.name.<listener>.sasl.enabled.mechanisms) to PLAIN, SCRAM-SHA-256, "
+                              "SCRAM-SHA-512 and/or OAUTHBEARER")
         self.max_receive_size: int = config.for_listener(listener, "sasl.server.max.receive.size")
         self._plain_users: dict[str, str] = {}
         if "PLAIN" in self.mechanisms:
@@ -37,13 +38,50 @@ class SaslSettings:
             except ValueError as exc:
                 raise ConfigError(f"listener.name.{listener.lower()}.plain.sasl.jaas.config: {exc}") from None
         self._scram_store = scram_store
+        self._oauthbearer = _oauthbearer_validator(config, listener) if "OAUTHBEARER" in self.mechanisms else None
+        self._max_reauth_ms = {
+            mechanism: _first_set(config.listener_override(listener, f"{mechanism.lower()}.connections.max.reauth.ms"),
+                                  config.for_listener(listener, "connections.max.reauth.ms"))
+            for mechanism in self.mechanisms}
+
+    def max_reauth_ms(self, mechanism: str) -> int:
+        """connections.max.reauth.ms for ``mechanism`` on this listener (0: sessions do not expire by it)."""
+        return self._max_reauth_ms[mechanism]
 
     def server_for(self, mechanism: str):
         """A fresh exchange for ``mechanism`` (one of ``mechanisms``)."""
         if mechanism == "PLAIN":
             return PlainServer(self._plain_users)
+        if mechanism == "OAUTHBEARER":
+            return OAuthBearerServer(self._oauthbearer)
         assert mechanism in HASHES
         return ScramServer(mechanism, self._scram_store)
+
+
+def _first_set(*values):
+    return next(value for value in values if value is not None)
+
+
+def _oauthbearer_validator(config, listener: str):
+    """The listener's OAUTHBEARER validator, as Kafka picks it: signed tokens against a JWKS when the
+    server callback handler is Kafka's OAuthBearerValidatorCallbackHandler, else unsecured ones."""
+    handler = config.for_listener(listener, "oauthbearer.sasl.server.callback.handler.class")
+    jaas = config.for_listener(listener, "oauthbearer.sasl.jaas.config")
+    try:
+        options = module_options(jaas, "OAUTHBEARER") if jaas else {}
+        if handler not in JWKS_HANDLERS:
+            return UnsecuredValidator(options)
+        url = config.for_listener(listener, "sasl.oauthbearer.jwks.endpoint.url")
+        if not url:
+            raise ValueError(f"{handler} needs sasl.oauthbearer.jwks.endpoint.url")
+        keys = JwksKeys(url, config.for_listener(listener, "sasl.oauthbearer.jwks.endpoint.refresh.ms"))
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"listener {listener}: OAUTHBEARER: {exc}") from None
+    return JwksValidator(keys, audience=config.for_listener(listener, "sasl.oauthbearer.expected.audience"),
+                         issuer=config.for_listener(listener, "sasl.oauthbearer.expected.issuer"),
+                         sub_claim=config.for_listener(listener, "sasl.oauthbearer.sub.claim.name"),
+                         scope_claim=config.for_listener(listener, "sasl.oauthbearer.scope.claim.name"),
+                         clock_skew_s=config.for_listener(listener, "sasl.oauthbearer.clock.skew.seconds"))
 
 
 @dataclasses.dataclass

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
-MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
+MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER")
 DEFAULT_PROTOCOL_MAP = "PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL"
 
 
@@ -67,12 +67,10 @@ def _int(text: str) -> int:
     return int(text.strip())
 
 
-def _no_reauthentication(text: str) -> int:
+def _non_negative(text: str) -> int:
     value = int(text.strip())
-    if value != 0:
-        # Deviation: KIP-368 re-authentication is not served; a session never expires, so a non-zero
-        # value (sessions that must be renewed) cannot be honoured and stops start-up instead.
-        raise ValueError("Weir does not re-authenticate connections (KIP-368); only 0 is supported")
+    if value < 0:
+        raise ValueError("must be 0 or more")
     return value
 
 
@@ -80,6 +78,16 @@ def _jaas(text: str) -> str:
     from .jaas import parse_jaas  # checked at start-up, kept as text
     parse_jaas(text)
     return text.strip()
+
+
+def _server_callback_handler(mechanism: str, text: str) -> str:
+    """Kafka's validator classes, by name: a class of one's own cannot be loaded into Weir."""
+    from .oauthbearer import JWKS_HANDLERS, UNSECURED_HANDLER
+    name = text.strip()
+    if mechanism != "OAUTHBEARER" or name not in (UNSECURED_HANDLER, *JWKS_HANDLERS):
+        raise ValueError(f"{mechanism}: Weir serves only Kafka's OAUTHBEARER validators ({', '.join(JWKS_HANDLERS)} "
+                         f"or {UNSECURED_HANDLER}); custom callback handler classes cannot be loaded")
+    return name
 
 
 #: Settings that also exist per listener (``listener.name.<l>.<name>``).
@@ -101,9 +109,18 @@ LISTENER_SCOPED = {
     "ssl.cipher.suites": (_list, (), "TLS 1.2 cipher suites (OpenSSL or IANA names); empty = the defaults"),
     "ssl.endpoint.identification.algorithm": (_str, "https", "a client setting; accepted and unused by a broker"),
     "ssl.principal.mapping.rules": (_str, "DEFAULT", "rules mapping a certificate's subject DN to a user name"),
-    "sasl.enabled.mechanisms": (_mechanisms, ("GSSAPI",), "SASL mechanisms served: PLAIN, SCRAM-SHA-256/512"),
+    "sasl.enabled.mechanisms": (_mechanisms, ("GSSAPI",),
+                                "SASL mechanisms served: PLAIN, SCRAM-SHA-256/512, OAUTHBEARER"),
     "sasl.server.max.receive.size": (_int, 524288, "largest frame accepted before authentication"),
-    "connections.max.reauth.ms": (_no_reauthentication, 0, "0 only: sessions do not expire (no KIP-368)"),
+    "connections.max.reauth.ms": (_non_negative, 0, "SASL sessions expire after this and must re-authenticate "
+                                  "(KIP-368); 0: only when an OAUTHBEARER token does"),
+    "sasl.oauthbearer.jwks.endpoint.url": (_str, "", "file: or http(s): URL of the JWKS verifying signed tokens"),
+    "sasl.oauthbearer.jwks.endpoint.refresh.ms": (_int, 3600000, "how often the JWKS is read again"),
+    "sasl.oauthbearer.expected.audience": (_list, (), "audiences a signed token must name one of (empty: none)"),
+    "sasl.oauthbearer.expected.issuer": (_str, "", "the issuer a signed token must name (empty: any)"),
+    "sasl.oauthbearer.sub.claim.name": (_str, "sub", "claim of a signed token naming the principal"),
+    "sasl.oauthbearer.scope.claim.name": (_str, "scope", "claim of a signed token holding its scope"),
+    "sasl.oauthbearer.clock.skew.seconds": (_int, 30, "leeway for a signed token's exp and iat"),
 }
 
 SECURITY_SETTINGS = {
@@ -116,19 +133,29 @@ SECURITY_SETTINGS = {
     **LISTENER_SCOPED,
 }
 
-_PREFIXED = re.compile(r"listener\.name\.([a-z0-9_.\-]+?)\.(ssl\..+|sasl\..+|([a-z0-9\-]+)\.sasl\.jaas\.config)")
+_PREFIXED = re.compile(r"listener\.name\.([a-z0-9_.\-]+?)\.(?:([a-z0-9\-]+)\.)?"
+                       r"((?:ssl|sasl)\..+|connections\.max\.reauth\.ms)")
+_PER_MECHANISM = ("sasl.jaas.config", "sasl.server.callback.handler.class")
 
 
 def parse_prefixed(name: str, text: str):
-    """(listener, setting, value) of a ``listener.name.<l>.<setting>`` entry; None if ``name`` is not one."""
+    """(listener, setting, value) of a ``listener.name.<l>.[<mechanism>.]<setting>`` entry; None if
+    ``name`` is not one. The JAAS and callback-handler settings exist only with the mechanism (kept
+    as ``<mechanism>.<setting>``); on the others, as ``sasl.oauthbearer.*``, it may be given or not."""
     match = _PREFIXED.fullmatch(name)
     if not match:
         return None
-    listener, setting, mechanism = match.group(1), match.group(2), match.group(3)
-    if mechanism is not None:
-        if mechanism.upper() not in MECHANISMS:
-            raise ValueError(f"unsupported SASL mechanism {mechanism.upper()!r}")
-        return listener, setting, _jaas(text)
+    listener, mechanism, setting = match.groups()
+    if mechanism is not None and mechanism.upper() not in MECHANISMS:
+        raise ValueError(f"unsupported SASL mechanism {mechanism.upper()!r}")
+    if setting in _PER_MECHANISM or (setting == "connections.max.reauth.ms" and mechanism is not None):
+        if mechanism is None:
+            return None
+        if setting == "sasl.jaas.config":
+            return listener, f"{mechanism}.{setting}", _jaas(text)
+        if setting == "connections.max.reauth.ms":  # Kafka also takes it per mechanism
+            return listener, f"{mechanism}.{setting}", _non_negative(text)
+        return listener, f"{mechanism}.{setting}", _server_callback_handler(mechanism.upper(), text)
     if setting not in LISTENER_SCOPED:
         return None
     return listener, setting, LISTENER_SCOPED[setting][0](text)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import defaultdict
-from typing import Awaitable, Callable, Iterable, TypeVar
+from typing import Awaitable, Callable, Iterable, TypeVar, Unpack
 
 from weir.protocol.api_keys import ApiKey
 from weir.protocol.errors import Errors
@@ -25,6 +25,7 @@ from weir.protocol.messages import metadata
 from ..cluster import Cluster
 from ..errors import BrokerResponseError, KafkaConnectionError, KafkaTimeoutError, error_for
 from ..types import TopicPartition
+from ..security import ClientSecurity, SecurityOptions
 
 T = TypeVar("T")
 
@@ -56,9 +57,9 @@ def check(code: int, message: str | None = None) -> None:
 class AdminBase:
     def __init__(self, bootstrap_servers: str | list[str], *, client_id: str = "weir-admin",
                  request_timeout_ms: int = 30000, default_api_timeout_ms: int = 60000,
-                 retry_backoff_ms: int = 100):
+                 retry_backoff_ms: int = 100, **security: Unpack[SecurityOptions]):
         self.cluster = Cluster(bootstrap_servers, client_id=client_id, request_timeout_ms=request_timeout_ms,
-                               retry_backoff_ms=retry_backoff_ms)
+                               retry_backoff_ms=retry_backoff_ms, security=ClientSecurity.from_options(**security))
         self.api_timeout = default_api_timeout_ms / 1000
         self.retry_backoff = retry_backoff_ms / 1000
 

@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import AsyncIterator, Iterable
+from typing import AsyncIterator, Iterable, Unpack
 
 from ..cluster import Cluster
 from ..errors import IllegalStateError
 from ..types import ConsumerRecord, OffsetAndMetadata, TopicPartition
 from .fetcher import EARLIEST, LATEST, READ_COMMITTED, READ_UNCOMMITTED, Fetcher
 from .group import GroupMembership, RebalanceListener
+from ..security import ClientSecurity, SecurityOptions
 
 _ISOLATION = {"read_committed": READ_COMMITTED, "read_uncommitted": READ_UNCOMMITTED}
 
@@ -34,13 +35,13 @@ class Consumer:
                  max_poll_interval_ms: int = 300000, fetch_max_wait_ms: int = 500, fetch_min_bytes: int = 1,
                  fetch_max_bytes: int = 52428800, max_partition_fetch_bytes: int = 1048576,
                  request_timeout_ms: int = 30000, retry_backoff_ms: int = 100,
-                 rebalance_listener: RebalanceListener | None = None):
+                 rebalance_listener: RebalanceListener | None = None, **security: Unpack[SecurityOptions]):
         if isolation_level not in _ISOLATION:
             raise ValueError("isolation_level is read_committed or read_uncommitted")
         if auto_offset_reset not in ("earliest", "latest", "none"):
             raise ValueError("auto_offset_reset is earliest, latest or none")
         self.cluster = Cluster(bootstrap_servers, client_id=client_id, request_timeout_ms=request_timeout_ms,
-                               retry_backoff_ms=retry_backoff_ms)
+                               retry_backoff_ms=retry_backoff_ms, security=ClientSecurity.from_options(**security))
         self.fetcher = Fetcher(self.cluster, isolation_level=_ISOLATION[isolation_level],
                                auto_offset_reset=auto_offset_reset, fetch_max_wait_ms=fetch_max_wait_ms,
                                fetch_min_bytes=fetch_min_bytes, fetch_max_bytes=fetch_max_bytes,

@@ -32,7 +32,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from typing import AsyncIterator
+from typing import AsyncIterator, Unpack
 
 from weir.protocol.api_keys import ApiKey
 from weir.protocol.compression import Compression
@@ -47,6 +47,7 @@ from .accumulator import Accumulator, record_size_bound
 from .sender import ProducerIdentity, Sender
 from .batch import ProducerBatch
 from .transaction_manager import PreparedTxnState, TransactionManager, TxnState
+from ..security import ClientSecurity, SecurityOptions
 
 log = logging.getLogger(__name__)
 
@@ -70,7 +71,8 @@ class Producer:
                  buffer_memory: int = 32 * 1024 * 1024, max_request_size: int = 1048576,
                  request_timeout_ms: int = 30000, delivery_timeout_ms: int = 120000, retry_backoff_ms: int = 100,
                  partitioner: StickyPartitioner | None = None, transactional_id: str | None = None,
-                 transaction_timeout_ms: int = 60000, max_block_ms: int = 60000):
+                 transaction_timeout_ms: int = 60000, max_block_ms: int = 60000,
+                 **security: Unpack[SecurityOptions]):
         if acks not in _ACKS:
             raise ValueError(f"acks must be 'all', -1, 0 or 1, not {acks!r}")
         if compression_type not in _CODECS:
@@ -84,7 +86,7 @@ class Producer:
             raise ValueError("a transactional producer is idempotent: enable_idempotence must stay True")
         self.idempotent = enable_idempotence
         self.cluster = Cluster(bootstrap_servers, client_id=client_id, request_timeout_ms=request_timeout_ms,
-                               retry_backoff_ms=retry_backoff_ms)
+                               retry_backoff_ms=retry_backoff_ms, security=ClientSecurity.from_options(**security))
         self.accumulator = Accumulator(batch_size=batch_size, linger_ms=linger_ms,
                                        compression=_CODECS[compression_type], buffer_memory=buffer_memory)
         self.partitioner = partitioner or StickyPartitioner(batch_size)

@@ -6,6 +6,9 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from confluent_kafka import Consumer, Producer
 from kafka import KafkaConsumer, KafkaProducer
 
+from weir.client import Admin, Consumer as WeirConsumer, Producer as WeirProducer, TopicPartition
+from weir.client.admin import NewTopic
+
 from tests.tools.tools import CONSUMER_PERF, PRODUCER_PERF, run_tool
 
 
@@ -70,3 +73,17 @@ def java_perf_tools(bootstrap: str, client_properties, topic: str, count: int) -
     assert consumed.returncode == 0, consumed.stderr[-3000:]
     header, values = [line.split(", ") for line in consumed.stdout.strip().splitlines()[-2:]]
     assert dict(zip(header, values))["data.consumed.in.nMsg"] == str(count)
+
+
+async def ours(bootstrap: str, topic: str, count: int = 3, **security) -> list[bytes]:
+    """Our client (weir.client), given its security keywords: create the topic, write, read back."""
+    async with Admin(bootstrap, **security) as admin:
+        await admin.create_topics([NewTopic(topic, 1)])
+    async with WeirProducer(bootstrap, **security) as producer:
+        for i in range(count):
+            await producer.send(topic, value=b"ours%d" % i)
+    async with WeirConsumer(bootstrap_servers=bootstrap, auto_offset_reset="earliest", **security) as consumer:
+        consumer.assign([TopicPartition(topic, 0)])
+        values = [(await consumer.getone()).value for _ in range(count)]
+    assert values == [b"ours%d" % i for i in range(count)]
+    return values

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from confluent_kafka.admin import AdminClient, ScramCredentialInfo, ScramMechanism, UserScramCredentialUpsertion
+
 JAAS_PLAIN = ('org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" '
               'password="admin-secret" user_admin="admin-secret" user_alice="alice-secret";')
 JAAS_SCRAM = "org.apache.kafka.common.security.scram.ScramLoginModule required;"
@@ -31,3 +33,13 @@ def java_client_properties(protocol: str, mechanism: str, user: str, password: s
     if ca_path is not None:
         text += f"ssl.truststore.type=PEM\nssl.truststore.location={ca_path}\n"
     return text
+
+
+def add_scram_user(bootstrap: str, user: str, password: str) -> None:
+    """SCRAM-SHA-256 and -512 credentials for ``user``, through AlterUserScramCredentials."""
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    for mechanism in (ScramMechanism.SCRAM_SHA_256, ScramMechanism.SCRAM_SHA_512):
+        # one request per mechanism: Kafka refuses a user named twice in one request (DUPLICATE_RESOURCE)
+        upsert = UserScramCredentialUpsertion(user, ScramCredentialInfo(mechanism, 4096), password.encode())
+        for future in admin.alter_user_scram_credentials([upsert]).values():
+            future.result(10)

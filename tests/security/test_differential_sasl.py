@@ -8,11 +8,19 @@ Differences, written down where they live:
   without an answer (authenticator.py).
 - SCRAM_UNKNOWN_USER: Kafka fails an unknown SCRAM user at the client-first message; Weir answers
   a made-up salt and fails at client-final, so a missing user looks like a wrong password (scram.py).
+
+A third listener, REAUTH, has connections.max.reauth.ms set: re-authentication (KIP-368) compared.
 """
 
 from __future__ import annotations
 
+import asyncio
+import time
+
 import pytest
+from confluent_kafka import Producer
+
+from weir.client.errors import KafkaException
 
 from weir.protocol.api_keys import ApiKey
 from weir.protocol.errors import Errors
@@ -20,23 +28,31 @@ from weir.protocol.messages import alter_user_scram_credentials as alter
 from weir.protocol.messages import describe_user_scram_credentials as describe
 
 from reference.kafka import KafkaProcess
+from tests.security import round_trips
 from tests.security.brokers import ConfiguredBroker, listeners_setting
-from tests.security.sasl_setup import sasl_settings
+from tests.security.sasl_setup import add_scram_user, confluent_config, sasl_settings
 from tests.security.sasl_wire import CLOSED, SaslWire, plain_token
+from tests.support.waiting import wait_until
+
+
+SESSION_MS = 1500
+REAUTH_SETTINGS = {"listener.name.reauth.connections.max.reauth.ms": str(SESSION_MS)}  # KIP-368 on REAUTH only
 
 
 @pytest.fixture(scope="module")
 def kafka_sasl(tmp_path_factory):
-    kafka = KafkaProcess(tmp_path_factory.mktemp("kafka-sasl"), extra_listeners={"SASL_PLAINTEXT": "SASL_PLAINTEXT"},
-                         overrides=sasl_settings(["SASL_PLAINTEXT"])).start()
+    kafka = KafkaProcess(tmp_path_factory.mktemp("kafka-sasl"),
+                         extra_listeners={"SASL_PLAINTEXT": "SASL_PLAINTEXT", "REAUTH": "SASL_PLAINTEXT"},
+                         overrides={**sasl_settings(["SASL_PLAINTEXT", "REAUTH"]), **REAUTH_SETTINGS}).start()
     yield kafka
     kafka.stop()
 
 
 @pytest.fixture(scope="module")
 def weir_sasl(tmp_path_factory):
-    settings, ports = listeners_setting({"PLAINTEXT": "PLAINTEXT", "SASL_PLAINTEXT": "SASL_PLAINTEXT"})
-    settings.update(sasl_settings(["SASL_PLAINTEXT"]))
+    settings, ports = listeners_setting({"PLAINTEXT": "PLAINTEXT", "SASL_PLAINTEXT": "SASL_PLAINTEXT",
+                                         "REAUTH": "SASL_PLAINTEXT"})
+    settings.update({**sasl_settings(["SASL_PLAINTEXT", "REAUTH"]), **REAUTH_SETTINGS})
     broker = ConfiguredBroker(tmp_path_factory.mktemp("weir-sasl"), settings, ports).start()
     yield broker
     broker.stop()
@@ -115,8 +131,15 @@ def _scenario(broker) -> dict:
                     alter.Upsertion(name="odd", mechanism=7, iterations=4096, salt=b"s", salted_password=bytes(32)),
                     alter.Upsertion(name="ok", mechanism=2, iterations=8192, salt=b"s", salted_password=bytes(64))]))
     seen["alter"] = sorted((r.user, r.error_code, r.error_message) for r in results.results)
-    described = plain.call(ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS, 0, describe.REQUEST(
-        users=[describe.UserName(name="ok"), describe.UserName(name="missing")]))
+    # Kafka's brokers learn credentials from the metadata log a moment after the controller answered the
+    # alteration: ask until "ok" is there (at once on Weir), then compare the whole answer
+    def ok_described():
+        nonlocal described
+        described = plain.call(ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS, 0, describe.REQUEST(
+            users=[describe.UserName(name="ok"), describe.UserName(name="missing")]))
+        return any(r.user == "ok" and r.error_code == 0 for r in described.results)
+    described = None
+    wait_until(ok_described, "the new SCRAM credential to be described", timeout=15)
     seen["describe"] = sorted((r.user, r.error_code, r.error_message, [(c.mechanism, c.iterations)
                                                                        for c in r.credential_infos])
                               for r in described.results)
@@ -156,3 +179,107 @@ def test_sasl_rules_and_scram_apis_match_kafka(sasl_broker, request):
         ("ok", 0, "", [(2, 8192)]),
         ("missing", Errors.RESOURCE_NOT_FOUND, "Attempt to describe a user credential that does not exist: missing",
          [])])
+
+
+def _reauth_scenario(broker) -> dict:
+    seen = {}
+    reauth = broker.bootstrap_for("REAUTH")
+
+    wire = SaslWire(broker.bootstrap_for("SASL_PLAINTEXT"))
+    wire.handshake("PLAIN")
+    seen["lifetime_without_reauth"] = wire.authenticate(plain_token("alice", "alice-secret")).session_lifetime_ms
+    wire.close()
+
+    wire = SaslWire(reauth)
+    wire.handshake("PLAIN")
+    answer = wire.authenticate(plain_token("alice", "alice-secret"))
+    seen["login"] = (answer.error_code, answer.session_lifetime_ms)
+    seen["reauth_handshake"] = wire.handshake("PLAIN").error_code
+    answer = wire.authenticate(plain_token("alice", "alice-secret"))
+    seen["reauth"] = (answer.error_code, answer.error_message, answer.session_lifetime_ms)
+    seen["serves_after_reauth"] = wire.metadata() != CLOSED
+    wire.close()
+
+    wire = SaslWire(reauth)
+    wire.handshake("PLAIN")
+    wire.authenticate(plain_token("alice", "alice-secret"))
+    seen["other_principal_handshake"] = wire.handshake("PLAIN").error_code
+    answer = wire.authenticate(plain_token("admin", "admin-secret"))
+    seen["other_principal"] = answer if answer == CLOSED else (answer.error_code, answer.error_message, wire.closed())
+    wire.close()
+
+    wire = SaslWire(reauth)
+    wire.handshake("PLAIN")
+    wire.authenticate(plain_token("alice", "alice-secret"))
+    seen["other_mechanism_handshake"] = wire.handshake("SCRAM-SHA-256").error_code
+    answer = wire.authenticate(b"n,,n=alice,r=abcdef")
+    seen["other_mechanism"] = answer if answer == CLOSED else (answer.error_code, answer.error_message, wire.closed())
+    wire.close()
+
+    wire = SaslWire(reauth)
+    wire.handshake("PLAIN")
+    wire.authenticate(plain_token("alice", "alice-secret"))
+    seen["serves_before_expiry"] = wire.metadata() != CLOSED
+    time.sleep(SESSION_MS / 1000 + 0.5)  # what is tested is a session outliving its lifetime: nothing to wait on
+    seen["after_expiry"] = wire.metadata()
+    wire.close()
+    return seen
+
+
+def test_reauthentication_matches_kafka(sasl_broker):
+    seen = _reauth_scenario(sasl_broker)
+    assert seen["lifetime_without_reauth"] == 0
+    assert seen["login"] == (0, SESSION_MS)
+    assert seen["reauth_handshake"] == 0
+    assert seen["reauth"] == (0, "", SESSION_MS) and seen["serves_after_reauth"]
+    assert seen["other_principal_handshake"] == 0
+    assert seen["other_principal"] == (Errors.SASL_AUTHENTICATION_FAILED, "Cannot change principals during "
+                                       "re-authentication from User.alice: User.admin", True)
+    assert seen["other_mechanism_handshake"] == 0
+    assert seen["other_mechanism"] == CLOSED  # no answer: the handshake was answered, the token is not
+    assert seen["serves_before_expiry"]
+    assert seen["after_expiry"] == CLOSED
+
+
+def test_librdkafka_re_authenticates_and_keeps_its_connection(weir_sasl, topic_name):
+    """confluent-kafka re-authenticates before each session expires (KIP-368), so the broker never
+    has to close its connection: produce through three session lifetimes."""
+    delivered, errors = [], []
+    log_mark = len(weir_sasl.lines)
+    producer = Producer({**confluent_config(weir_sasl.bootstrap_for("REAUTH"), "SASL_PLAINTEXT", "PLAIN", "alice",
+                                            "alice-secret"), "error_cb": errors.append})
+    began = time.monotonic()
+    sent = 0
+    while time.monotonic() - began < 3 * SESSION_MS / 1000:
+        producer.produce(topic_name, b"v%d" % sent, on_delivery=lambda err, msg: delivered.append(err))
+        sent += 1
+        producer.flush(10)  # one at a time: each send is a request on a session of its age
+    assert producer.flush(10) == 0
+    assert delivered == [None] * sent and not errors
+    expired = [line for line in weir_sasl.lines[log_mark:] if "SASL session expired" in line]
+    assert not expired, "the client's connection was closed at expiry"
+
+
+
+@pytest.mark.parametrize("mechanism", ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"])
+def test_our_client_logs_in_with_each_mechanism(sasl_broker, mechanism, topic_name):
+    sasl = sasl_broker.bootstrap_for("SASL_PLAINTEXT")
+    user, password = ("alice", "alice-secret") if mechanism == "PLAIN" else ("carol", "carol-scram")
+    if mechanism != "PLAIN":
+        add_scram_user(sasl_broker.bootstrap_for("PLAINTEXT"), user, password)
+
+    def logs_in():  # Kafka's brokers learn a new credential from the metadata log a moment later
+        try:
+            return asyncio.run(round_trips.ours(sasl, topic_name, security_protocol="SASL_PLAINTEXT",
+                                           sasl_mechanism=mechanism, sasl_plain_username=user,
+                                           sasl_plain_password=password))
+        except KafkaException as exc:
+            if getattr(exc, "code", None) != Errors.SASL_AUTHENTICATION_FAILED:
+                raise
+            return None
+    assert wait_until(logs_in, f"{user} to log in with {mechanism}", timeout=20) == [b"ours0", b"ours1", b"ours2"]
+
+    with pytest.raises(KafkaException) as refused:
+        asyncio.run(round_trips.ours(sasl, f"{topic_name}-x", security_protocol="SASL_PLAINTEXT",
+                                sasl_mechanism=mechanism, sasl_plain_username=user, sasl_plain_password="wrong"))
+    assert getattr(refused.value, "code", None) == Errors.SASL_AUTHENTICATION_FAILED

@@ -8,26 +8,19 @@ import ssl
 
 import pytest
 from confluent_kafka import KafkaError, Producer
-from confluent_kafka.admin import AdminClient, ScramCredentialInfo, ScramMechanism, UserScramCredentialUpsertion
+from confluent_kafka.admin import AdminClient
 
 from weir.protocol.errors import Errors
 
 from tests.security import round_trips
 from tests.security.brokers import ConfiguredBroker, listeners_setting
 from tests.security.certs import Pki
-from tests.security.sasl_setup import SCRAM_PASSWORD, confluent_config, java_client_properties, sasl_settings
+from tests.security.sasl_setup import (SCRAM_PASSWORD, add_scram_user, confluent_config, java_client_properties,
+                                      sasl_settings)
 from tests.security.sasl_wire import CLOSED, SaslWire, plain_token
 
 MECHANISMS = ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"]
 
-
-def add_scram_user(bootstrap: str, user: str, password: str) -> None:
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    for mechanism in (ScramMechanism.SCRAM_SHA_256, ScramMechanism.SCRAM_SHA_512):
-        # one request per mechanism: Kafka refuses a user named twice in one request (DUPLICATE_RESOURCE)
-        upsert = UserScramCredentialUpsertion(user, ScramCredentialInfo(mechanism, 4096), password.encode())
-        for future in admin.alter_user_scram_credentials([upsert]).values():
-            future.result(10)
 
 
 @pytest.fixture(scope="module")

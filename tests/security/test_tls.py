@@ -9,6 +9,8 @@ import pytest
 from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient
 
+from weir.client.errors import KafkaConnectionError
+
 from tests.security import round_trips
 from tests.security.brokers import ConfiguredBroker, listeners_setting
 from tests.security.certs import Pki
@@ -89,6 +91,19 @@ async def test_aiokafka_over_tls(tls_broker, pki, topic_name):
     context = ssl.create_default_context(cafile=str(pki.ca_path))
     await round_trips.aiokafka(dict(bootstrap_servers=tls_broker.bootstrap_for("SSL"), security_protocol="SSL",
                                     ssl_context=context), topic_name, 20)
+
+
+async def test_our_client_over_tls_with_and_without_a_client_certificate(tls_broker, pki, topic_name):
+    context = ssl.create_default_context(cafile=str(pki.ca_path))
+    await round_trips.ours(tls_broker.bootstrap_for("SSL"), topic_name, security_protocol="SSL", ssl_context=context)
+    with_cert = ssl.create_default_context(cafile=str(pki.ca_path))
+    with_cert.load_cert_chain(str(pki.alice.cert_path), str(pki.alice.key_path))
+    await round_trips.ours(tls_broker.bootstrap_for("MTLS"), f"{topic_name}-mtls", security_protocol="SSL",
+                           ssl_context=with_cert)
+    with pytest.raises(KafkaConnectionError):  # a CA the broker's certificate does not chain to
+        await round_trips.ours(tls_broker.bootstrap_for("SSL"), f"{topic_name}-x", security_protocol="SSL",
+                               ssl_context=ssl.create_default_context(cafile=str(Pki(pki.directory / "x").ca_path)),
+                               request_timeout_ms=3000)
 
 
 def test_java_tools_over_tls_with_a_pem_client_keystore(tls_broker, pki, tmp_path, topic_name):

@@ -15,14 +15,17 @@ from __future__ import annotations
 import atexit
 import collections
 import os
+import resource
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
 import threading
-from collections.abc import Iterator, Mapping
+import time
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from .settings import PORT_ATTEMPTS, as_properties, free_port
@@ -41,106 +44,44 @@ def _kill_leftovers() -> None:
         broker.kill()
 
 
-class BrokerStartError(RuntimeError):
-    """The broker exited or did not become ready; the message ends with its log."""
+class ChildProcess:
+    """What every child-process runner of ours shares (this broker, the tests' Apache Kafka in
+    reference/kafka.py): the process, its log lines, kill -9 and a clean stop."""
 
-
-class ProcessBroker:
-    """A Weir broker in a child process; a context manager (``run_broker()`` makes and starts one).
-
-    ``settings``: Kafka broker settings by their dotted names. ``port``: a free one unless
-    given. ``data_dir``: a temporary directory removed by ``close()`` unless given.
-    """
-
-    def __init__(self, settings: Mapping[str, object] | None = None, *, host: str = "127.0.0.1",
-                 port: int | None = None, data_dir: str | Path | None = None, startup_timeout: float = 30.0):
-        self.settings = as_properties(settings)
-        self.host = host
-        self._port_given = port is not None
-        self.port = port if port is not None else free_port(host)
-        self._own_data_dir = data_dir is None
-        self.data_dir = Path(data_dir) if data_dir is not None else Path(tempfile.mkdtemp(prefix="weir-"))
-        self.startup_timeout = startup_timeout
-        self.log_lines: collections.deque[str] = collections.deque(maxlen=LOG_LINES_KEPT)
-        self.lines_logged = 0  # all lines ever logged (log_lines keeps the last LOG_LINES_KEPT)
-        self._process: subprocess.Popen | None = None
-        self._settled = threading.Event()  # ready, or the process ended
-        self._ready = False  # the current process logged its ready line
+    process: subprocess.Popen | None = None
+    log_poll_interval = 0.02  # seconds between looks at the log while waiting for a line
 
     @property
-    def bootstrap_servers(self) -> str:
-        return f"{self.host}:{self.port}"
-
-    @property
-    def pid(self) -> int | None:
-        return self._process.pid if self._process is not None else None
-
-    @property
-    def log(self) -> str:
-        return "".join(self.log_lines)
+    def lines(self) -> list[str]:
+        """The process's log so far, one line per item."""
+        raise NotImplementedError
 
     def alive(self) -> bool:
-        return self._process is not None and self._process.poll() is None
+        return self.process is not None and self.process.poll() is None
 
-    def command(self) -> list[str]:
-        # -P: the working directory is not put on sys.path, so a folder named like ours cannot shadow weir
-        command = [sys.executable, "-P", "-m", "weir.broker", "--host", self.host, "--port", str(self.port),
-                   "--data-dir", str(self.data_dir)]
-        for name, value in self.settings.items():
-            command += ["--override", f"{name}={value}"]
-        return command
+    def log_contains(self, text: str) -> bool:
+        return any(text in line for line in self.lines)
 
-    def start(self) -> "ProcessBroker":
-        """Start and wait for the ready line; BrokerStartError (with the log) if it exits or times out."""
-        if self.alive():
-            raise RuntimeError("the broker is running already")
-        for attempt in range(1, PORT_ATTEMPTS + 1):
-            logged_before = self.lines_logged
-            self._spawn()
-            if self._settled.wait(self.startup_timeout) and self._ready:
-                return self
-            self.kill()
-            this_run = list(self.log_lines)[len(self.log_lines) - (self.lines_logged - logged_before):]
-            taken = any(ADDRESS_IN_USE in line for line in this_run)
-            if taken and not self._port_given and attempt < PORT_ATTEMPTS:
-                self.port = free_port(self.host)  # taken between free_port() and the broker's bind
-                continue
-            how = "exited" if self._settled.is_set() else f"was not ready in {self.startup_timeout:.0f} s"
-            raise BrokerStartError(f"the Weir broker on {self.bootstrap_servers} {how}; its log:\n{self.log}")
-        raise AssertionError("unreachable")
-
-    def _spawn(self) -> None:
-        self._settled.clear()
-        self._ready = False
-        process = subprocess.Popen(self.command(), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                   stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
-        self._process = process
-        _alive.add(self)
-        threading.Thread(target=self._drain, args=(process,), name=f"weir-broker-log-{process.pid}",
-                         daemon=True).start()
-
-    def _drain(self, process: subprocess.Popen) -> None:
-        for line in process.stderr:
-            self.log_lines.append(line)
-            self.lines_logged += 1
-            if READY in line and process is self._process:
-                self._ready = True
-                self._settled.set()
-        process.stderr.close()
-        if process is self._process:
-            self._settled.set()
+    def wait_for_log(self, text: str, timeout: float = 10.0) -> bool:
+        """Whether ``text`` appears in the log within ``timeout`` seconds."""
+        deadline = time.monotonic() + timeout
+        while not self.log_contains(text):
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(self.log_poll_interval)  # a deadline-bounded wait on a log the process writes
+        return True
 
     def kill(self) -> None:
-        """kill -9: no flush, no producer-state snapshot, client connections reset."""
-        process = self._process
+        """kill -9: no flush, no snapshot, no goodbye; client connections reset."""
+        process = self.process
         if process is not None and process.poll() is None:
             process.send_signal(signal.SIGKILL)
             process.wait()
-        _alive.discard(self)
 
     def stop(self, timeout: float = 30.0) -> int | None:
-        """Clean shutdown (SIGTERM, as an operator's); the exit code, None if it never ran."""
-        process = self._process
+        """SIGTERM (an operator's clean shutdown), SIGKILL once ``timeout`` passes; the exit code,
+        None if the process never ran."""
+        process = self.process
         if process is None:
             return None
         if process.poll() is None:
@@ -149,8 +90,120 @@ class ProcessBroker:
                 process.wait(timeout)
             except subprocess.TimeoutExpired:
                 self.kill()
-        _alive.discard(self)
         return process.returncode
+
+
+class BrokerStartError(RuntimeError):
+    """The broker exited or did not become ready; the message ends with its log."""
+
+
+class ProcessBroker(ChildProcess):
+    """A Weir broker in a child process; a context manager (``run_broker()`` makes and starts one).
+
+    ``settings``: Kafka broker settings by their dotted names. ``port``: a free one unless
+    given. ``data_dir``: a temporary directory removed by ``close()`` unless given. ``args``:
+    further command-line arguments (``--feature name=level``); ``env``: added to the broker's
+    environment; ``open_files_limit``: the process's RLIMIT_NOFILE; ``log_lines_kept``: how many
+    log lines to keep (None: all, so positions in ``lines`` stay valid for a whole test).
+    """
+
+    def __init__(self, settings: Mapping[str, object] | None = None, *, host: str = "127.0.0.1",
+                 port: int | None = None, data_dir: str | Path | None = None, startup_timeout: float = 30.0,
+                 args: Sequence[str] = (), env: Mapping[str, str] | None = None,
+                 open_files_limit: int | None = None, log_lines_kept: int | None = LOG_LINES_KEPT):
+        self.settings = as_properties(settings)
+        self.host = host
+        self._port_given = port is not None
+        self.port = port if port is not None else free_port(host)
+        self._own_data_dir = data_dir is None
+        self.data_dir = Path(data_dir) if data_dir is not None else Path(tempfile.mkdtemp(prefix="weir-"))
+        self.startup_timeout = startup_timeout
+        self.args = list(args)
+        self.env = dict(env or {})
+        self.open_files_limit = open_files_limit
+        self.log_lines: collections.deque[str] = collections.deque(maxlen=log_lines_kept)
+        self.lines_logged = 0  # all lines ever logged (log_lines keeps the last log_lines_kept)
+        self.process: subprocess.Popen | None = None
+
+    @property
+    def bootstrap_servers(self) -> str:
+        return f"{self.host}:{self.port}"
+
+    @property
+    def pid(self) -> int | None:
+        return self.process.pid if self.process is not None else None
+
+    @property
+    def log(self) -> str:
+        return "".join(self.log_lines)
+
+    @property
+    def lines(self) -> list[str]:
+        return list(self.log_lines)  # one C-level copy: the reader thread cannot append midway
+
+    def command(self) -> list[str]:
+        # -P: the working directory is not put on sys.path, so a folder named like ours cannot shadow weir
+        command = [sys.executable, "-P", "-m", "weir.broker", "--host", self.host, "--port", str(self.port),
+                   "--data-dir", str(self.data_dir)]
+        for name, value in self.settings.items():
+            command += ["--override", f"{name}={value}"]
+        return command + self.args
+
+    def start(self) -> "ProcessBroker":
+        """Start and wait for the ready line; BrokerStartError (with the log) if it exits or times out."""
+        if self.alive():
+            raise RuntimeError("the broker is running already")
+        for attempt in range(1, PORT_ATTEMPTS + 1):
+            logged_before = self.lines_logged
+            run = self._spawn()
+            if run.settled.wait(self.startup_timeout) and run.ready:
+                return self
+            self.kill()
+            this_run = list(self.log_lines)[len(self.log_lines) - (self.lines_logged - logged_before):]
+            taken = any(ADDRESS_IN_USE in line for line in this_run)
+            if taken and not self._port_given and attempt < PORT_ATTEMPTS:
+                self.port = free_port(self.host)  # taken between free_port() and the broker's bind
+                continue
+            how = "exited" if run.settled.is_set() else f"was not ready in {self.startup_timeout:.0f} s"
+            raise BrokerStartError(f"the Weir broker on {self.bootstrap_servers} {how}; its log:\n{self.log}")
+        raise AssertionError("unreachable")
+
+    def _spawn(self) -> "_Run":
+        process = subprocess.Popen(self.command(), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.PIPE, text=True,
+                                   env={**os.environ, "PYTHONUNBUFFERED": "1", **self.env},
+                                   preexec_fn=self._limit_open_files if self.open_files_limit else None)
+        self.process = process
+        _alive.add(self)
+        # each run has its own readiness: a killed predecessor's reader may end after this one began
+        run = _Run(process)
+        threading.Thread(target=self._drain, args=(run,), name=f"weir-broker-log-{process.pid}",
+                         daemon=True).start()
+        return run
+
+    def _limit_open_files(self) -> None:
+        assert self.open_files_limit is not None
+        resource.setrlimit(resource.RLIMIT_NOFILE, (self.open_files_limit, self.open_files_limit))
+
+    def _drain(self, run: "_Run") -> None:
+        assert run.process.stderr is not None
+        for line in run.process.stderr:
+            self.log_lines.append(line)
+            self.lines_logged += 1
+            if READY in line:
+                run.ready = True
+                run.settled.set()
+        run.process.stderr.close()
+        run.settled.set()
+
+    def kill(self) -> None:
+        super().kill()
+        _alive.discard(self)
+
+    def stop(self, timeout: float = 30.0) -> int | None:
+        returncode = super().stop(timeout)
+        _alive.discard(self)
+        return returncode
 
     def restart(self) -> "ProcessBroker":
         """Start again on the same port and data directory; a running broker is stopped cleanly
@@ -173,6 +226,15 @@ class ProcessBroker:
 
     def __exit__(self, *exc_info) -> None:
         self.close()
+
+
+@dataclass(slots=True)
+class _Run:
+    """One start of the broker process: settled once it is ready or has ended."""
+
+    process: subprocess.Popen
+    ready: bool = False
+    settled: threading.Event = field(default_factory=threading.Event)
 
 
 @contextmanager
