@@ -13,7 +13,8 @@ from weir.protocol.primitives import ZERO_UUID
 from weir.protocol.records import Record, encode_batch
 
 from tests.security import acl_scenario_admin
-from tests.security.acl_wire import add_scram_user, create, delete, describe, scram_login
+from tests.security.acl_wire import create, delete, describe, scram_login
+from tests.security.sasl_setup import add_scram_user
 from tests.security.sasl_wire import SaslWire
 from tests.support.waiting import wait_until
 
@@ -94,6 +95,13 @@ def _error(answer):
     return answer.error_code if hasattr(answer, "error_code") else 0
 
 
+def _login(broker):
+    try:
+        return scram_login(broker.bootstrap_for("SASL_PLAINTEXT"), "bob", "bob-pw")
+    except AssertionError:
+        return None
+
+
 def _ready(wire, names) -> bool:
     answer = _metadata(wire, list(names))
     return all(t.error_code == 0 and t.partitions and t.partitions[0].leader_id >= 0 for t in answer.topics)
@@ -102,7 +110,7 @@ def _ready(wire, names) -> bool:
 def run(broker) -> dict:
     seen: dict = {}
     admin = SaslWire(broker.bootstrap_for("PLAINTEXT"))
-    add_scram_user(admin, "bob", "bob-pw")
+    add_scram_user(broker.bootstrap_for("PLAINTEXT"), "bob", "bob-pw")
     admin.call(ApiKey.CREATE_TOPICS, 4, create_topics.REQUEST(topics=[
         create_topics.CreatableTopic(name=name, num_partitions=1, replication_factor=1) for name in TOPICS]))
     wait_until(lambda: _ready(admin, TOPICS), "the scenario's topics have leaders")
@@ -123,7 +131,7 @@ def run(broker) -> dict:
     seen["describe_host"] = describe(admin, host="10.0.0.1")
     seen["describe_unknown_code"] = describe(admin, resource_type=42)[0]
 
-    bob = scram_login(broker.bootstrap_for("SASL_PLAINTEXT"), "bob", "bob-pw")
+    bob = wait_until(lambda: _login(broker), "bob logs in (Kafka's brokers learn of credentials a moment late)")
     seen["metadata_all"] = sorted(t.name for t in _metadata(bob, None).topics)
     named = _metadata(bob, ["acl-read", "acl-hidden", "acl-missing", "acl-pre-auto", "other-auto"], auto_create=True)
     # acl-pre-auto may be auto-created: Kafka answers an error while its controller creates it

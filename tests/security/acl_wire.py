@@ -1,24 +1,18 @@
-"""Bare-socket helpers for the ACL tests: a SCRAM login (RFC 5802, client side), the ACL
+"""Bare-socket helpers for the ACL tests: a SCRAM login, the ACL
 requests, and the broker settings that switch Kafka's StandardAuthorizer on (the same on Weir
 and on Kafka 4.3.1)."""
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import hmac
-import os
+from scramp import ScramClient
 
 from weir.protocol.api_keys import ApiKey
-from weir.protocol.messages import alter_user_scram_credentials as alter_scram
 from weir.protocol.messages import create_acls, delete_acls, describe_acls
 
 from tests.security.sasl_setup import sasl_settings
 from tests.security.sasl_wire import SaslWire
 
 AUTHORIZER = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
-SCRAM_ITERATIONS = 4096
-_HASHES = {"SCRAM-SHA-256": ("sha256", 1), "SCRAM-SHA-512": ("sha512", 2)}
 
 
 def acl_settings(super_users: str = "User:admin;User:ANONYMOUS") -> dict[str, str]:
@@ -28,35 +22,22 @@ def acl_settings(super_users: str = "User:admin;User:ANONYMOUS") -> dict[str, st
     return {**sasl_settings(["SASL_PLAINTEXT"]), "authorizer.class.name": AUTHORIZER, "super.users": super_users}
 
 
-def add_scram_user(wire: SaslWire, user: str, password: str, mechanism: str = "SCRAM-SHA-256") -> None:
-    hash_name, code = _HASHES[mechanism]
-    salt = os.urandom(16)
-    salted = hashlib.pbkdf2_hmac(hash_name, password.encode(), salt, SCRAM_ITERATIONS)
-    answer = wire.call(ApiKey.ALTER_USER_SCRAM_CREDENTIALS, 0, alter_scram.REQUEST(upsertions=[alter_scram.Upsertion(
-        name=user, mechanism=code, iterations=SCRAM_ITERATIONS, salt=salt, salted_password=salted)]))
-    assert [r.error_code for r in answer.results] == [0], answer
-
-
 def scram_login(bootstrap: str, user: str, password: str, mechanism: str = "SCRAM-SHA-256") -> SaslWire:
-    """A connection authenticated as ``user`` by SCRAM; AssertionError if the broker refuses."""
-    hash_name = _HASHES[mechanism][0]
+    """A connection authenticated as ``user`` by SCRAM (scramp, as our client does); AssertionError
+    if the broker refuses."""
     wire = SaslWire(bootstrap)
-    assert wire.handshake(mechanism).error_code == 0
-    nonce = base64.b64encode(os.urandom(18)).decode()
-    bare = f"n={user},r={nonce}"
-    first = wire.authenticate(("n,," + bare).encode())
-    assert first.error_code == 0, first
-    server_first = bytes(first.auth_bytes).decode()
-    fields = dict(part.split("=", 1) for part in server_first.split(","))
-    salted = hashlib.pbkdf2_hmac(hash_name, password.encode(), base64.b64decode(fields["s"]), int(fields["i"]))
-    client_key = hmac.new(salted, b"Client Key", hash_name).digest()
-    stored_key = hashlib.new(hash_name, client_key).digest()
-    without_proof = f"c=biws,r={fields['r']}"
-    message = f"{bare},{server_first},{without_proof}".encode()
-    signature = hmac.new(stored_key, message, hash_name).digest()
-    proof = base64.b64encode(bytes(a ^ b for a, b in zip(client_key, signature, strict=True))).decode()
-    final = wire.authenticate(f"{without_proof},p={proof}".encode())
-    assert final.error_code == 0, final
+    try:
+        assert wire.handshake(mechanism).error_code == 0
+        client = ScramClient([mechanism], user, password)
+        first = wire.authenticate(client.get_client_first().encode())
+        assert first.error_code == 0, first
+        client.set_server_first(bytes(first.auth_bytes).decode())
+        final = wire.authenticate(client.get_client_final().encode())
+        assert final.error_code == 0, final
+        client.set_server_final(bytes(final.auth_bytes).decode())
+    except AssertionError:
+        wire.close()
+        raise
     return wire
 
 
