@@ -5,17 +5,21 @@ from __future__ import annotations
 
 from weir.protocol.errors import Errors, KafkaError
 
-from .model import CLUSTER, CLUSTER_ACTION, CLUSTER_NAME, GROUP, READ, TOPIC, TRANSACTIONAL_ID, WRITE
+from .model import CLUSTER, CLUSTER_ACTION, CLUSTER_NAME, CREATE, GROUP, READ, TOPIC, TRANSACTIONAL_ID, WRITE
 
 _TRANSACTIONAL_BIT = 0x10  # RecordBatch attributes (offset 21, int16): bit 4
-_NOTHING: dict = {}
+_NOTHING: dict[str, Errors] = {}
 
 
-def produce_refusals(authorizer, session, request) -> dict[str, int]:
+def produce_refusals(context, session, request) -> dict[str, Errors]:
     """Topic -> error for the Produce request's refused topics (KafkaApis.handleProduceRequest):
     transactional batches need WRITE on the TransactionalId (else every partition is
     TRANSACTIONAL_ID_AUTHORIZATION_FAILED), each topic needs WRITE (TOPIC_AUTHORIZATION_FAILED).
-    Idempotent batches need nothing more in Kafka 4 (InitProducerId checked the producer)."""
+    Idempotent batches need nothing more in Kafka 4 (InitProducerId checked the producer).
+    Weir creates a topic a Produce names (a deviation: Kafka does not); with the authorizer on
+    that needs CREATE on the cluster or the topic, as Metadata's auto-creation does, and a
+    topic the principal may not create is UNKNOWN_TOPIC_OR_PARTITION, Kafka's answer."""
+    authorizer = context.authorizer
     if not authorizer.enabled or session is None:
         return _NOTHING
     names = [t.name for t in request.topic_data]
@@ -23,7 +27,12 @@ def produce_refusals(authorizer, session, request) -> dict[str, int]:
             request.transactional_id is None
             or not authorizer.allows(session, WRITE, TRANSACTIONAL_ID, request.transactional_id)):
         return dict.fromkeys(names, Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
-    return dict.fromkeys(authorizer.denied(session, WRITE, TOPIC, names), Errors.TOPIC_AUTHORIZATION_FAILED)
+    refused = dict.fromkeys(authorizer.denied(session, WRITE, TOPIC, names), Errors.TOPIC_AUTHORIZATION_FAILED)
+    missing = [name for name in names if name not in refused and name not in context.logs.topics]
+    if missing and not authorizer.allows_cluster(session, CREATE, audit_denial=False):
+        refused.update(dict.fromkeys(authorizer.denied(session, CREATE, TOPIC, missing),
+                                     Errors.UNKNOWN_TOPIC_OR_PARTITION))
+    return refused
 
 
 def _has_transactional_batch(request) -> bool:

@@ -86,7 +86,7 @@ async def handle(context, header, request, session=None):
     acks = request.acks
     version = header.api_version
     now_ms = context.clock.now_ms()
-    refused = produce_refusals(context.authorizer, session, request)  # ACLs: {} when authorization is off
+    refused = produce_refusals(context, session, request)  # ACLs: {} when authorization is off
     responses = []
     for topic_data in request.topic_data:
         if refused and topic_data.name in refused:

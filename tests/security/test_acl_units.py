@@ -162,3 +162,19 @@ def test_a_failed_write_changes_nothing_and_is_each_creations_answer(tmp_path, m
         (Errors.INVALID_REQUEST, "Invalid empty resource name")]
     assert [acl.resource_name for acl in a.store.describe(AclFilter(m.ANY, None, m.ANY, None, None, m.ANY, m.ANY))] \
         == ["kept"]
+
+
+def test_produce_needs_write_and_create_for_a_topic_it_would_create(tmp_path):
+    from types import SimpleNamespace
+
+    from weir.broker.acl.checks import produce_refusals
+    from weir.protocol.errors import Errors
+    from weir.protocol.messages import produce as msg
+
+    a = authorizer(tmp_path, allow(m.TOPIC, "t", m.WRITE, pattern=m.PREFIXED), allow(m.TOPIC, "t-ok", m.CREATE))
+    context = SimpleNamespace(authorizer=a, logs=SimpleNamespace(topics={"t-old": object()}))
+    request = msg.REQUEST(acks=-1, timeout_ms=1000, topic_data=[
+        msg.TopicData(name=name, partition_data=[msg.PartitionData(index=0, records=b"")])
+        for name in ("t-old", "t-ok", "t-new", "x")])
+    assert produce_refusals(context, session(), request) == {
+        "t-new": Errors.UNKNOWN_TOPIC_OR_PARTITION, "x": Errors.TOPIC_AUTHORIZATION_FAILED}

@@ -88,6 +88,15 @@ def test_confluent_client_sees_authorization_errors_until_acls_allow(broker):
     acls(broker, "--add", "--allow-principal", "User:alice", "--producer", "--topic", "cf-orders")
     assert produce_error(broker, "cf-orders") is None  # idempotent: WRITE on a topic is enough in Kafka 4
 
+    # a topic is auto-created only for a principal that may CREATE it: librdkafka's Metadata is refused
+    # (TOPIC_AUTHORIZATION_FAILED, as Kafka refuses it) and a Produce naming it is UNKNOWN_TOPIC_OR_PARTITION
+    acls(broker, "--add", "--allow-principal", "User:alice", "--operation", "Write", "--topic", "cf-auto",
+         "--resource-pattern-type", "prefixed")
+    assert produce_error(broker, "cf-auto-1", **{"enable.idempotence": False, "message.timeout.ms": 3000}).code() \
+        in (KafkaError.TOPIC_AUTHORIZATION_FAILED, KafkaError.UNKNOWN_TOPIC_OR_PART)
+    assert "cf-auto-1" not in AdminClient({"bootstrap.servers": broker.bootstrap_for("PLAINTEXT")}).list_topics(
+        timeout=10).topics
+
     consumer = Consumer(alice(broker, **{"group.id": "cf-group", "auto.offset.reset": "earliest"}))
     consumer.subscribe(["cf-orders"])
     try:
