@@ -13,6 +13,9 @@ Every decision goes to the ``kafka.authorizer.logger`` logger in Kafka's words: 
 INFO, grants at DEBUG; checks that only compute authorized operations or filter a listing log
 at DEBUG only (Kafka: TRACE).
 
+ACLs on DelegationToken and User resources are stored and listed; nothing checks them, as
+Weir serves no delegation-token API (Kafka checks them only there).
+
 Callers without a connection (handler tests, the broker's own calls) pass ``session=None``
 and are treated as the broker itself: allowed.
 """

@@ -5,7 +5,9 @@ SECURITY_DISABLED. Each creation is validated as Kafka's AclApis and AclControlM
 (INVALID_REQUEST: a CLUSTER resource not named kafka-cluster, an empty name, a principal
 without ``<type>:``); an ACL that exists already succeeds. A request with an ANY, MATCH or
 unknown code in any creation fails whole with UNKNOWN_SERVER_ERROR, as Kafka 4.3.1 answers it.
-A failed write answers every valid creation with the storage error.
+A failed write answers every valid creation with the storage error. Deviation: a refused
+request's message is "Cluster authorization failed."; Kafka 4.3.1's prints the request it
+forwarded to its controller.
 """
 
 from weir.protocol.api_keys import ApiKey
