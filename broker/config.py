@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .properties import read_properties  # noqa: F401  (the file format; re-exported for callers)
+from .acl.settings import ACL_SETTINGS
 from .security.settings import SECURITY_SETTINGS, parse_prefixed
 from . import inert_settings
 
@@ -242,6 +243,7 @@ SETTINGS: dict[str, Setting] = {
 SETTINGS.update({name: Setting(*entry) for name, entry in SECURITY_SETTINGS.items()})
 # Kafka's settings Weir accepts and describes without acting on them (broker/inert_settings.py)
 SETTINGS.update({name: Setting(*entry) for name, entry in inert_settings.BROKER_SETTINGS.items()})
+SETTINGS.update({name: Setting(*entry) for name, entry in ACL_SETTINGS.items()})  # broker/acl/settings.py
 
 #: Topic-level overrides accepted by CreateTopics, and the broker setting each defaults to.
 TOPIC_SETTINGS: dict[str, tuple[str | None, Callable[[str], Any]]] = {

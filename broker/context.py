@@ -6,6 +6,8 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from weir.broker.acl.authorizer import Authorizer
+from weir.broker.acl.store import AclStore
 from weir.broker.clock import Clock, SystemClock
 from weir.broker.config import BrokerConfig
 from weir.broker.dynamic_config import DynamicBrokerConfigs
@@ -63,12 +65,14 @@ class BrokerContext:
         self.offset_expiry = OffsetExpiry(self.groups)
         self.txn = TransactionCoordinator(self)
         self.scram = ScramStore(self.data_dir)  # SCRAM credentials (AlterUserScramCredentials)
+        self.authorizer = Authorizer(self.config, AclStore(self.data_dir))  # ACLs (CreateAcls) and decisions
         self.metrics = recorder_for(self.config)  # the no-op recorder unless metrics.listener is set
 
     def open(self) -> None:
         """Load the log store, then rebuild the coordinators by replaying their topics."""
         self.logs.open()
         self.scram.load()
+        self.authorizer.store.load()
         self.groups.load()
         self.txn.load()
 

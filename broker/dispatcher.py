@@ -102,7 +102,11 @@ class Dispatcher:
                                f"(served: v{handler.min_version}-{handler.max_version})")
         module = BY_KEY[header.api_key]
         body = module.REQUEST.decode(header.api_version, request.body, exact=False)
-        if handler.wants_client_host:
+        if session is not None:
+            session.api_key = header.api_key  # the authorizer's audit log names the request
+        if handler.wants_client_host and handler.wants_session:
+            result = handler.fn(self.context, header, body, client_host=client_host, session=session)
+        elif handler.wants_client_host:
             result = handler.fn(self.context, header, body, client_host=client_host)
         elif handler.wants_session:
             result = handler.fn(self.context, header, body, session=session)

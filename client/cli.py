@@ -6,6 +6,7 @@
     groups        list | describe | delete | reset-offsets
     transactions  list | describe | describe-producers | find-hanging | abort
     cluster       describe
+    acls          list | add | remove
 
 Tables for people, ``--json`` for machines. A broker error prints its Kafka
 error name and exits 1; a usage error exits 2. As ``kafka-consumer-groups``,
@@ -24,6 +25,7 @@ import time
 
 from .admin import (EARLIEST, LATEST, AbortTransactionSpec, Admin, AlterConfigOp, ConfigResource, NewTopic,
                     OpType)
+from . import cli_acls
 from .cli_output import print_json, print_table
 from .errors import GroupIdNotFoundError, IllegalStateError, KafkaException
 from .types import TopicPartition
@@ -342,6 +344,7 @@ def build_parser() -> argparse.ArgumentParser:
     cluster = nouns.add_parser("cluster", help="cluster id, brokers and controller")
     verbs = cluster.add_subparsers(dest="verb", required=True)
     verbs.add_parser("describe").set_defaults(run=cluster_describe)
+    cli_acls.add_parser(nouns, lambda command: lambda admin, args: command(admin, args, emit))
     return parser
 
 

@@ -16,6 +16,8 @@ from collections import Counter
 
 from weir.protocol.errors import Errors, KafkaError
 
+from ..acl.checks import check_config_access
+from ..acl.model import ALTER_CONFIGS
 from ..config import ConfigError, parse_topic_config
 from ..config_sources import text
 from ..group.configs import GROUP
@@ -24,7 +26,7 @@ from ..log.manager import validate_topic_name
 TOPIC, BROKER = 2, 4
 
 
-def alter(context, request, updated, response_struct):
+def alter(context, request, updated, response_struct, session=None):
     """Answer every resource; ``updated(current_texts, resource, resource_type)`` gives its new texts."""
     counts = Counter((r.resource_type, r.resource_name) for r in request.resources)
     answers = []
@@ -35,6 +37,8 @@ def alter(context, request, updated, response_struct):
                 raise KafkaError(Errors.INVALID_REQUEST, "Each resource must appear at most once.")
             if len({c.name for c in resource.configs}) != len(resource.configs):
                 raise KafkaError(Errors.INVALID_REQUEST, "Error due to duplicate config keys")
+            check_config_access(context.authorizer, session, resource.resource_type, resource.resource_name,
+                                ALTER_CONFIGS)  # ACLs
             _alter_one(context, resource, updated, request.validate_only)
         except KafkaError as exc:
             answer.error_code, answer.error_message = exc.code, exc.message

@@ -21,5 +21,5 @@ def _replaced(current, resource, resource_type):
 
 
 @handles(ApiKey.ALTER_CONFIGS, versions=(0, 2))
-def handle(context, header, request):
-    return msg.RESPONSE(responses=alter(context, request, _replaced, msg.ResourceResponse))
+def handle(context, header, request, session=None):
+    return msg.RESPONSE(responses=alter(context, request, _replaced, msg.ResourceResponse, session))

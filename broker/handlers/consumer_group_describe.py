@@ -11,7 +11,7 @@ from weir.protocol.api_keys import ApiKey
 from weir.protocol.errors import Errors
 from weir.protocol.messages import consumer_group_describe as msg
 
-from .. import authorized_operations
+from ..acl import model as acl
 from ..dispatcher import handles
 from ..group.consumer.coordinator import topic_names
 from ..group.consumer.heartbeat import preferred_assignor
@@ -21,12 +21,15 @@ CLASSIC_MEMBER_TYPE, CONSUMER_MEMBER_TYPE = 0, 1  # KIP-1099; classic: a member 
 
 
 @handles(ApiKey.CONSUMER_GROUP_DESCRIBE, versions=(0, 1))
-def handle(context, header, request):
+def handle(context, header, request, session=None):
     consumer = context.groups.consumer
     topics = TopicsView.of(context.logs)
     described = []
     for group_id in request.group_ids:
         group = consumer.groups.get(group_id)
+        if not context.authorizer.allows(session, acl.DESCRIBE, acl.GROUP, group_id):  # ACLs
+            described.append(msg.DescribedGroup(error_code=Errors.GROUP_AUTHORIZATION_FAILED, group_id=group_id))
+            continue
         if not group_id:
             described.append(msg.DescribedGroup(error_code=Errors.INVALID_GROUP_ID, group_id=group_id,
                                                 error_message="Group ID can't be empty."))
@@ -50,7 +53,7 @@ def handle(context, header, request):
             assignment_epoch=group.target_epoch,
             assignor_name=preferred_assignor(group.members.values(), consumer.settings), members=members)
         if request.include_authorized_operations:
-            answer.authorized_operations = authorized_operations.GROUP
+            answer.authorized_operations = context.authorizer.authorized_operations(session, acl.GROUP, group_id)
         described.append(answer)
     return msg.RESPONSE(groups=described)
 

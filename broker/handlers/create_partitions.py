@@ -17,16 +17,22 @@ from weir.protocol.api_keys import ApiKey
 from weir.protocol.errors import Errors, KafkaError
 from weir.protocol.messages import create_partitions as msg
 
+from ..acl import model as acl
 from ..dispatcher import handles
 
 MAX_PARTITIONS_PER_REQUEST = 10_000  # Kafka's QuorumController.MAX_RECORDS_PER_USER_OP
 
 
 @handles(ApiKey.CREATE_PARTITIONS, versions=(0, 3))
-def handle(context, header, request):
+def handle(context, header, request, session=None):
     counts = Counter(topic.name for topic in request.topics)
     results, valid = [], []
+    denied = context.authorizer.denied(session, acl.ALTER, acl.TOPIC, counts)  # ACLs
     for topic in request.topics:
+        if topic.name in denied and counts[topic.name] == 1:
+            results.append(msg.TopicResult(name=topic.name, error_code=Errors.TOPIC_AUTHORIZATION_FAILED,
+                                           error_message=None))  # no message, as Kafka 4.3.1 answers
+            continue
         if counts[topic.name] > 1:
             if topic.name not in {r.name for r in results}:
                 results.append(msg.TopicResult(name=topic.name, error_code=Errors.INVALID_REQUEST,

@@ -29,25 +29,32 @@ from weir.protocol.primitives import ZERO_UUID
 
 from .. import config_sources
 from ..config import ConfigError, parse_topic_config
+from ..acl import model as acl
 from ..dispatcher import handles
 from ..log.manager import EXCESSIVE_PARTITIONS, MAX_PARTITIONS_PER_REQUEST, validate_topic_name
 
 
 @handles(ApiKey.CREATE_TOPICS, versions=(2, 7))
-def handle(context, header, request):
+def handle(context, header, request, session=None):
     if _requested_partitions(context, request) > MAX_PARTITIONS_PER_REQUEST:
         return msg.RESPONSE(topics=[msg.TopicResult(name=topic.name, error_code=Errors.POLICY_VIOLATION,
                                                     error_message=EXCESSIVE_PARTITIONS)
                                     for topic in request.topics])
     counts = Counter(t.name for t in request.topics)
+    authorizer = context.authorizer  # ACLs: CREATE on the cluster, else on each topic
+    denied = (frozenset() if authorizer.allows_cluster(session, acl.CREATE, audit_denial=False)
+              else authorizer.denied(session, acl.CREATE, acl.TOPIC, counts))
+    hidden_configs = authorizer.denied(session, acl.DESCRIBE_CONFIGS, acl.TOPIC, counts)
     results = []
     validated = 0  # partitions a validate-only request would have created so far
     for topic in request.topics:
-        result = msg.TopicResult(name=topic.name)
+        result = msg.TopicResult(name=topic.name, error_message=None)  # null on success, as Kafka
         try:
             if counts[topic.name] > 1:
                 raise KafkaError(Errors.INVALID_REQUEST, f"Create topics request from client contains "
                                                          f"multiple entries for topic {topic.name}")
+            if topic.name in denied:
+                raise KafkaError(Errors.TOPIC_AUTHORIZATION_FAILED, "Authorization failed.")
             partitions, overrides = _validate(context, topic)
             context.logs.check_capacity(topic.name, partitions, pending=validated)
             if request.validate_only:
@@ -55,7 +62,10 @@ def handle(context, header, request):
                 topic_id = ZERO_UUID
             else:
                 topic_id = context.logs.create_topic(topic.name, partitions, overrides).topic_id
-            if header.api_version >= 5:
+            if header.api_version >= 5 and topic.name in hidden_configs:
+                result.topic_config_error_code = Errors.TOPIC_AUTHORIZATION_FAILED
+                result.topic_id, result.num_partitions, result.replication_factor = topic_id, partitions, 1
+            elif header.api_version >= 5:
                 _describe_created(context, result, partitions, overrides, topic_id)
         except KafkaError as exc:
             result.error_code, result.error_message = exc.code, exc.message

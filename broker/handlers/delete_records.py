@@ -15,19 +15,23 @@ from weir.protocol.api_keys import ApiKey
 from weir.protocol.errors import Errors, KafkaError
 from weir.protocol.messages import delete_records as msg
 
+from ..acl import model as acl
 from ..dispatcher import handles
 from ..log import log_start
 from ..log.manager import INTERNAL_TOPICS
 
 
 @handles(ApiKey.DELETE_RECORDS, versions=(0, 2))
-def handle(context, header, request):
+def handle(context, header, request, session=None):
     topics = []
+    denied = context.authorizer.denied(session, acl.DELETE, acl.TOPIC, [t.name for t in request.topics])  # ACLs
     for topic in request.topics:
         results = []
         for wanted in topic.partitions:
             result = msg.PartitionResult(partition_index=wanted.partition_index, low_watermark=-1)
             try:
+                if topic.name in denied:
+                    raise KafkaError(Errors.TOPIC_AUTHORIZATION_FAILED)
                 result.low_watermark = _delete(context, topic.name, wanted.partition_index, wanted.offset)
             except KafkaError as exc:
                 result.error_code = exc.code

@@ -9,16 +9,20 @@ from weir.protocol.api_keys import ApiKey
 from weir.protocol.errors import Errors, KafkaError
 from weir.protocol.messages import delete_topics as msg
 
+from ..acl import model as acl
 from ..dispatcher import handles
 from ..log.manager import INTERNAL_TOPICS
 
 
 @handles(ApiKey.DELETE_TOPICS, versions=(1, 4))
-async def handle(context, header, request):
+async def handle(context, header, request, session=None):
     results = []
+    denied = context.authorizer.denied(session, acl.DELETE, acl.TOPIC, request.topic_names)  # ACLs
     for name in request.topic_names:
         result = msg.TopicResult(name=name)
         try:
+            if name in denied:
+                raise KafkaError(Errors.TOPIC_AUTHORIZATION_FAILED)
             if not context.config["delete.topic.enable"]:
                 raise KafkaError(Errors.TOPIC_DELETION_DISABLED)
             if name in INTERNAL_TOPICS:

@@ -11,13 +11,17 @@ from weir.protocol.api_keys import ApiKey
 from weir.protocol.errors import Errors
 from weir.protocol.messages import describe_client_quotas as msg
 
+from ..acl import model as acl
 from ..dispatcher import handles
 
 _MATCH_TYPES = (0, 1, 2)
 
 
 @handles(ApiKey.DESCRIBE_CLIENT_QUOTAS, versions=(0, 1))
-def handle(context, header, request):
+def handle(context, header, request, session=None):
+    if not context.authorizer.allows_cluster(session, acl.DESCRIBE_CONFIGS):  # ACLs
+        return msg.RESPONSE(error_code=Errors.CLUSTER_AUTHORIZATION_FAILED,
+                            error_message="Cluster authorization failed.", entries=None)
     for component in request.components:
         if component.match_type not in _MATCH_TYPES:
             return msg.RESPONSE(error_code=Errors.INVALID_REQUEST,

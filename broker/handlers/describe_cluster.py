@@ -13,7 +13,7 @@ from weir.protocol.api_keys import ApiKey
 from weir.protocol.errors import Errors
 from weir.protocol.messages import describe_cluster as msg
 
-from .. import authorized_operations
+from ..acl import model as acl
 from ..dispatcher import handles
 from ..security.session import advertised_address
 
@@ -37,5 +37,8 @@ def handle(context, header, request, session=None):
         cluster_id=context.cluster_id, controller_id=context.node_id,
         brokers=[msg.Broker(broker_id=context.node_id, host=host, port=port)])
     if request.include_cluster_authorized_operations:
-        response.cluster_authorized_operations = authorized_operations.CLUSTER
+        authorizer = context.authorizer  # ACLs: 0 without DESCRIBE on the cluster, as Kafka answers
+        response.cluster_authorized_operations = (
+            authorizer.authorized_operations(session, acl.CLUSTER, acl.CLUSTER_NAME)
+            if authorizer.allows_cluster(session, acl.DESCRIBE) else 0)
     return response

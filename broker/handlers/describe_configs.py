@@ -24,6 +24,8 @@ from weir.protocol.errors import Errors, KafkaError
 from weir.protocol.messages import describe_configs as msg
 
 from .. import config_sources
+from ..acl.checks import check_config_access
+from ..acl.model import DESCRIBE_CONFIGS
 from ..dispatcher import handles
 from ..group.configs import GROUP
 from ..log.manager import validate_topic_name
@@ -32,11 +34,13 @@ TOPIC, BROKER = 2, 4
 
 
 @handles(ApiKey.DESCRIBE_CONFIGS, versions=(1, 4))
-def handle(context, header, request):
+def handle(context, header, request, session=None):
     results = []
     for resource in request.resources:
         result = msg.Result(resource_type=resource.resource_type, resource_name=resource.resource_name)
         try:
+            check_config_access(context.authorizer, session, resource.resource_type, resource.resource_name,
+                                DESCRIBE_CONFIGS)  # ACLs
             entries = _entries(context, resource)
         except KafkaError as exc:
             result.error_code, result.error_message = exc.code, exc.message

@@ -10,16 +10,20 @@ from weir.protocol.api_keys import ApiKey
 from weir.protocol.errors import Errors
 from weir.protocol.messages import describe_groups as msg
 
-from .. import authorized_operations
+from ..acl import model as acl
 from ..dispatcher import handles
 from ..group import admin
 from ..group.classic import GroupState
 
 
 @handles(ApiKey.DESCRIBE_GROUPS, versions=(0, 6))
-def handle(context, header, request):
+def handle(context, header, request, session=None):
     described = []
     for group_id in request.groups:
+        if not context.authorizer.allows(session, acl.DESCRIBE, acl.GROUP, group_id):  # ACLs
+            described.append(msg.Group(error_code=Errors.GROUP_AUTHORIZATION_FAILED, group_id=group_id,
+                                       group_state="", protocol_type="", protocol_data="", members=[]))
+            continue
         summary = admin.describe(context.groups, group_id)
         if header.api_version >= 6 and summary.state == GroupState.DEAD.value:
             # a consumer-protocol group (KIP-848) is described by ConsumerGroupDescribe, as in Kafka
@@ -37,5 +41,6 @@ def handle(context, header, request):
                                 member_assignment=m.assignment)
                      for m in summary.members]))
         if request.include_authorized_operations and summary.error == 0:  # as Kafka: not on an error
-            described[-1].authorized_operations = authorized_operations.GROUP
+            described[-1].authorized_operations = context.authorizer.authorized_operations(
+                session, acl.GROUP, group_id)
     return msg.RESPONSE(groups=described)

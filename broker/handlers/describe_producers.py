@@ -8,19 +8,26 @@ UNKNOWN_TOPIC_OR_PARTITION.
 """
 
 from weir.protocol.api_keys import ApiKey
-from weir.protocol.errors import KafkaError
+from weir.protocol.errors import Errors, KafkaError
 from weir.protocol.messages import describe_producers as msg
 
+from ..acl import model as acl
 from ..dispatcher import handles
 
 
 @handles(ApiKey.DESCRIBE_PRODUCERS, versions=(0, 0))
-def handle(context, header, request):
+def handle(context, header, request, session=None):
     topics = []
+    denied = context.authorizer.denied(session, acl.READ, acl.TOPIC, [topic.name for topic in request.topics])
     for topic in request.topics:
         partitions = []
         for index in topic.partition_indexes:
             answer = msg.PartitionResponse(partition_index=index)
+            if topic.name in denied:  # ACLs: READ on the topic
+                answer.error_code = Errors.TOPIC_AUTHORIZATION_FAILED
+                answer.error_message = "Topic authorization failed."
+                partitions.append(answer)
+                continue
             try:
                 partition = context.logs.partition(topic.name, index)
             except KafkaError as exc:

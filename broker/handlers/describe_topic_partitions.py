@@ -16,14 +16,14 @@ from weir.protocol.errors import Errors, KafkaError
 from weir.protocol.messages import describe_topic_partitions as msg
 from weir.protocol.primitives import ZERO_UUID
 
-from .. import authorized_operations
+from ..acl import model as acl
 from ..dispatcher import handles
 from ..log.manager import validate_topic_name
 from ..log.partition import LEADER_EPOCH
 
 
 @handles(ApiKey.DESCRIBE_TOPIC_PARTITIONS, versions=(0, 0))
-def handle(context, header, request):
+def handle(context, header, request, session=None):
     cursor = request.cursor
     after = cursor.topic_name if cursor is not None else ""
     fetch_all = not request.topics
@@ -36,6 +36,11 @@ def handle(context, header, request):
     if cursor is not None and cursor.partition_index < 0:
         return _invalid(request)  # Kafka: "cursor partition must be valid"
 
+    authorizer = context.authorizer  # ACLs: DESCRIBE on each topic; left out of a fetch-all answer
+    denied = authorizer.denied(session, acl.DESCRIBE, acl.TOPIC, names, audit_denial=not fetch_all)
+    if denied:
+        refused = [name for name in names if name in denied]
+        names = [name for name in names if name not in denied]
     remaining = min(context.config["max.request.partition.size.limit"], request.response_partition_limit)
     node = context.node_id
     response = msg.RESPONSE(throttle_time_ms=0)
@@ -54,7 +59,7 @@ def handle(context, header, request):
         page = topic.partitions[start:start + remaining]
         response.topics.append(msg.Topic(
             error_code=Errors.NONE, name=name, topic_id=topic.topic_id, is_internal=topic.is_internal,
-            topic_authorized_operations=authorized_operations.TOPIC,  # no authorizer: every operation
+            topic_authorized_operations=authorizer.authorized_operations(session, acl.TOPIC, name),
             partitions=[msg.Partition(error_code=Errors.NONE, partition_index=p.index, leader_id=node,
                                       leader_epoch=LEADER_EPOCH, replica_nodes=[node], isr_nodes=[node],
                                       eligible_leader_replicas=[], last_known_elr=[], offline_replicas=[])
@@ -63,6 +68,9 @@ def handle(context, header, request):
             response.next_cursor = msg.Cursor(topic_name=name, partition_index=start + len(page))
             break
         remaining -= len(page)
+    if denied and not fetch_all:
+        response.topics += [msg.Topic(error_code=Errors.TOPIC_AUTHORIZATION_FAILED, name=name, topic_id=ZERO_UUID)
+                            for name in refused]
     return response
 
 

@@ -12,18 +12,24 @@ from weir.protocol.api_keys import ApiKey
 from weir.protocol.errors import Errors
 from weir.protocol.messages import describe_transactions as msg
 
+from ..acl import model as acl
 from ..dispatcher import handles
 from ..txn.state import TxnState
 from .list_transactions import STATE_NAMES
 
 
 @handles(ApiKey.DESCRIBE_TRANSACTIONS, versions=(0, 0))
-def handle(context, header, request):
-    return msg.RESPONSE(transaction_states=[_describe(context, txn_id) for txn_id in request.transactional_ids])
+def handle(context, header, request, session=None):
+    return msg.RESPONSE(transaction_states=[_describe(context, txn_id, session)
+                                            for txn_id in request.transactional_ids])
 
 
-def _describe(context, txn_id):
+def _describe(context, txn_id, session=None):
     answer = msg.TransactionState(transactional_id=txn_id)
+    authorizer = context.authorizer
+    if not authorizer.allows(session, acl.DESCRIBE, acl.TRANSACTIONAL_ID, txn_id):  # ACLs
+        answer.error_code = Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+        return answer
     if not txn_id:
         answer.error_code = Errors.INVALID_REQUEST
         return answer
@@ -32,7 +38,10 @@ def _describe(context, txn_id):
         answer.error_code = Errors.TRANSACTIONAL_ID_NOT_FOUND
         return answer
     by_topic: dict[str, list[int]] = {}
+    hidden = authorizer.denied(session, acl.DESCRIBE, acl.TOPIC, [topic for topic, _ in metadata.partitions])
     for topic, index in sorted(metadata.partitions):
+        if topic in hidden:  # only the partitions the principal may describe, as Kafka lists them
+            continue
         by_topic.setdefault(topic, []).append(index)
     answer.transaction_state = STATE_NAMES[metadata.state]
     answer.transaction_timeout_ms = metadata.timeout_ms

@@ -12,6 +12,7 @@ from weir.protocol.api_keys import ApiKey
 from weir.protocol.errors import Errors, KafkaError
 from weir.protocol.messages import end_txn as msg
 
+from ..acl import model as acl
 from ..dispatcher import handles
 from ..txn.state import TV2
 from ._txn_errors import fenced_for_version
@@ -20,7 +21,9 @@ FIRST_TV2_VERSION = 5
 
 
 @handles(ApiKey.END_TXN, versions=(0, 5))
-async def handle(context, header, request):
+async def handle(context, header, request, session=None):
+    if not context.authorizer.allows(session, acl.WRITE, acl.TRANSACTIONAL_ID, request.transactional_id):  # ACLs
+        return msg.RESPONSE(error_code=Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
     client_version = TV2 if header.api_version >= FIRST_TV2_VERSION else 0
     try:
         producer_id, epoch = await context.txn.end_txn(request.transactional_id, request.producer_id,

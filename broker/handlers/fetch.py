@@ -12,7 +12,8 @@ max_wait_ms for min_bytes, woken by appends to any fetched partition.
 
 Fetch sessions (KIP-227) are declined the way Kafka declines them: session_id
 0 in the answer, so clients keep sending full fetches; every requested
-partition is listed in every answer.
+partition is listed in every answer. ACLs: READ on each topic (a follower's replica_id:
+CLUSTER_ACTION); a refused topic's partitions answer TOPIC_AUTHORIZATION_FAILED.
 """
 
 import asyncio
@@ -22,15 +23,17 @@ from weir.protocol.errors import Errors, KafkaError
 from weir.protocol.messages import fetch as msg
 
 from ..dispatcher import handles
+from ..acl.checks import fetch_refusals
 from ..log.partition import LEADER_EPOCH
 
 READ_COMMITTED = 1
 
 
 @handles(ApiKey.FETCH, versions=(4, 12))
-async def handle(context, header, request):
+async def handle(context, header, request, session=None):
     if request.session_id != 0:
         return msg.RESPONSE(error_code=Errors.FETCH_SESSION_ID_NOT_FOUND, session_id=0)
+    refused = fetch_refusals(context.authorizer, session, request)  # ACLs: READ per topic; [] when off
     responses, total = _read_all(context, request)
     if total < request.min_bytes and request.max_wait_ms > 0:
         partitions = _known_partitions(context, request)
@@ -45,7 +48,7 @@ async def handle(context, header, request):
                     partition.remove_waiter(woken)
             responses, total = _read_all(context, request)
     context.metrics.fetched(responses)
-    return msg.RESPONSE(session_id=0, responses=responses)
+    return msg.RESPONSE(session_id=0, responses=responses + refused if refused else responses)
 
 
 def _known_partitions(context, request):

@@ -58,5 +58,5 @@ def _applied(current, resource, resource_type):
 
 
 @handles(ApiKey.INCREMENTAL_ALTER_CONFIGS, versions=(0, 1))
-def handle(context, header, request):
-    return msg.RESPONSE(responses=alter(context, request, _applied, msg.ResourceResponse))
+def handle(context, header, request, session=None):
+    return msg.RESPONSE(responses=alter(context, request, _applied, msg.ResourceResponse, session))

@@ -15,12 +15,15 @@ from weir.protocol.api_keys import ApiKey
 from weir.protocol.errors import Errors, KafkaError
 from weir.protocol.messages import init_producer_id as msg
 
+from ..acl import model as acl
 from ..dispatcher import handles
 from ._txn_errors import fenced_for_version
 
 
 @handles(ApiKey.INIT_PRODUCER_ID, versions=(0, 5))
-async def handle(context, header, request):
+async def handle(context, header, request, session=None):
+    if (refusal := _refusal(context.authorizer, session, request.transactional_id)) is not None:  # ACLs
+        return msg.RESPONSE(error_code=refusal, producer_id=-1, producer_epoch=-1)
     try:
         if request.transactional_id is None:
             # A failed write of the next id block answers COORDINATOR_LOAD_IN_PROGRESS (producer_ids.py).
@@ -31,3 +34,18 @@ async def handle(context, header, request):
         return msg.RESPONSE(error_code=fenced_for_version(exc.code, header.api_version, 4),
                             producer_id=-1, producer_epoch=-1)
     return msg.RESPONSE(error_code=Errors.NONE, producer_id=producer_id, producer_epoch=epoch)
+
+
+def _refusal(authorizer, session, transactional_id) -> int | None:
+    """KafkaApis's rule: a transactional producer needs WRITE on its TransactionalId; an idempotent
+    one IDEMPOTENT_WRITE on the cluster or WRITE on some topic (Kafka 4, KIP-679)."""
+    if not authorizer.enabled or session is None:
+        return None
+    if transactional_id is not None:
+        if authorizer.allows(session, acl.WRITE, acl.TRANSACTIONAL_ID, transactional_id):
+            return None
+        return Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+    if (authorizer.allows_cluster(session, acl.IDEMPOTENT_WRITE, audit_denial=False)
+            or authorizer.allows_any(session, acl.WRITE, acl.TOPIC)):
+        return None
+    return Errors.CLUSTER_AUTHORIZATION_FAILED

@@ -8,14 +8,19 @@ broker/group/consumer/classic_members.py): the answer comes at once, with no lea
 """
 
 from weir.protocol.api_keys import ApiKey
+from weir.protocol.errors import Errors
 from weir.protocol.messages import join_group as msg
 
+from ..acl.model import GROUP, READ
 from ..dispatcher import handles
 
 
 @handles(ApiKey.JOIN_GROUP, versions=(0, 5))
-async def handle(context, header, request, client_host=""):
+async def handle(context, header, request, client_host="", session=None):
     version = header.api_version
+    if not context.authorizer.allows(session, READ, GROUP, request.group_id):  # ACLs
+        return msg.RESPONSE(error_code=Errors.GROUP_AUTHORIZATION_FAILED, generation_id=-1, leader="",
+                            member_id="", protocol_name=None if version >= 7 else "", members=[])
     rebalance_timeout = request.session_timeout_ms if version == 0 else request.rebalance_timeout_ms
     result = await context.groups.join_group(
         request.group_id, request.member_id, request.group_instance_id, request.protocol_type,

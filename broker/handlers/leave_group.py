@@ -9,11 +9,14 @@ from weir.protocol.api_keys import ApiKey
 from weir.protocol.errors import Errors, KafkaError
 from weir.protocol.messages import leave_group as msg
 
+from ..acl.model import GROUP, READ
 from ..dispatcher import handles
 
 
 @handles(ApiKey.LEAVE_GROUP, versions=(0, 3))
-def handle(context, header, request):
+def handle(context, header, request, session=None):
+    if not context.authorizer.allows(session, READ, GROUP, request.group_id):  # ACLs
+        return msg.RESPONSE(error_code=Errors.GROUP_AUTHORIZATION_FAILED, members=[])
     batched = header.api_version >= 3
     leaving = ([(m.member_id, m.group_instance_id) for m in request.members] if batched
                else [(request.member_id, None)])

@@ -6,6 +6,7 @@ from weir.protocol.api_keys import ApiKey
 from weir.protocol.errors import Errors
 from weir.protocol.messages import list_groups as msg
 
+from ..acl import model as acl
 from ..dispatcher import handles
 from ..group import admin
 from ..group.classic import CONSUMER_PROTOCOL_TYPE
@@ -14,7 +15,7 @@ CONSUMER_GROUP_TYPE = "consumer"
 
 
 @handles(ApiKey.LIST_GROUPS, versions=(0, 5))
-def handle(context, header, request):
+def handle(context, header, request, session=None):
     states, types = request.states_filter or [], request.types_filter or []
     found = admin.list_groups(context.groups, states, types)
     listed = [msg.ListedGroup(group_id=group.group_id, protocol_type=group.protocol_type or "",
@@ -26,4 +27,10 @@ def handle(context, header, request):
                                    group_state=group.state.value, group_type=CONSUMER_GROUP_TYPE)
                    for group_id, group in context.groups.consumer.groups.items()
                    if not wanted_states or group.state.value.lower() in wanted_states]
+    authorizer = context.authorizer
+    if authorizer.enabled and not authorizer.allows_cluster(session, acl.DESCRIBE, audit_denial=False):
+        # ACLs: DESCRIBE on the cluster lists every group, else those the principal may DESCRIBE
+        visible = authorizer.filter(session, acl.DESCRIBE, acl.GROUP, [g.group_id for g in listed],
+                                    audit_denial=False)
+        listed = [g for g in listed if g.group_id in visible]
     return msg.RESPONSE(error_code=Errors.NONE, groups=listed)

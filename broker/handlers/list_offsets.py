@@ -11,6 +11,7 @@ from weir.protocol.api_keys import ApiKey
 from weir.protocol.errors import Errors, KafkaError
 from weir.protocol.messages import list_offsets as msg
 
+from ..acl import model as acl
 from ..dispatcher import handles
 from ..log import time_lookup
 from ..log.partition import LEADER_EPOCH
@@ -20,9 +21,15 @@ READ_COMMITTED = 1
 
 
 @handles(ApiKey.LIST_OFFSETS, versions=(1, 7))
-def handle(context, header, request):
+def handle(context, header, request, session=None):
     topics = []
+    denied = context.authorizer.denied(session, acl.DESCRIBE, acl.TOPIC, [t.name for t in request.topics])  # ACLs
     for topic in request.topics:
+        if topic.name in denied:
+            topics.append(msg.TopicResponse(name=topic.name, partitions=[
+                msg.PartitionResponse(partition_index=p.partition_index, error_code=Errors.TOPIC_AUTHORIZATION_FAILED,
+                                      offset=-1, timestamp=-1) for p in topic.partitions]))
+            continue
         answers = [_lookup(context, topic.name, wanted, request.isolation_level, header.api_version)
                    for wanted in topic.partitions]
         topics.append(msg.TopicResponse(name=topic.name, partitions=answers))

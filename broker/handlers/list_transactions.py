@@ -17,6 +17,7 @@ from weir.protocol.api_keys import ApiKey
 from weir.protocol.errors import Errors
 from weir.protocol.messages import list_transactions as msg
 
+from ..acl import model as acl
 from ..dispatcher import handles
 from ..txn.state import TxnState
 
@@ -31,7 +32,7 @@ _BY_NAME = {name: state for state, name in STATE_NAMES.items()}
 
 
 @handles(ApiKey.LIST_TRANSACTIONS, versions=(0, 2))
-def handle(context, header, request):
+def handle(context, header, request, session=None):
     response = msg.RESPONSE()
     pattern = None
     if request.transactional_id_pattern:
@@ -60,6 +61,8 @@ def handle(context, header, request):
             continue
         if pattern is not None and not pattern.fullmatch(metadata.transactional_id):
             continue
+        if not context.authorizer.allows(session, acl.DESCRIBE, acl.TRANSACTIONAL_ID, metadata.transactional_id):
+            continue  # ACLs: only the transactions the principal may describe
         response.transaction_states.append(msg.TransactionState(
             transactional_id=metadata.transactional_id, producer_id=metadata.producer_id,
             transaction_state=STATE_NAMES[metadata.state]))

@@ -11,6 +11,11 @@ v10-11 carry a topic id field but may not use it: a null name or a non-zero
 id there is INVALID_REQUEST, answered as Kafka's ``getErrorResponse`` does
 (every asked topic with that error, a null name as "", no brokers). v12 looks
 a topic with a null name up by its id.
+
+ACLs, as KafkaApis: topics the principal may not DESCRIBE are left out of an all-topics answer
+and answered TOPIC_AUTHORIZATION_FAILED when named (by id: without the name); auto-creation
+needs CREATE on the cluster or on the topic (else TOPIC_AUTHORIZATION_FAILED); authorized
+operations come from the ACLs (the cluster's are 0 without DESCRIBE on it).
 """
 
 from weir.protocol.api_keys import ApiKey
@@ -18,7 +23,7 @@ from weir.protocol.errors import Errors, KafkaError
 from weir.protocol.messages import metadata as msg
 from weir.protocol.primitives import ZERO_UUID
 
-from .. import authorized_operations
+from ..acl import model as acl
 from ..dispatcher import handles
 from ..log.partition import LEADER_EPOCH
 from ..security.session import advertised_address
@@ -34,19 +39,55 @@ def handle(context, header, request, session=None):
         wanted = [(t.name, t.topic_id) for t in request.topics]
         if version < 12 and any(name is None or topic_id != ZERO_UUID for name, topic_id in wanted):
             return _invalid_request(wanted)
+    authorizer = context.authorizer
+    refused = []
+    if authorizer.enabled and session is not None:
+        wanted, refused = _authorize(context, session, wanted, request.topics is None or not request.topics,
+                                     request.allow_auto_topic_creation)
     topics = [_describe(context, name, topic_id, request.allow_auto_topic_creation) for name, topic_id in wanted]
     if request.include_topic_authorized_operations:  # no authorizer: every operation, as Kafka answers
         for topic in topics:
             if topic.name is not None:  # as Kafka, not for topic ids it does not know
-                topic.topic_authorized_operations = authorized_operations.TOPIC
+                topic.topic_authorized_operations = authorizer.authorized_operations(session, acl.TOPIC, topic.name)
+    topics += refused
     node = context.node_id
     host, port = advertised_address(context, session)  # the address of the listener the client used
     response = msg.RESPONSE(
         brokers=[msg.Broker(node_id=node, host=host, port=port)],
         cluster_id=context.cluster_id, controller_id=node, topics=topics)
     if request.include_cluster_authorized_operations:
-        response.cluster_authorized_operations = authorized_operations.CLUSTER
+        response.cluster_authorized_operations = (
+            authorizer.authorized_operations(session, acl.CLUSTER, acl.CLUSTER_NAME)
+            if authorizer.allows_cluster(session, acl.DESCRIBE) else 0)
     return response
+
+
+def _authorize(context, session, wanted, all_topics, allow_create):
+    """(the topics to describe, the answers of those refused), as KafkaApis.handleTopicMetadataRequest."""
+    authorizer = context.authorizer
+    logs = context.logs
+    names = {}
+    for name, topic_id in wanted:
+        if name is None:  # v12 by id: the name decides
+            topic = next((t for t in logs.topics.values() if t.topic_id == topic_id), None)
+            name = topic.name if topic is not None else None
+        names[(name, topic_id)] = name
+    denied = authorizer.denied(session, acl.DESCRIBE, acl.TOPIC, [n for n in names.values() if n is not None],
+                               audit_denial=not all_topics)
+    allowed = [w for w in wanted if names[w] not in denied or names[w] is None]
+    refused = []
+    missing = [name for name, _ in allowed if name is not None and name not in logs.topics]
+    if allow_create and missing and context.config["auto.create.topics.enable"] \
+            and not authorizer.allows_cluster(session, acl.CREATE, audit_denial=False):
+        no_create = authorizer.denied(session, acl.CREATE, acl.TOPIC, missing)
+        refused += [msg.Topic(error_code=Errors.TOPIC_AUTHORIZATION_FAILED, name=name, topic_id=ZERO_UUID,
+                              is_internal=False, partitions=[]) for name, _ in allowed if name in no_create]
+        allowed = [w for w in allowed if w[0] not in no_create]
+    if not all_topics:
+        refused += [msg.Topic(error_code=Errors.TOPIC_AUTHORIZATION_FAILED, name=name,
+                              topic_id=topic_id if name is None else ZERO_UUID, is_internal=False, partitions=[])
+                    for (name, topic_id) in wanted if names[(name, topic_id)] in denied]
+    return allowed, refused
 
 
 def _invalid_request(wanted):

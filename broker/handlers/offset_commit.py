@@ -16,15 +16,18 @@ from weir.protocol.api_keys import ApiKey
 from weir.protocol.messages import offset_commit as msg
 
 from ..dispatcher import handles
-from ._offset_requests import commit_and_answer
+from ._offset_requests import commit_and_answer, commit_refusal, refused_response
 
 
 @handles(ApiKey.OFFSET_COMMIT, versions=(2, 9))
-async def handle(context, header, request):
+async def handle(context, header, request, session=None):
+    refusal, denied = commit_refusal(context, session, request.group_id, request.topics)  # ACLs
+    if refusal is not None:
+        return refused_response(msg, request.topics, refusal)
     async def store(offsets):
         refused = context.groups.validate_offset_commit(
             request.group_id, request.member_id, request.group_instance_id, request.generation_id_or_member_epoch,
             transactional=False, api_version=header.api_version, partitions=list(offsets))
         await context.offsets.commit(request.group_id, {tp: e for tp, e in offsets.items() if tp not in refused})
         return refused
-    return await commit_and_answer(context, msg, request.topics, store)
+    return await commit_and_answer(context, msg, request.topics, store, denied)

@@ -9,18 +9,24 @@ from weir.protocol.api_keys import ApiKey
 from weir.protocol.errors import Errors, KafkaError
 from weir.protocol.messages import offset_for_leader_epoch as msg
 
+from ..acl import model as acl
 from ..dispatcher import handles
 from ..log.partition import LEADER_EPOCH
 
 
 @handles(ApiKey.OFFSET_FOR_LEADER_EPOCH, versions=(2, 4))
-def handle(context, header, request):
+def handle(context, header, request, session=None):
     topics = []
+    authorizer = context.authorizer  # ACLs: CLUSTER_ACTION on the cluster, else DESCRIBE on each topic
+    denied = (frozenset() if authorizer.allows_cluster(session, acl.CLUSTER_ACTION, audit_denial=False)
+              else authorizer.denied(session, acl.DESCRIBE, acl.TOPIC, [t.topic for t in request.topics]))
     for topic in request.topics:
         answers = []
         for wanted in topic.partitions:
             answer = msg.EpochEndOffset(partition=wanted.partition)
             try:
+                if topic.topic in denied:
+                    raise KafkaError(Errors.TOPIC_AUTHORIZATION_FAILED)
                 if wanted.current_leader_epoch > LEADER_EPOCH:
                     raise KafkaError(Errors.UNKNOWN_LEADER_EPOCH)
                 partition = context.logs.partition(topic.topic, wanted.partition)

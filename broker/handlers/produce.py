@@ -24,6 +24,8 @@ transaction's late write is then fenced by the epoch its end bumped.
 A partition's error answer carries its log start offset, as Kafka's ReplicaManager
 gives it, unless the error is one of ``_NO_LOG_START_OFFSET`` or a refusal before the
 log append (Kafka checks the transactional id and verifies before appending).
+ACLs (broker/acl/checks.py): WRITE on the TransactionalId for transactional batches, WRITE on
+each topic; refused partitions answer the authorization error with offsets -1.
 """
 
 import logging
@@ -32,6 +34,7 @@ from weir.protocol.api_keys import ApiKey
 from weir.protocol.errors import Errors, KafkaError
 from weir.protocol.messages import produce as msg
 
+from ..acl.checks import produce_refusals
 from ..dispatcher import NO_RESPONSE, handles
 from ..log.manager import INTERNAL_TOPICS
 from ..log.validator import BatchRefused, RecordValidationError
@@ -79,12 +82,19 @@ async def _add_to_transaction(context, partition, header, transactional_id, topi
 
 
 @handles(ApiKey.PRODUCE, versions=(3, 12), advertise_min=0)
-async def handle(context, header, request):
+async def handle(context, header, request, session=None):
     acks = request.acks
     version = header.api_version
     now_ms = context.clock.now_ms()
+    refused = produce_refusals(context, session, request)  # ACLs: {} when authorization is off
     responses = []
     for topic_data in request.topic_data:
+        if refused and topic_data.name in refused:
+            responses.append(msg.TopicResponse(name=topic_data.name, partition_responses=[
+                msg.PartitionResponse(index=p.index, error_code=refused[topic_data.name], base_offset=-1,
+                                      log_start_offset=-1, error_message=None)
+                for p in topic_data.partition_data]))
+            continue
         answers = []
         for partition_data in topic_data.partition_data:
             answers.append(await _produce_one(context, topic_data.name, partition_data, acks, version, now_ms,

@@ -19,14 +19,18 @@ from weir.protocol.errors import Errors
 from weir.protocol.messages import txn_offset_commit as msg
 
 from ..dispatcher import handles
-from ._offset_requests import commit_and_answer
+from ._offset_requests import commit_and_answer, commit_refusal, refused_response
 from ._txn_errors import abortable_for_version, implicit_add_error
 
 FIRST_ABORTABLE_VERSION, FIRST_TV2_VERSION = 4, 5
 
 
 @handles(ApiKey.TXN_OFFSET_COMMIT, versions=(0, 5))
-async def handle(context, header, request):
+async def handle(context, header, request, session=None):
+    refusal, denied = commit_refusal(context, session, request.group_id, request.topics,
+                                     request.transactional_id)  # ACLs
+    if refusal is not None:
+        return refused_response(msg, request.topics, refusal)
     version = header.api_version
 
     async def store(offsets):
@@ -44,4 +48,4 @@ async def handle(context, header, request):
             await context.offsets.commit(request.group_id, offsets, producer_id=request.producer_id,
                                          producer_epoch=request.producer_epoch, verify_txn=verify)
         return refused
-    return await commit_and_answer(context, msg, request.topics, store)
+    return await commit_and_answer(context, msg, request.topics, store, denied)

@@ -21,13 +21,17 @@ from weir.protocol.api_keys import ApiKey
 from weir.protocol.errors import Errors, KafkaError
 from weir.protocol.messages import update_features as msg
 
+from ..acl import model as acl
 from ..dispatcher import handles
 
 log = logging.getLogger(__name__)
 
 
 @handles(ApiKey.UPDATE_FEATURES, versions=(0, 2))
-def handle(context, header, request):
+def handle(context, header, request, session=None):
+    if not context.authorizer.allows_cluster(session, acl.ALTER):  # ACLs
+        return msg.RESPONSE(error_code=Errors.CLUSTER_AUTHORIZATION_FAILED,
+                            error_message="Cluster authorization failed.", results=[])
     version = header.api_version
     updates = [(update.feature, update.max_version_level, update.upgrade_type)  # v0: the default, UPGRADE
                for update in request.feature_updates]

@@ -17,6 +17,7 @@ class Session:
     principal: str = ANONYMOUS
     authenticated: bool = False  # True once TLS/SASL (or nothing, on PLAINTEXT) let requests through
     mechanism: str | None = None  # the SASL mechanism that authenticated it
+    api_key: int | None = None  # the request being handled (the dispatcher sets it; the audit log names it)
     expires_at_ms: int | None = None  # KIP-368: past it, the next request other than a re-authentication closes it
     can_reauthenticate: bool = False  # the client authenticated through SaslAuthenticate v1+ (KIP-368)
 

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from .acls import AclAdmin
 from .groups import GroupAdmin
 from .topics import TopicAdmin
 from .transactions import TransactionAdmin
 
 
-class Admin(TopicAdmin, GroupAdmin, TransactionAdmin):
+class Admin(TopicAdmin, GroupAdmin, TransactionAdmin, AclAdmin):
     """Administer a Kafka cluster (Weir or Apache Kafka) over the wire protocol.
 
     An async context manager::

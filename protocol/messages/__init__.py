@@ -8,6 +8,7 @@ from . import (add_offsets_to_txn, add_partitions_to_txn, alter_configs, api_ver
                list_groups, list_offsets, list_transactions, metadata, offset_commit, offset_delete, offset_fetch,
                offset_for_leader_epoch, produce, sync_group, txn_offset_commit, update_features,
                write_txn_markers)
+from . import create_acls, delete_acls, describe_acls  # noqa: I001 (the ACL APIs)
 from . import (alter_user_scram_credentials, describe_client_quotas, describe_user_scram_credentials,
                sasl_authenticate, sasl_handshake)
 
@@ -21,4 +22,4 @@ BY_KEY = {module.REQUEST.api_key: module for module in (
     list_transactions, metadata, offset_commit, offset_delete, offset_fetch, offset_for_leader_epoch, produce,
     sync_group, txn_offset_commit, update_features, write_txn_markers,
     alter_user_scram_credentials, describe_client_quotas, describe_user_scram_credentials, sasl_authenticate,
-    sasl_handshake)}
+    sasl_handshake, create_acls, delete_acls, describe_acls)}

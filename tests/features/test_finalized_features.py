@@ -5,6 +5,7 @@ file that keeps them (written whole or not at all)."""
 import errno
 import json
 import os
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -12,7 +13,9 @@ import pytest
 import weir.broker.log.disk
 import weir.broker.features
 from weir.broker import handlers  # noqa: F401  (registers the handlers)
-from weir.broker.config import ConfigError
+from weir.broker.acl.authorizer import Authorizer
+from weir.broker.acl.store import AclStore
+from weir.broker.config import BrokerConfig, ConfigError
 from weir.broker.dispatcher import HANDLERS
 from weir.broker.features import (DEFAULT_LEVELS, FILE_NAME, GROUP_VERSION, SUPPORTED, TRANSACTION_VERSION,
                                   FinalizedFeatures,
@@ -150,7 +153,8 @@ def test_feature_flag():
 
 
 def call(api_key, version, request, features):
-    context = SimpleNamespace(features=features)
+    authorizer = Authorizer(BrokerConfig({}), AclStore(Path(".")))  # off (never writes): UpdateFeatures asks it
+    context = SimpleNamespace(features=features, authorizer=authorizer)
     return HANDLERS[api_key].fn(context, SimpleNamespace(api_version=version), request)
 
 

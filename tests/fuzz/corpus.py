@@ -16,6 +16,7 @@ from weir.broker import handlers  # noqa: F401  (registers the served versions)
 from weir.broker.dispatcher import advertised_versions
 from weir.protocol.api_keys import ApiKey
 from weir.protocol.headers import RequestHeader, decode_request_header, encode_request_header, peek_key_and_version
+from weir.protocol.messages import create_acls, delete_acls, describe_acls
 from weir.protocol.messages import (BY_KEY, alter_user_scram_credentials, consumer_group_describe,
                                    consumer_group_heartbeat, describe_client_quotas, describe_topic_partitions,
                                    describe_user_scram_credentials, offset_delete, offset_for_leader_epoch,
@@ -93,6 +94,15 @@ def hand_built(topic: str) -> dict[int, object]:
             server_assignor="uniform", topic_partitions=[]),
         ApiKey.CONSUMER_GROUP_DESCRIBE: consumer_group_describe.REQUEST(group_ids=["fuzz-kip848"],
                                                                         include_authorized_operations=True),
+        # kafka-acls (SECURITY_DISABLED on the fuzz broker, which runs no authorizer)
+        ApiKey.DESCRIBE_ACLS: describe_acls.REQUEST(resource_type_filter=2, resource_name_filter=topic,
+                                                    pattern_type_filter=2, operation=1, permission_type=1),
+        ApiKey.CREATE_ACLS: create_acls.REQUEST(creations=[create_acls.Creation(
+            resource_type=2, resource_name=topic, resource_pattern_type=3, principal="User:fuzz", host="*",
+            operation=3, permission_type=3)]),
+        ApiKey.DELETE_ACLS: delete_acls.REQUEST(filters=[delete_acls.Filter(
+            resource_type_filter=1, resource_name_filter=None, pattern_type_filter=1, principal_filter="User:fuzz",
+            host_filter=None, operation=1, permission_type=1)]),
     }
 
 

@@ -38,6 +38,9 @@ EXPECTED = {
     44: (0, 1),   # IncrementalAlterConfigs
     47: (0, 0),   # OffsetDelete
     48: (0, 1),   # DescribeClientQuotas (no quotas: always empty; kafka-configs --describe users asks it)
+    29: (1, 3),   # DescribeAcls (Kafka 4 removed v0)
+    30: (1, 3),   # CreateAcls
+    31: (1, 3),   # DeleteAcls
     50: (0, 0),   # DescribeUserScramCredentials
     51: (0, 0),   # AlterUserScramCredentials
     57: (0, 2),   # UpdateFeatures (kafka-features upgrade/downgrade; v2 answers no per-feature results)
