@@ -15,8 +15,7 @@ import re
 from dataclasses import dataclass
 
 from weir.client import Consumer, Producer, TopicPartition
-
-from .security import is_security_option
+from weir.client.java_config import is_security_setting
 
 log = logging.getLogger(__name__)
 
@@ -72,7 +71,7 @@ def client_settings(options: dict[str, str]) -> dict:
         if not name.startswith("kafka.") or name == "kafka.bootstrap.servers":
             continue
         java_name = name[len("kafka."):]
-        if is_security_option(java_name):
+        if is_security_setting(java_name):
             continue  # KafkaSecurity (pipeline/security.py) takes these
         if java_name in _REFUSED:
             raise OptionError(f"Kafka option '{java_name}' is not supported: {_REFUSED[java_name]}")
@@ -95,7 +94,7 @@ def producer_settings(options: dict[str, str]) -> dict:
         if not name.startswith("kafka.") or name == "kafka.bootstrap.servers":
             continue
         java_name = name[len("kafka."):]
-        if is_security_option(java_name):
+        if is_security_setting(java_name):
             continue  # KafkaSecurity (pipeline/security.py) takes these
         if java_name in _SINK_REFUSED:
             raise OptionError(f"Kafka option '{java_name}' is not supported: {_SINK_REFUSED[java_name]}")

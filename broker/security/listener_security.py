@@ -10,7 +10,7 @@ import re
 import ssl
 
 from ..config import ConfigError
-from .jaas import module_options, plain_users
+from weir.protocol.jaas import module_options, plain_users
 from .listeners import ListenerSpec
 from .oauthbearer import JWKS_HANDLERS, JwksKeys, JwksValidator, OAuthBearerServer, UnsecuredValidator
 from .plain import PlainServer

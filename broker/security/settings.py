@@ -75,7 +75,7 @@ def _non_negative(text: str) -> int:
 
 
 def _jaas(text: str) -> str:
-    from .jaas import parse_jaas  # checked at start-up, kept as text
+    from weir.protocol.jaas import parse_jaas  # checked at start-up, kept as text
     parse_jaas(text)
     return text.strip()
 

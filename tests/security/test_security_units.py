@@ -8,7 +8,7 @@ import base64
 import pytest
 
 from weir.broker.config import BrokerConfig, ConfigError
-from weir.broker.security.jaas import parse_jaas, plain_users
+from weir.protocol.jaas import parse_jaas, plain_users
 from weir.broker.security.listeners import listener_specs
 from weir.broker.security.plain import PlainError, PlainServer
 from weir.broker.security.principal import PrincipalMapper, subject_dn

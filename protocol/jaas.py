@@ -13,6 +13,7 @@ mechanism's module so that a misplaced configuration fails at start-up.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 FLAGS = ("required", "requisite", "sufficient", "optional")
@@ -33,7 +34,7 @@ class LoginModule:
     options: dict[str, str]
 
 
-def _tokens(text: str):
+def _tokens(text: str) -> Iterator[tuple[str, str]]:
     pos, end = 0, len(text.rstrip())
     while pos < end:
         match = _TOKEN.match(text, pos)
@@ -46,7 +47,7 @@ def _tokens(text: str):
         elif word is not None:
             yield "word", word
         else:
-            yield ("=" if equals else ";"), None
+            yield ("=" if equals else ";"), ""
 
 
 def parse_jaas(text: str) -> list[LoginModule]:
@@ -61,7 +62,7 @@ def parse_jaas(text: str) -> list[LoginModule]:
         if flag not in FLAGS:
             raise ValueError(f"JAAS config: invalid control flag {flag!r}")
         i += 2
-        options = {}
+        options: dict[str, str] = {}
         while i < len(tokens) and tokens[i][0] != ";":
             if i + 2 >= len(tokens) or tokens[i][0] != "word" or tokens[i + 1][0] != "=" \
                     or tokens[i + 2][0] not in ("word", "value"):
