@@ -408,8 +408,9 @@ class Partition:
                 for segment in self.segments:
                     segment.txn_index.flush()
                 self.flush()
-                # None for a partition never written, or unchanged since its newest snapshot.
-                if self.log_end_offset and self.producers.snapshot_offset != self.log_end_offset:
+                # Only for a producer state changed since its newest snapshot (or its load): most
+                # partitions of a large broker are unchanged, and each snapshot costs an fsync.
+                if self.producers.unsnapshotted and self.producers.snapshot_offset != self.log_end_offset:
                     self.producers.write_snapshot(self.log_end_offset)
             except KafkaError as exc:
                 log.warning("%s: closed without its flush or producer snapshot (%s); the next start "

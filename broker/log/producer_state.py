@@ -72,7 +72,11 @@ class ProducerStateManager:
         self.directory = directory
         self.producers: dict[int, ProducerEntry] = {}
         self.ongoing: dict[int, int] = {}  # producer id -> first offset of its open transaction
-        self.snapshot_offset = -1  # the newest snapshot written or loaded (a close at it writes none)
+        self.snapshot_offset = -1  # the newest snapshot written or loaded
+        # State changed since that snapshot: a clean shutdown writes one only then. Batches without a
+        # producer id leave it unchanged; the next start replays their headers from the snapshot on
+        # (at most a segment's worth: a roll writes a snapshot).
+        self.unsnapshotted = False
 
     def first_unstable_offset(self) -> int | None:
         return min(self.ongoing.values()) if self.ongoing else None
@@ -113,6 +117,7 @@ class ProducerStateManager:
 
     def record_batch(self, header: BatchHeader, base_offset: int) -> None:
         """Apply an appended data batch (live append and log replay alike)."""
+        self.unsnapshotted = True
         entry = self.producers.get(header.producer_id)
         if entry is None:
             entry = self.producers[header.producer_id] = ProducerEntry()
@@ -148,6 +153,7 @@ class ProducerStateManager:
 
     def record_marker(self, producer_id: int, epoch: int, coordinator_epoch: int, timestamp: int) -> int | None:
         """Apply a COMMIT/ABORT marker; the first offset of the transaction it closed, if any."""
+        self.unsnapshotted = True
         entry = self.producers.get(producer_id)
         if entry is None:
             entry = self.producers[producer_id] = ProducerEntry()
@@ -167,6 +173,8 @@ class ProducerStateManager:
                  if entry.current_txn_first_offset < 0 and entry.last_timestamp + expiration_ms < now_ms]
         for pid in stale:
             del self.producers[pid]
+        if stale:
+            self.unsnapshotted = True
         return len(stale)
 
     # ------------------------------------------------------------ snapshots
@@ -189,6 +197,7 @@ class ProducerStateManager:
         data = SnapshotFile.build({"version": 1, "crc": crc32c.crc32c(body), "body": body})
         disk.replace_durably(self.snapshot_path(offset), data, sync_directory=False)
         self.snapshot_offset = offset
+        self.unsnapshotted = False
         for old in self.snapshot_offsets()[:-keep]:
             self.snapshot_path(old).unlink(missing_ok=True)
 
@@ -218,9 +227,11 @@ class ProducerStateManager:
                 if entry.current_txn_first_offset >= 0:
                     self.ongoing[item.producer_id] = entry.current_txn_first_offset
             self.snapshot_offset = offset
+            self.unsnapshotted = False
             return offset
         self.producers = {}
         self.ongoing = {}
+        self.unsnapshotted = False
         return -1
 
 

@@ -1,0 +1,80 @@
+"""Clean shutdown writes only what changed: a producer snapshot for a partition whose producer
+state changed since its newest snapshot, an fsync for a segment written since its last flush.
+Counted through the disk layer (every write goes through it), not timed."""
+
+from collections import Counter
+
+import pytest
+
+from weir.broker.clock import ManualClock
+from weir.broker.config import BrokerConfig
+from weir.broker.log import disk
+from weir.broker.log.manager import LogManager
+from weir.protocol import records as rec
+
+PARTITIONS = 1000  # the count written scales with the partitions changed, not with these
+
+
+@pytest.fixture
+def writes(monkeypatch):
+    counted: Counter = Counter()
+    for name in ("replace_durably", "fsync", "write_file", "append_file", "fsync_directory"):
+        real = getattr(disk, name)
+
+        def counting(*args, _real=real, _name=name, **kwargs):
+            path = str(args[1] if _name == "fsync" else args[0])
+            counted[(_name, path.rsplit(".", 1)[-1])] += 1
+            return _real(*args, **kwargs)
+        monkeypatch.setattr(disk, name, counting)
+    return counted
+
+
+def open_logs(path) -> LogManager:
+    logs = LogManager(path, BrokerConfig({"max.broker.partitions": str(PARTITIONS + 100)}), ManualClock())
+    logs.open()
+    return logs
+
+
+async def append(partition, producer_id=rec.NO_PRODUCER_ID):
+    sequence = partition.log_end_offset if producer_id >= 0 else rec.NO_SEQUENCE
+    batch = rec.encode_batch([rec.Record(b"v")], producer_id=producer_id, producer_epoch=0 if producer_id >= 0 else -1,
+                             base_sequence=sequence)
+    await partition.append_client_batch(memoryview(batch), rec.read_header(batch), 0)
+
+
+async def test_a_clean_shutdown_writes_snapshots_only_for_changed_producer_state(tmp_path, writes):
+    logs = open_logs(tmp_path)
+    partitions = logs.create_topic("wide", PARTITIONS).partitions
+    for partition in partitions[:300]:
+        await append(partition)  # no producer id: the producer state stays as it was
+    for partition in partitions[300:330]:
+        await append(partition, producer_id=7)
+    writes.clear()
+    await logs.close()
+    assert writes == {("replace_durably", "snapshot"): 30, ("fsync", "log"): 330}
+
+    logs = open_logs(tmp_path)
+    assert [p.log_end_offset for p in logs.topics["wide"].partitions[299:331]] == [1] * 31 + [0]
+    writes.clear()
+    await logs.close()
+    assert writes == {}, "nothing changed since the last start: nothing written"
+
+    logs = open_logs(tmp_path)
+    for partition in logs.topics["wide"].partitions[320:340]:
+        await append(partition, producer_id=8)
+    writes.clear()
+    await logs.close()
+    assert writes == {("replace_durably", "snapshot"): 20, ("fsync", "log"): 20}
+
+
+async def test_state_replayed_after_a_crash_is_snapshotted_at_the_next_clean_shutdown(tmp_path, writes):
+    logs = open_logs(tmp_path)
+    partition = logs.create_topic("crashed", 2).partitions[0]
+    await append(partition, producer_id=7)
+    for segment in partition.segments:
+        segment.release()  # a crash: no close, no snapshot
+    logs = open_logs(tmp_path)
+    assert logs.topics["crashed"].partitions[0].producers.producers[7].last_seq == 0
+    writes.clear()
+    await logs.close()
+    assert writes == {("replace_durably", "snapshot"): 1}, "the replayed state, once; the log was flushed"
