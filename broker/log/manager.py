@@ -24,7 +24,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import aiofiles.os
 
 from weir.broker.clock import Clock
 from weir.broker.config import BrokerConfig
@@ -32,6 +31,7 @@ from weir.protocol.errors import Errors, KafkaError
 
 from . import log_start
 from .cleaner import LogCleaner
+from .group_commit import GroupCommit
 from . import disk
 from .open_files import SegmentFiles, default_open_files_limit
 from .partition import Partition
@@ -39,8 +39,6 @@ from .topic_records import (TopicRecord, TopicRecords, partition_dir, partition_
                             remove_stray_partition_dir, write_partition_metadata)
 
 log = logging.getLogger(__name__)
-
-_fsync_in_thread = aiofiles.os.wrap(lambda segment: segment.fsync())  # fsync off the event loop
 
 MAX_TOPIC_NAME = 249
 _LEGAL_TOPIC = re.compile(r"^[a-zA-Z0-9._-]+$")
@@ -94,6 +92,7 @@ class LogManager:
         self.disk = disk.register(self.data_dir)  # its health: disk.py
         self.records = TopicRecords(self.data_dir)
         self.cleaner = LogCleaner(self.data_dir, config, clock, self.all_partitions)
+        self.group_commit = GroupCommit()
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -143,6 +142,7 @@ class LogManager:
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self.group_commit.close()
         for topic in self.topics.values():
             for partition in topic.partitions:
                 await partition.quiesce()
@@ -319,9 +319,10 @@ class LogManager:
     # ------------------------------------------------------------------ background jobs
 
     async def maybe_flush(self, partition: Partition) -> None:
-        """Message-count flush policy (log.flush.interval.messages / flush.messages)."""
+        """Message-count flush policy (log.flush.interval.messages / flush.messages): the caller
+        answers once the fsync is done; writers waiting together share it (group_commit.py)."""
         if partition.unflushed_messages >= partition.config["flush.messages"]:
-            await self._fsync(partition.take_unflushed(self.clock.now_ms()))
+            await self._fsync(partition)
 
     async def _flush_loop(self) -> None:
         """Time-based flush policy: fsync a partition whose last flush is older than its
@@ -334,26 +335,17 @@ class LogManager:
                 flush_ms = partition.config["flush.ms"]
                 if flush_ms is not None and now - partition.last_flush_ms >= flush_ms:
                     try:
-                        await self._fsync(partition.take_unflushed(now))
+                        await self._fsync(partition)
                     except KafkaError:
                         pass  # logged where it failed; the segment stays unflushed for the next round
 
-    @staticmethod
-    async def _fsync(segments) -> None:
-        """fsync each segment in a worker thread, its file pinned open meanwhile."""
-        for segment in segments:
-            try:
-                segment.pin()
-            except KafkaError:
-                segment.unflushed = True
-                raise
-            try:
-                await _fsync_in_thread(segment)
-            except KafkaError:
-                segment.unflushed = True
-                raise
-            finally:
-                segment.unpin()
+    async def _fsync(self, partition: Partition) -> None:
+        segments, directory = partition.take_unflushed(self.clock.now_ms())
+        try:
+            await self.group_commit.sync(segments, directory)
+        except KafkaError:
+            partition.directory_unsynced = partition.directory_unsynced or directory is not None
+            raise
 
     async def _retention_loop(self) -> None:
         interval = self.config["log.retention.check.interval.ms"] / 1000

@@ -28,7 +28,7 @@ from weir.protocol import records as rec
 from weir.protocol.compression import Compression
 from weir.protocol.errors import Errors, KafkaError
 
-from . import log_start, producer_replay, segment_swap
+from . import disk, log_start, producer_replay, segment_swap
 from .open_files import SegmentFiles
 from .producer_state import ProducerStateManager
 from . import segment_read
@@ -85,6 +85,10 @@ class Partition:
         self._append_lock = asyncio.Lock()  # one append at a time: offsets and producer state stay ordered
         self.unflushed_messages = 0
         self.last_flush_ms = 0
+        # A file was created here (a segment, its indexes, a snapshot, a .txnindex) since the last
+        # fsync of this directory: a flush fsyncs the directory too, or a power cut can lose the
+        # name with the data (Kafka's LocalLog flushes the parent directory after a roll likewise).
+        self.directory_unsynced = False
         self.being_cleaned = False  # set by the log cleaner; retention waits for it (Kafka serialises them too)
         self.offload_writes_until = 0.0  # perf_counter time; see OFFLOAD_WRITE_BYTES
         self._name = f"{topic}-{index}"  # as validation errors name the partition
@@ -267,6 +271,8 @@ class Partition:
         if first is None or commit:
             return
         first_unstable = self.producers.first_unstable_offset()
+        if not segment.txn_index.entries:
+            self.directory_unsynced = True  # its .txnindex file is created by this abort
         segment.txn_index.append(AbortedTxn(marker.producer_id, first, marker.base_offset,
                                             marker.base_offset + 1 if first_unstable is None else first_unstable))
 
@@ -291,6 +297,8 @@ class Partition:
             self.roll()
         base_offset = self.log_end_offset
         segment = self.active
+        if not segment.size:
+            self.directory_unsynced = True  # this write creates the segment's file (a roll made more)
         # baseOffset and partitionLeaderEpoch are outside the CRC: restamp them without a copy.
         chunks = (_BASE_OFFSET.pack(base_offset), batch[8:12], _LEADER_EPOCH.pack(LEADER_EPOCH), batch[16:])
         # Real elapsed time, not the injected Clock: this measures the write syscall itself.
@@ -334,17 +342,23 @@ class Partition:
     def flush(self) -> None:
         for segment in self.segments:
             segment.flush()
+        if self.directory_unsynced:
+            disk.fsync_directory(self.directory)
+            self.directory_unsynced = False
         self.unflushed_messages = 0
 
-    def take_unflushed(self, now_ms: int) -> list[Segment]:
-        """Segments written since the last flush; their flags are cleared here, on the loop,
-        so the caller can fsync them from a worker thread."""
+    def take_unflushed(self, now_ms: int) -> tuple[list[Segment], Path | None]:
+        """Segments written since the last flush, and this directory if it gained a file; their
+        flags are cleared here, on the loop, so the caller can fsync them from a worker thread
+        (a failed fsync sets a segment's flag again)."""
         dirty = [segment for segment in self.segments if segment.unflushed]
         for segment in dirty:
             segment.unflushed = False
+        directory = self.directory if self.directory_unsynced else None
+        self.directory_unsynced = False
         self.unflushed_messages = 0
         self.last_flush_ms = now_ms
-        return dirty
+        return dirty, directory
 
     # ------------------------------------------------------------------ reading
 

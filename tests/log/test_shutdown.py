@@ -1,5 +1,6 @@
 """Clean shutdown writes only what changed: a producer snapshot for a partition whose producer
-state changed since its newest snapshot, an fsync for a segment written since its last flush.
+state changed since its newest snapshot, an fsync for a segment written since its last flush
+(and for its directory when that write created a file).
 Counted through the disk layer (every write goes through it), not timed."""
 
 from collections import Counter
@@ -23,7 +24,7 @@ def writes(monkeypatch):
 
         def counting(*args, _real=real, _name=name, **kwargs):
             path = str(args[1] if _name == "fsync" else args[0])
-            counted[(_name, path.rsplit(".", 1)[-1])] += 1
+            counted[(_name, "directory" if _name == "fsync_directory" else path.rsplit(".", 1)[-1])] += 1
             return _real(*args, **kwargs)
         monkeypatch.setattr(disk, name, counting)
     return counted
@@ -51,7 +52,8 @@ async def test_a_clean_shutdown_writes_snapshots_only_for_changed_producer_state
         await append(partition, producer_id=7)
     writes.clear()
     await logs.close()
-    assert writes == {("replace_durably", "snapshot"): 30, ("fsync", "log"): 330}
+    # the first write created each .log: its name is fsynced with its data
+    assert writes == {("replace_durably", "snapshot"): 30, ("fsync", "log"): 330, ("fsync_directory", "directory"): 330}
 
     logs = open_logs(tmp_path)
     assert [p.log_end_offset for p in logs.topics["wide"].partitions[299:331]] == [1] * 31 + [0]
@@ -64,7 +66,8 @@ async def test_a_clean_shutdown_writes_snapshots_only_for_changed_producer_state
         await append(partition, producer_id=8)
     writes.clear()
     await logs.close()
-    assert writes == {("replace_durably", "snapshot"): 20, ("fsync", "log"): 20}
+    assert writes == {("replace_durably", "snapshot"): 20, ("fsync", "log"): 20,
+                      ("fsync_directory", "directory"): 10}  # 330-339 were never written before
 
 
 async def test_state_replayed_after_a_crash_is_snapshotted_at_the_next_clean_shutdown(tmp_path, writes):
