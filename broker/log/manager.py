@@ -98,7 +98,9 @@ class LogManager:
 
     def open(self) -> None:
         """Load every committed topic; remove partition directories no topic record accounts for."""
-        self.data_dir.mkdir(parents=True, exist_ok=True)
+        if not self.data_dir.is_dir():
+            self.data_dir.mkdir(parents=True)
+            disk.fsync_directory(self.data_dir.parent)  # its name survives a power loss (as Kafka flushes it)
         records = self.records.load()
         found = partition_dirs(self.data_dir)
         for name in sorted(records):
