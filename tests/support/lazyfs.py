@@ -9,8 +9,9 @@ does not always forgive: a new file whose directory was never fsynced is gone af
 A cut (``cut`` on the control channel, sent after the broker was killed) puts every
 directory back to its durable entries and every file to its durable contents plus a random
 prefix of the writes made since its last fsync, the last of them torn at a random byte: the
-kernel may have written some dirty pages back before the power went, in order. With seed 0
-the prefix is empty (everything unsynced is lost).
+kernel may have written some dirty pages back before the power went, in order. Likewise a
+directory's unsynced entries may all have reached the disk (a journal commit), on a coin
+toss per directory. With seed 0 nothing unsynced survives.
 
 Run as ``python -m tests.support.lazyfs MOUNTPOINT`` (root, /dev/fuse, libfuse3 from the
 fuse3 package via mfusepy's ctypes binding); it prints ``ready`` once mounted and then
@@ -291,6 +292,8 @@ class LazyFS(fuse.Operations):
             stack = [self.root]
             while stack:
                 directory = stack.pop()
+                if rng is not None and rng.random() < 0.5:
+                    directory.sync()
                 counts["entries_dropped"] += len(set(directory.entries) ^ set(directory.durable))
                 directory.entries = dict(directory.durable)
                 for node in directory.entries.values():
