@@ -84,7 +84,7 @@ async def write_history(data_dir: Path, transactions: int, txn_ids: int, segment
         await settle(context)
         if n % 4 == 0:  # at-least-once consumers committing alongside
             partition_offset = {("orders", n % DATA_PARTITIONS): OffsetEntry(n, -1, "", n)}
-            await context.offsets.commit(f"plain-{n % 32}", partition_offset)
+            await context.offsets.commit(f"plain-{(n // 4) % 32}", partition_offset)  # 32 groups
         if n and n % 20000 == 0:
             print(f"  {n} transactions written ({n / (time.perf_counter() - began):.0f}/s)", flush=True)
     if killed_copy is not None:  # the files as a kill -9 now would leave them

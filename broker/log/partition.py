@@ -93,6 +93,9 @@ class Partition:
         self.offload_writes_until = 0.0  # perf_counter time; see OFFLOAD_WRITE_BYTES
         self._name = f"{topic}-{index}"  # as validation errors name the partition
         self._policy: TopicPolicy | None = None  # what validation reads of ``config``; see config_changed
+        # Told of every batch written (``appended(batch, header, base_offset)``) and of a clean close
+        # (``closing()``): a coordinator's snapshot keeper on an internal topic (coordinator/snapshot.py).
+        self.observer: Any = None
 
     # ------------------------------------------------------------------ offsets
 
@@ -313,6 +316,8 @@ class Partition:
         # Only now, back on the loop, does the batch become visible (HW = LEO on one node).
         segment.commit(base_offset, base_offset + header.last_offset_delta, header.max_timestamp, position, size)
         self.unflushed_messages += header.records_count
+        if self.observer is not None:
+            self.observer.appended(batch, header, base_offset)
         self._wake_waiters()
         return base_offset
 
@@ -426,6 +431,8 @@ class Partition:
                 # partitions of a large broker are unchanged, and each snapshot costs an fsync.
                 if self.producers.unsnapshotted and self.producers.snapshot_offset != self.log_end_offset:
                     self.producers.write_snapshot(self.log_end_offset)
+                if self.observer is not None:
+                    self.observer.closing()
             except KafkaError as exc:
                 log.warning("%s: closed without its flush or producer snapshot (%s); the next start "
                             "recovers from the log", self._name, exc.message)
