@@ -175,7 +175,10 @@ def offsets_in(directory: Path) -> list[int]:
 def load(directory: Path, log_start: int, log_end: int) -> tuple[int, PartitionView] | None:
     """The newest usable snapshot of a partition: at or below its log end, at or above its start."""
     for offset in reversed(offsets_in(directory)):
-        if not log_start <= offset <= log_end:
+        if offset > log_end:  # the log lost the tail it describes: the log will differ there
+            path_for(directory, offset).unlink(missing_ok=True)
+            continue
+        if offset < log_start:
             continue
         try:
             found = decode(path_for(directory, offset).read_bytes())
