@@ -51,6 +51,10 @@ _BASE_OFFSET = struct.Struct(">q")
 _LEADER_EPOCH = struct.Struct(">i")
 LEADER_EPOCH = 0  # one node, never re-elected: the leader epoch is always 0
 PRIVATE_OPEN_FILES = 16  # open segment files of a partition made without the broker's budget
+# A producer snapshot once the log grew this many offsets past the last one (and the state changed),
+# besides the one at each roll: a restart after kill -9 replays at most about this much producer
+# state, not the whole active segment (100 MiB by default). More with many producers (each costs).
+PRODUCER_SNAPSHOT_INTERVAL = 8192
 
 
 @dataclass(slots=True)
@@ -125,8 +129,8 @@ class Partition:
 
     # ------------------------------------------------------------------ opening
 
-    def open(self) -> None:
-        """Load segments; recover the active one; rebuild producer state."""
+    def open(self, verify: bool = True) -> None:
+        """Load segments; recover the active one (``verify``: check every CRC); rebuild producer state."""
         self.directory.mkdir(parents=True, exist_ok=True)
         segment_swap.recover(self.directory)  # a clean the last run left half installed
         interval = self.config["index.interval.bytes"]
@@ -137,7 +141,7 @@ class Partition:
             self._add_segment(Segment(self.directory, 0, interval, self.files))
         for segment in self.segments[:-1]:
             segment.load()
-        self.active.recover()  # only the active segment can have a torn tail
+        self.active.recover(verify)  # only the active segment can have a torn tail
         self.log_start_offset = self.segments[0].base_offset
         for segment in self.segments:
             segment.txn_index.load()
@@ -223,6 +227,7 @@ class Partition:
             base_offset = await self._write(memoryview(batch), header)
             if header.producer_id >= 0:
                 self.producers.record_batch(header, base_offset)
+                self._maybe_snapshot_producers()
             return AppendResult(base_offset, log_append_time_ms, self.log_start_offset)
 
     def _check_txn_start(self, header: rec.BatchHeader, verify_txn) -> None:
@@ -248,6 +253,7 @@ class Partition:
             base_offset = await self._write(batch, header)
             if header.producer_id >= 0:
                 self.producers.record_batch(header, base_offset)
+                self._maybe_snapshot_producers()
             return AppendResult(base_offset, -1, self.log_start_offset)
 
     async def append_marker(self, producer_id: int, producer_epoch: int, coordinator_epoch: int,
@@ -265,7 +271,26 @@ class Partition:
             header = rec.read_header(batch)
             offset = await self._write(memoryview(batch), header)
             self.complete_txn(self.active, header._replace(base_offset=offset), coordinator_epoch, commit)
+            self._maybe_snapshot_producers()
             return offset
+
+    def _maybe_snapshot_producers(self) -> None:
+        """The periodic producer snapshot (PRODUCER_SNAPSHOT_INTERVAL), without fsync. The aborts
+        it no longer replays must be on the disk first, as at a roll: the .txnindex (and its
+        name) before the snapshot that covers it."""
+        producers = self.producers
+        interval = max(PRODUCER_SNAPSHOT_INTERVAL, 16 * len(producers.producers))
+        if self.log_end_offset - max(producers.snapshot_offset, 0) < interval or not producers.unsnapshotted:
+            return
+        try:
+            for segment in self.segments:
+                segment.txn_index.flush()
+            if self.directory_unsynced:
+                disk.fsync_directory(self.directory)
+                self.directory_unsynced = False
+            producers.write_snapshot(self.log_end_offset, durable=False)
+        except KafkaError as exc:  # logged by the disk layer; the next start replays more
+            log.debug("%s: periodic producer snapshot not written: %s", self._name, exc.message)
 
     def complete_txn(self, segment: Segment, marker: rec.BatchHeader, coordinator_epoch: int,
                       commit: bool) -> None:

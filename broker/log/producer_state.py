@@ -186,8 +186,9 @@ class ProducerStateManager:
         return sorted(int(p.name[:-len(SNAPSHOT_SUFFIX)]) for p in self.directory.glob("*" + SNAPSHOT_SUFFIX)
                       if p.name[:-len(SNAPSHOT_SUFFIX)].isdigit())
 
-    def write_snapshot(self, offset: int, keep: int = 2) -> None:
-        """Persist the state as of log end ``offset`` (tmp file, fsync, rename)."""
+    def write_snapshot(self, offset: int, keep: int = 2, *, durable: bool = True) -> None:
+        """Persist the state as of log end ``offset`` (tmp file, fsync, rename; without the fsync
+        when not ``durable``: a lost or torn snapshot only makes the next start replay more)."""
         body = SnapshotBody.build({"entries": [
             {"producer_id": pid, "epoch": e.epoch, "last_timestamp": e.last_timestamp,
              "coordinator_epoch": e.coordinator_epoch, "current_txn_first_offset": e.current_txn_first_offset,
@@ -195,7 +196,10 @@ class ProducerStateManager:
                           "offset_delta": b.offset_delta, "timestamp": b.timestamp} for b in e.batches]}
             for pid, e in self.producers.items()]})
         data = SnapshotFile.build({"version": 1, "crc": crc32c.crc32c(body), "body": body})
-        disk.replace_durably(self.snapshot_path(offset), data, sync_directory=False)
+        if durable:
+            disk.replace_durably(self.snapshot_path(offset), data, sync_directory=False)
+        else:
+            disk.replace_file(self.snapshot_path(offset), data)
         self.snapshot_offset = offset
         self.unsnapshotted = False
         for old in self.snapshot_offsets()[:-keep]:

@@ -271,14 +271,16 @@ class Segment:
 
     # ---------------------------------------------------------------- recovery
 
-    def recover(self) -> int:
-        """Validate every batch, cut a torn tail, rebuild the indexes; bytes cut."""
+    def recover(self, verify: bool = True) -> int:
+        """Validate every batch, cut a torn tail, rebuild the indexes; bytes cut. Without
+        ``verify`` only the batches' lengths and offsets are checked, not their CRCs (see
+        LogManager.open: the page cache still holds what this boot wrote)."""
         self.offset_index.reset()
         self.time_index.reset()
         self._bytes_since_index = 0
         self.max_timestamp = -1
         valid_end = 0
-        for batch in self.scan(0, verify=True):
+        for batch in self.scan(0, verify=verify):
             header = batch.header
             if header.base_offset < self.next_offset:
                 break  # offsets must only grow; anything else is garbage

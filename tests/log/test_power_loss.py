@@ -21,6 +21,7 @@ import subprocess
 import sys
 import threading
 import time
+import uuid
 
 from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
 
@@ -92,7 +93,10 @@ def fence_open_transaction(bootstrap: str) -> None:
 
 
 def start(data_dir, overrides) -> BrokerProcess:
-    return BrokerProcess(data_dir, overrides={**SMALL_INTERNAL_TOPICS, **overrides}).start(timeout=60)
+    # A power cut is a reboot: recovery checks every CRC again (broker/log/manager.py, BOOT_ID_FILE).
+    (data_dir.parent.parent / "boot_id").write_text(str(uuid.uuid4()))
+    return BrokerProcess(data_dir, overrides={**SMALL_INTERNAL_TOPICS, **overrides},
+                         env={"WEIR_BOOT_ID_FILE": str(data_dir.parent.parent / "boot_id")}).start(timeout=60)
 
 
 def test_everything_acknowledged_survives_power_cuts_with_a_flush_per_message(tmp_path):
