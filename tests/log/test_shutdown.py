@@ -1,8 +1,9 @@
-"""Clean shutdown writes only what changed: a producer snapshot for a partition whose producer
+"""Shutdown and restart of the log store. Clean shutdown writes only what changed: a producer snapshot for a partition whose producer
 state changed since its newest snapshot, an fsync for a segment written since its last flush
 (and for its directory when that write created a file).
 Counted through the disk layer (every write goes through it), not timed."""
 
+import asyncio
 from collections import Counter
 
 import pytest
@@ -81,3 +82,42 @@ async def test_state_replayed_after_a_crash_is_snapshotted_at_the_next_clean_shu
     writes.clear()
     await logs.close()
     assert writes == {("replace_durably", "snapshot"): 1}, "the replayed state, once; the log was flushed"
+
+
+async def test_a_restart_after_a_kill_replays_producer_state_from_the_periodic_snapshot(tmp_path, monkeypatch):
+    from weir.broker.log import partition as partition_module
+    monkeypatch.setattr(partition_module, "PRODUCER_SNAPSHOT_INTERVAL", 10)
+    logs = open_logs(tmp_path)
+    partition = logs.create_topic("busy", 1).partitions[0]
+    for _ in range(40):
+        await append(partition, producer_id=7)
+    assert partition.producers.snapshot_offsets() == [16, 32]  # at least 16 offsets apart per producer
+    for segment in partition.segments:
+        segment.release()  # a kill: no close
+    reopened = open_logs(tmp_path).topics["busy"].partitions[0]
+    assert reopened.producers.snapshot_offset == 32
+    assert reopened.producers.producers[7].last_seq == 39, "the snapshot at 32, then 8 batches replayed"
+
+
+def test_crcs_are_checked_at_the_first_start_of_a_boot_only(tmp_path, monkeypatch):
+    from weir.broker.log import manager as manager_module
+    boot = tmp_path / "boot_id"
+    monkeypatch.setattr(manager_module, "_BOOT_ID_PATH", str(boot))
+    verified = []
+    real_recover = manager_module.Partition.open
+    monkeypatch.setattr(manager_module.Partition, "open",
+                        lambda self, verify=True: (verified.append(verify), real_recover(self, verify))[1])
+    data = tmp_path / "data"
+    boot.write_text("first boot")
+    asyncio.run(_create(data))
+    for boot_id, expected in (("first boot", False), ("second boot", True), ("second boot", False)):
+        boot.write_text(boot_id)
+        verified.clear()
+        asyncio.run(open_logs(data).close())
+        assert set(verified) == {expected}, boot_id
+
+
+async def _create(data):
+    logs = open_logs(data)
+    logs.create_topic("t", 2)
+    await logs.close()
