@@ -79,10 +79,14 @@ class _Index:
         i = bisect.bisect_right(self.keys, key)
         return self.values[i - 1] if i else None
 
-    def write_file(self) -> None:
-        """Replace the file with the entries in memory, durably (a crash leaves old or new)."""
+    def write_file(self, durable: bool = True) -> None:
+        """Replace the file with the entries in memory, durably (a crash leaves old or new); not
+        ``durable``: without fsync (an active segment's checkpoint, trusted only in the same boot)."""
         data = b"".join(self._pack(key, value) for key, value in zip(self.keys, self.values))
-        disk.replace_durably(self.path, data, sync_directory=False)  # the segment's fsync of the log covers it
+        if durable:
+            disk.replace_durably(self.path, data, sync_directory=False)  # the segment's fsync of the log covers it
+        else:
+            disk.replace_file(self.path, data)
 
     def delete(self) -> None:
         for path in (self.path, self.path + ".tmp"):

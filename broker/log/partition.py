@@ -55,6 +55,9 @@ PRIVATE_OPEN_FILES = 16  # open segment files of a partition made without the br
 # besides the one at each roll: a restart after kill -9 replays at most about this much producer
 # state, not the whole active segment (100 MiB by default). More with many producers (each costs).
 PRODUCER_SNAPSHOT_INTERVAL = 8192
+# The active segment's indexes are written (without fsync) each time it grew this much, and at a
+# clean close: a restart in the same boot walks only what was written since (Segment.resume).
+INDEX_CHECKPOINT_BYTES = 16 * 1024 * 1024
 
 
 @dataclass(slots=True)
@@ -141,7 +144,10 @@ class Partition:
             self._add_segment(Segment(self.directory, 0, interval, self.files))
         for segment in self.segments[:-1]:
             segment.load()
-        self.active.recover(verify)  # only the active segment can have a torn tail
+        # Only the active segment can have a torn tail. Trusted (same boot), its index checkpoint
+        # spares the walk of what it covers.
+        if verify or self.active.resume() is None:
+            self.active.recover(verify)
         self.log_start_offset = self.segments[0].base_offset
         for segment in self.segments:
             segment.txn_index.load()
@@ -341,10 +347,19 @@ class Partition:
         # Only now, back on the loop, does the batch become visible (HW = LEO on one node).
         segment.commit(base_offset, base_offset + header.last_offset_delta, header.max_timestamp, position, size)
         self.unflushed_messages += header.records_count
+        if segment.size - segment.checkpointed_size >= INDEX_CHECKPOINT_BYTES:
+            self._checkpoint_indexes(segment)
         if self.observer is not None:
             self.observer.appended(batch, header, base_offset)
         self._wake_waiters()
         return base_offset
+
+    def _checkpoint_indexes(self, segment: Segment) -> None:
+        try:
+            segment.write_index_checkpoint()
+        except KafkaError as exc:  # logged by the disk layer; the next start walks more
+            segment.checkpointed_size = segment.size
+            log.debug("%s: index checkpoint not written: %s", self._name, exc.message)
 
     def _segment_ms_passed(self, timestamp: int) -> bool:
         """segment.ms: roll once a batch's timestamp is that far past the active segment's
@@ -458,6 +473,8 @@ class Partition:
                     self.producers.write_snapshot(self.log_end_offset)
                 if self.observer is not None:
                     self.observer.closing()
+                if self.active.size and self.active.checkpointed_size != self.active.size:
+                    self.active.write_index_checkpoint()
             except KafkaError as exc:
                 log.warning("%s: closed without its flush or producer snapshot (%s); the next start "
                             "recovers from the log", self._name, exc.message)

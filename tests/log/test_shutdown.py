@@ -54,7 +54,9 @@ async def test_a_clean_shutdown_writes_snapshots_only_for_changed_producer_state
     writes.clear()
     await logs.close()
     # the first write created each .log: its name is fsynced with its data
-    assert writes == {("replace_durably", "snapshot"): 30, ("fsync", "log"): 330, ("fsync_directory", "directory"): 330}
+    # and the active segment's two index files, without fsync (replace_file: a .tmp renamed)
+    assert writes == {("replace_durably", "snapshot"): 30, ("fsync", "log"): 330, ("fsync_directory", "directory"): 330,
+                      ("write_file", "tmp"): 2 * 330}
 
     logs = open_logs(tmp_path)
     assert [p.log_end_offset for p in logs.topics["wide"].partitions[299:331]] == [1] * 31 + [0]
@@ -67,7 +69,7 @@ async def test_a_clean_shutdown_writes_snapshots_only_for_changed_producer_state
         await append(partition, producer_id=8)
     writes.clear()
     await logs.close()
-    assert writes == {("replace_durably", "snapshot"): 20, ("fsync", "log"): 20,
+    assert writes == {("replace_durably", "snapshot"): 20, ("fsync", "log"): 20, ("write_file", "tmp"): 2 * 20,
                       ("fsync_directory", "directory"): 10}  # 330-339 were never written before
 
 
@@ -81,7 +83,8 @@ async def test_state_replayed_after_a_crash_is_snapshotted_at_the_next_clean_shu
     assert logs.topics["crashed"].partitions[0].producers.producers[7].last_seq == 0
     writes.clear()
     await logs.close()
-    assert writes == {("replace_durably", "snapshot"): 1}, "the replayed state, once; the log was flushed"
+    # the replayed state, once (the log was flushed), and the index checkpoint the crash left unwritten
+    assert writes == {("replace_durably", "snapshot"): 1, ("write_file", "tmp"): 2}
 
 
 async def test_a_restart_after_a_kill_replays_producer_state_from_the_periodic_snapshot(tmp_path, monkeypatch):
@@ -121,3 +124,40 @@ async def _create(data):
     logs = open_logs(data)
     logs.create_topic("t", 2)
     await logs.close()
+
+
+def test_a_restart_in_the_same_boot_resumes_from_the_index_checkpoint_and_cuts_a_torn_tail(tmp_path, monkeypatch):
+    from weir.broker.log import partition as partition_module
+    from tests.log.test_partition import append, open_partition, read_values
+    monkeypatch.setattr(partition_module, "INDEX_CHECKPOINT_BYTES", 2000)
+    p = open_partition(tmp_path, **{"index.interval.bytes": 500})
+    for i in range(32):
+        append(p, bytes([i]) * 300)
+    checkpointed = p.active.checkpointed_size
+    assert 0 < checkpointed < p.active.size
+    size = p.active.size
+    for segment in p.segments:
+        segment.release()  # a kill
+    with open(p.active.log_path, "r+b") as log_file:
+        log_file.truncate(size - 100)  # the last write torn short
+    walked = []
+    real_scan = partition_module.Segment.scan
+    monkeypatch.setattr(partition_module.Segment, "scan",
+                        lambda self, position=0, **kw: (walked.append(position), real_scan(self, position, **kw))[1])
+    reopened = open_partition_trusted(tmp_path)
+    assert walked and min(walked) > 0, "walked from the last indexed batch, not from the start"
+    assert reopened.log_end_offset == 31, "the torn batch cut"
+    assert [v[0] for v in read_values(reopened, 0, max_bytes=10**6)] == list(range(31))
+    assert read_values(reopened, 30) == [bytes([30]) * 300], "lookups through the resumed index"
+    append(reopened, b"after")
+    assert read_values(reopened, 31) == [b"after"]
+
+
+def open_partition_trusted(path):
+    from weir.broker.config import BrokerConfig
+    from weir.broker.log.partition import Partition
+    config = BrokerConfig().topic_defaults()
+    config["index.interval.bytes"] = 500
+    partition = Partition("t", 0, path, config)
+    partition.open(verify=False)
+    return partition
