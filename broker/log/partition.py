@@ -55,9 +55,10 @@ PRIVATE_OPEN_FILES = 16  # open segment files of a partition made without the br
 # besides the one at each roll: a restart after kill -9 replays at most about this much producer
 # state, not the whole active segment (100 MiB by default). More with many producers (each costs).
 PRODUCER_SNAPSHOT_INTERVAL = 8192
-# The active segment's indexes are written (without fsync) each time it grew this much, and at a
-# clean close: a restart in the same boot walks only what was written since (Segment.resume).
-INDEX_CHECKPOINT_BYTES = 16 * 1024 * 1024
+# The active segment's new index entries are appended to its index files (without fsync) each time
+# it grew this much, and at a clean close: a restart in the same boot walks only what was written
+# since (Segment.resume).
+INDEX_CHECKPOINT_BYTES = 1024 * 1024
 
 
 @dataclass(slots=True)

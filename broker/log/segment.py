@@ -299,8 +299,8 @@ class Segment:
     def write_index_checkpoint(self) -> None:
         """The active segment's indexes as they stand, without fsync (a clean close, every
         INDEX_CHECKPOINT_BYTES): a restart in the same boot resumes from them (``resume``)."""
-        self.offset_index.write_file(durable=False)
-        self.time_index.write_file(durable=False)
+        self.offset_index.append_to_file()
+        self.time_index.append_to_file()
         self.checkpointed_size = self.size
 
     def resume(self) -> int | None:
