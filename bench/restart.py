@@ -4,7 +4,7 @@ Writes a history of exactly-once transactions in-process through the real
 coordinators and log store (each: AddPartitions for a data partition and the
 group's offsets partition, a data batch, TxnOffsetCommit, EndTxn(commit) with
 its markers; every transactional id commits offsets for its own group), plus
-plain offset commits of other groups, with the log cleaner running as the
+plain offset commits of 32 other groups, with the log cleaner running as the
 broker runs it. At the end it copies the data directory as a kill -9 leaves it
 (no clean shutdown: no final producer snapshots), then closes the broker
 cleanly, and times a start-up (log store open + replay of
