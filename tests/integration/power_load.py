@@ -1,7 +1,7 @@
 """The load of the power-cut tests, run as a process the test kills: librdkafka (confluent-kafka)
 clients print each thing the broker acknowledged, one line each, flushed before the next.
 
-    python -m tests.log.power_load BOOTSTRAP ROUND
+    python -m tests.integration.power_load BOOTSTRAP ROUND
 
 - ``commit ROUND-N OFFSET``: a transaction committed (commit_transaction returned): its
   records ``ROUND-N-0..`` in ``orders`` and its offset OFFSET for group ``power-eos``;

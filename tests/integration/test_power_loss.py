@@ -1,6 +1,6 @@
 """Power loss, on a filesystem that loses what was not fsynced (tests/support/lazyfs.py).
 
-A transactional load (tests/log/power_load.py, librdkafka) runs against the broker; at a
+A transactional load (tests/integration/power_load.py, librdkafka) runs against the broker; at a
 random moment the broker is killed and the power cut: every write not fsynced is dropped,
 but for a random prefix of each file's unsynced writes, the last torn. The broker restarts
 on what is left, and a read_committed consumer checks what the load was told:
@@ -26,7 +26,7 @@ import uuid
 from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
 
 from tests.broker_process import REPO, BrokerProcess
-from tests.log.power_load import ORDER_PARTITIONS, RECORDS_PER_TXN, TXN_ID
+from tests.integration.power_load import ORDER_PARTITIONS, RECORDS_PER_TXN, TXN_ID
 from tests.support.power import LazyMount
 from tests.support.topics import create_topic
 from tests.support.waiting import wait_until
@@ -40,7 +40,7 @@ class Load:
     """One run of power_load.py; its acknowledgements, read as they come."""
 
     def __init__(self, bootstrap: str, round_: int):
-        self.process = subprocess.Popen([sys.executable, "-m", "tests.log.power_load", bootstrap, str(round_)],
+        self.process = subprocess.Popen([sys.executable, "-m", "tests.integration.power_load", bootstrap, str(round_)],
                                         cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         self.lines: list[str] = []
         self.reader = threading.Thread(target=self._read, daemon=True)
