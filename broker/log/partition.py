@@ -54,11 +54,11 @@ PRIVATE_OPEN_FILES = 16  # open segment files of a partition made without the br
 # A producer snapshot once the log grew this many offsets past the last one (and the state changed),
 # besides the one at each roll: a restart after kill -9 replays at most about this much producer
 # state, not the whole active segment (100 MiB by default). More with many producers (each costs).
-PRODUCER_SNAPSHOT_INTERVAL = 8192
+PRODUCER_SNAPSHOT_INTERVAL = 2048
 # The active segment's new index entries are appended to its index files (without fsync) each time
-# it grew this much, and at a clean close: a restart in the same boot walks only what was written
+# it grew this much (a coordinator topic's active segment stays near a MiB), and at a clean close: a restart in the same boot walks only what was written
 # since (Segment.resume).
-INDEX_CHECKPOINT_BYTES = 1024 * 1024
+INDEX_CHECKPOINT_BYTES = 256 * 1024
 
 
 @dataclass(slots=True)
