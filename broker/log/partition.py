@@ -56,8 +56,8 @@ PRIVATE_OPEN_FILES = 16  # open segment files of a partition made without the br
 # state, not the whole active segment (100 MiB by default). More with many producers (each costs).
 PRODUCER_SNAPSHOT_INTERVAL = 2048
 # The active segment's new index entries are appended to its index files (without fsync) each time
-# it grew this much (a coordinator topic's active segment stays near a MiB), and at a clean close: a restart in the same boot walks only what was written
-# since (Segment.resume).
+# it grew this much (a coordinator topic's active segment stays near a MiB), and at a clean close:
+# a restart in the same boot walks only what was written since (Segment.resume).
 INDEX_CHECKPOINT_BYTES = 256 * 1024
 
 
