@@ -28,7 +28,7 @@ from weir.protocol import records as rec
 from weir.protocol.compression import Compression
 from weir.protocol.errors import Errors, KafkaError
 
-from . import disk, log_start, producer_replay, segment_swap
+from . import disk, log_start, producer_replay, restart_points, segment_swap
 from .open_files import SegmentFiles
 from .producer_state import ProducerStateManager
 from . import segment_read
@@ -51,14 +51,6 @@ _BASE_OFFSET = struct.Struct(">q")
 _LEADER_EPOCH = struct.Struct(">i")
 LEADER_EPOCH = 0  # one node, never re-elected: the leader epoch is always 0
 PRIVATE_OPEN_FILES = 16  # open segment files of a partition made without the broker's budget
-# A producer snapshot once the log grew this many offsets past the last one (and the state changed),
-# besides the one at each roll: a restart after kill -9 replays at most about this much producer
-# state, not the whole active segment (100 MiB by default). More with many producers (each costs).
-PRODUCER_SNAPSHOT_INTERVAL = 2048
-# The active segment's new index entries are appended to its index files (without fsync) each time
-# it grew this much (a coordinator topic's active segment stays near a MiB), and at a clean close:
-# a restart in the same boot walks only what was written since (Segment.resume).
-INDEX_CHECKPOINT_BYTES = 256 * 1024
 
 
 @dataclass(slots=True)
@@ -234,7 +226,7 @@ class Partition:
             base_offset = await self._write(memoryview(batch), header)
             if header.producer_id >= 0:
                 self.producers.record_batch(header, base_offset)
-                self._maybe_snapshot_producers()
+                restart_points.snapshot_producers_if_due(self)
             return AppendResult(base_offset, log_append_time_ms, self.log_start_offset)
 
     def _check_txn_start(self, header: rec.BatchHeader, verify_txn) -> None:
@@ -260,7 +252,7 @@ class Partition:
             base_offset = await self._write(batch, header)
             if header.producer_id >= 0:
                 self.producers.record_batch(header, base_offset)
-                self._maybe_snapshot_producers()
+                restart_points.snapshot_producers_if_due(self)
             return AppendResult(base_offset, -1, self.log_start_offset)
 
     async def append_marker(self, producer_id: int, producer_epoch: int, coordinator_epoch: int,
@@ -278,26 +270,8 @@ class Partition:
             header = rec.read_header(batch)
             offset = await self._write(memoryview(batch), header)
             self.complete_txn(self.active, header._replace(base_offset=offset), coordinator_epoch, commit)
-            self._maybe_snapshot_producers()
+            restart_points.snapshot_producers_if_due(self)
             return offset
-
-    def _maybe_snapshot_producers(self) -> None:
-        """The periodic producer snapshot (PRODUCER_SNAPSHOT_INTERVAL), without fsync. The aborts
-        it no longer replays must be on the disk first, as at a roll: the .txnindex (and its
-        name) before the snapshot that covers it."""
-        producers = self.producers
-        interval = max(PRODUCER_SNAPSHOT_INTERVAL, 16 * len(producers.producers))
-        if self.log_end_offset - max(producers.snapshot_offset, 0) < interval or not producers.unsnapshotted:
-            return
-        try:
-            for segment in self.segments:
-                segment.txn_index.flush()
-            if self.directory_unsynced:
-                disk.fsync_directory(self.directory)
-                self.directory_unsynced = False
-            producers.write_snapshot(self.log_end_offset, durable=False)
-        except KafkaError as exc:  # logged by the disk layer; the next start replays more
-            log.debug("%s: periodic producer snapshot not written: %s", self._name, exc.message)
 
     def complete_txn(self, segment: Segment, marker: rec.BatchHeader, coordinator_epoch: int,
                       commit: bool) -> None:
@@ -348,19 +322,12 @@ class Partition:
         # Only now, back on the loop, does the batch become visible (HW = LEO on one node).
         segment.commit(base_offset, base_offset + header.last_offset_delta, header.max_timestamp, position, size)
         self.unflushed_messages += header.records_count
-        if segment.size - segment.checkpointed_size >= INDEX_CHECKPOINT_BYTES:
-            self._checkpoint_indexes(segment)
+        if segment.size - segment.checkpointed_size >= restart_points.INDEX_CHECKPOINT_BYTES:
+            restart_points.checkpoint_indexes(self, segment)
         if self.observer is not None:
             self.observer.appended(batch, header, base_offset)
         self._wake_waiters()
         return base_offset
-
-    def _checkpoint_indexes(self, segment: Segment) -> None:
-        try:
-            segment.write_index_checkpoint()
-        except KafkaError as exc:  # logged by the disk layer; the next start walks more
-            segment.checkpointed_size = segment.size
-            log.debug("%s: index checkpoint not written: %s", self._name, exc.message)
 
     def _segment_ms_passed(self, timestamp: int) -> bool:
         """segment.ms: roll once a batch's timestamp is that far past the active segment's

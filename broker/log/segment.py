@@ -298,7 +298,7 @@ class Segment:
 
     def write_index_checkpoint(self) -> None:
         """The active segment's indexes as they stand, without fsync (a clean close, every
-        INDEX_CHECKPOINT_BYTES): a restart in the same boot resumes from them (``resume``)."""
+        restart_points.py): a restart in the same boot resumes from them (``resume``)."""
         self.offset_index.append_to_file()
         self.time_index.append_to_file()
         self.checkpointed_size = self.size
