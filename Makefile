@@ -23,9 +23,10 @@ $(VENV)/.installed-test: $(VENV)/.installed
 # kcat (librdkafka 2.0.2) is the old-librdkafka client the compatibility tests drive;
 # Java and Maven run the reference Apache Kafka (tests/reference/).
 system-deps:
-	@command -v kcat >/dev/null && command -v javac >/dev/null && command -v mvn >/dev/null || { \
+	@command -v kcat >/dev/null && command -v javac >/dev/null && command -v mvn >/dev/null \
+	  && command -v fusermount3 >/dev/null || { \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
-	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq kcat openjdk-17-jdk-headless maven; }
+	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq kcat openjdk-17-jdk-headless maven fuse3; }
 
 # Apache Kafka's jars (version pinned in reference/pom.xml) into the local Maven cache, our
 # Java test programs (reference/src/main/java) compiled, and the jars' classpath written to

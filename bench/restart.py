@@ -4,7 +4,7 @@ Writes a history of exactly-once transactions in-process through the real
 coordinators and log store (each: AddPartitions for a data partition and the
 group's offsets partition, a data batch, TxnOffsetCommit, EndTxn(commit) with
 its markers; every transactional id commits offsets for its own group), plus
-plain offset commits of other groups, with the log cleaner running as the
+plain offset commits of 32 other groups, with the log cleaner running as the
 broker runs it. At the end it copies the data directory as a kill -9 leaves it
 (no clean shutdown: no final producer snapshots), then closes the broker
 cleanly, and times a start-up (log store open + replay of
@@ -84,7 +84,7 @@ async def write_history(data_dir: Path, transactions: int, txn_ids: int, segment
         await settle(context)
         if n % 4 == 0:  # at-least-once consumers committing alongside
             partition_offset = {("orders", n % DATA_PARTITIONS): OffsetEntry(n, -1, "", n)}
-            await context.offsets.commit(f"plain-{n % 32}", partition_offset)
+            await context.offsets.commit(f"plain-{(n // 4) % 32}", partition_offset)  # 32 groups
         if n and n % 20000 == 0:
             print(f"  {n} transactions written ({n / (time.perf_counter() - began):.0f}/s)", flush=True)
     if killed_copy is not None:  # the files as a kill -9 now would leave them

@@ -22,6 +22,7 @@ from weir.broker.group.expiry import OffsetExpiry
 from weir.broker.group.offsets import OffsetStore
 from weir.broker.txn.coordinator import TransactionCoordinator
 from weir.broker.txn.producer_ids import ProducerIdAllocator
+from weir.broker.log import disk
 
 
 def _load_meta(data_dir: Path, node_id: int) -> str:
@@ -32,7 +33,7 @@ def _load_meta(data_dir: Path, node_id: int) -> str:
             if line.startswith("cluster.id="):
                 return line.split("=", 1)[1].strip()
     cluster_id = uuid.uuid4().hex[:22]
-    path.write_text(f"version=1\ncluster.id={cluster_id}\nnode.id={node_id}\n")
+    disk.replace_durably(path, f"version=1\ncluster.id={cluster_id}\nnode.id={node_id}\n".encode())
     return cluster_id
 
 
@@ -47,7 +48,9 @@ class BrokerContext:
 
     def __post_init__(self):
         self.data_dir = Path(self.data_dir)
-        self.data_dir.mkdir(parents=True, exist_ok=True)
+        if not self.data_dir.is_dir():
+            self.data_dir.mkdir(parents=True)
+            disk.fsync_directory(self.data_dir.parent)  # as Kafka flushes a new log dir's parent
         self.node_id = self.config.node_id
         self.listeners = listener_specs(self.config, self.host, self.port)  # ConfigError before any file
         # the first listener's address; the server sets the port bound when it was 0

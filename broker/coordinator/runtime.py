@@ -19,6 +19,8 @@ from weir.broker.log.partition import Partition
 from weir.protocol import records as rec
 from weir.protocol.errors import Errors, KafkaError
 
+from . import snapshot
+
 log = logging.getLogger(__name__)
 
 
@@ -71,6 +73,8 @@ class CoordinatorLog:
         topic = self.logs.topics.get(self.topic)
         if topic is None:
             topic = self.logs.create_topic(self.topic, self.num_partitions, dict(self.configs))
+            for partition in topic.partitions:  # empty: an empty view is their state
+                partition.observer = snapshot.SnapshotKeeper(partition, snapshot.PartitionView())
         return topic.partitions[index]
 
     async def append(self, index: int, records: list[tuple[bytes, bytes | None]], now_ms: int, *,
@@ -93,20 +97,40 @@ class CoordinatorLog:
         return result.base_offset
 
     def replay(self) -> Iterator[LogEntry]:
-        """Every record and marker in the topic, partition by partition, in offset order."""
+        """The topic's state as entries, partition by partition, in offset order: a partition's
+        newest coordinator snapshot, then its log from the snapshot's offset (snapshot.py). Each
+        partition's view is rebuilt on the way and follows its appends from then on."""
         topic = self.logs.topics.get(self.topic)
         if topic is None:
             return
         for partition in topic.partitions:
-            for segment in partition.segments:
-                for _position, header, batch in segment.batches(0):
+            found = snapshot.load(partition.directory, partition.log_start_offset, partition.log_end_offset)
+            start, view = found if found is not None else (0, snapshot.PartitionView())
+            for kept in view.entries():
+                yield LogEntry(partition.index, kept.offset, _header_of(kept), kept.key, kept.value)
+            for segment in partition.segments_from(start):
+                position = segment.offset_index.floor(start) or 0 if start > segment.base_offset else 0
+                for _position, header, batch in segment.batches(position):
+                    if header.base_offset < start:
+                        continue  # in the snapshot (a snapshot's offset is a batch boundary)
                     if header.is_control:
                         if not header.records_count:
                             continue  # a marker the cleaner emptied: nothing of its transaction is left
                         kind, _coordinator_epoch = rec.read_control_batch(batch)
+                        view.marker(header.producer_id, kind == rec.CONTROL_COMMIT)
                         yield LogEntry(partition.index, header.base_offset, header,
                                        marker_commit=kind == rec.CONTROL_COMMIT)
                         continue
                     header, records = rec.decode_batch(batch, verify_crc=False)  # checked at recovery
+                    producer_id = header.producer_id if header.is_transactional else -1
                     for record in records:
+                        view.record(record.offset, record.key, record.value, producer_id)
                         yield LogEntry(partition.index, record.offset, header, record.key, record.value)
+            partition.observer = snapshot.SnapshotKeeper(partition, view)
+
+
+def _header_of(kept: snapshot.Kept) -> rec.BatchHeader:
+    """The header fields replay reads of a record from a snapshot: its offset and producer."""
+    transactional = kept.producer_id >= 0
+    return rec.BatchHeader(kept.offset, 0, 0, rec.MAGIC, 0, rec.TRANSACTIONAL_FLAG if transactional else 0, 0,
+                           -1, -1, kept.producer_id, -1, -1, 1)

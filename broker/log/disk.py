@@ -246,6 +246,17 @@ def replace_durably(path, data: bytes, *, sync_directory: bool = True) -> None:
     succeeded(path)
 
 
+def replace_file(path, data: bytes) -> None:
+    """Replace ``path`` with ``data`` (temporary file, rename) without fsync: for files whose loss
+    or tear at a power cut only costs time (a snapshot the next start checks and can do without)."""
+    path = os.fspath(path)
+    write_file(path + ".tmp", data)
+    try:
+        os.replace(path + ".tmp", path)
+    except OSError as exc:
+        raise failed(path, exc, f"cannot write {path}") from None
+
+
 def write_file(path, data: bytes) -> None:
     """Write a whole file without the durability dance (files whose loss start-up repairs)."""
     path = os.fspath(path)

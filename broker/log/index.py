@@ -36,6 +36,7 @@ class _Index:
         self.path = path
         self.keys = array("q")
         self.values = array("q")
+        self.on_disk = -1  # entries the file holds as memory holds them (-1: the file may differ)
 
     def __len__(self) -> int:
         return len(self.keys)
@@ -58,10 +59,12 @@ class _Index:
             keys.append(key)
             values.append(value)
         self.keys, self.values = keys, values
+        self.on_disk = len(keys)
         return True
 
     def reset(self) -> None:
         self.keys, self.values = array("q"), array("q")
+        self.on_disk = -1
 
     def truncate_to_value(self, max_value: int) -> None:
         """Drop entries whose value (position or offset) is at or past ``max_value``."""
@@ -69,6 +72,8 @@ class _Index:
         if keep < len(self.keys):
             del self.keys[keep:]
             del self.values[keep:]
+            if self.on_disk > keep:
+                self.on_disk = -1
 
     def append(self, key: int, value: int) -> None:
         self.keys.append(key)
@@ -79,12 +84,29 @@ class _Index:
         i = bisect.bisect_right(self.keys, key)
         return self.values[i - 1] if i else None
 
-    def write_file(self) -> None:
-        """Replace the file with the entries in memory, durably (a crash leaves old or new)."""
+    def write_file(self, durable: bool = True) -> None:
+        """Replace the file with the entries in memory, durably (a crash leaves old or new); not
+        ``durable``: without fsync (an active segment's checkpoint, trusted only in the same boot)."""
         data = b"".join(self._pack(key, value) for key, value in zip(self.keys, self.values))
-        disk.replace_durably(self.path, data, sync_directory=False)  # the segment's fsync of the log covers it
+        if durable:
+            disk.replace_durably(self.path, data, sync_directory=False)  # the segment's fsync of the log covers it
+        else:
+            disk.replace_file(self.path, data)
+        self.on_disk = len(self.keys)
+
+    def append_to_file(self) -> None:
+        """Add the entries appended since the file was last written (without fsync), or write it
+        whole if it may differ: an active segment's checkpoint costs what it adds."""
+        if self.on_disk < 0:
+            self.write_file(durable=False)
+            return
+        added = range(self.on_disk, len(self.keys))
+        if added:
+            disk.append_file(self.path, b"".join(self._pack(self.keys[i], self.values[i]) for i in added))
+            self.on_disk = len(self.keys)
 
     def delete(self) -> None:
+        self.on_disk = -1
         for path in (self.path, self.path + ".tmp"):
             try:
                 os.unlink(path)

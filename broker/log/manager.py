@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import re
 import shutil
 import uuid
@@ -24,7 +25,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import aiofiles.os
 
 from weir.broker.clock import Clock
 from weir.broker.config import BrokerConfig
@@ -32,6 +32,7 @@ from weir.protocol.errors import Errors, KafkaError
 
 from . import log_start
 from .cleaner import LogCleaner
+from .group_commit import GroupCommit
 from . import disk
 from .open_files import SegmentFiles, default_open_files_limit
 from .partition import Partition
@@ -39,8 +40,6 @@ from .topic_records import (TopicRecord, TopicRecords, partition_dir, partition_
                             remove_stray_partition_dir, write_partition_metadata)
 
 log = logging.getLogger(__name__)
-
-_fsync_in_thread = aiofiles.os.wrap(lambda segment: segment.fsync())  # fsync off the event loop
 
 MAX_TOPIC_NAME = 249
 _LEGAL_TOPIC = re.compile(r"^[a-zA-Z0-9._-]+$")
@@ -55,6 +54,29 @@ EXCESSIVE_PARTITIONS = "Excessively large number of partitions per request."
 # topics and user topics on a host with a low open files limit; beyond the open-file budget a
 # segment is reopened on use, which costs time, not descriptors).
 MIN_DEFAULT_BROKER_PARTITIONS = 1000
+
+
+# Recovery after a crash checks the CRC of every batch of each active segment (up to
+# segment.bytes, 1 GiB by default), as Kafka recovers from its recovery point: a power loss can
+# leave anything in what was not fsynced. A process killed without a reboot cannot: the page
+# cache holds every byte it wrote, and only its last write can be torn short, which the batch
+# lengths show. So the data directory records the boot (Linux's boot_id) once a start has
+# verified everything; a start in the same boot checks lengths and offsets only.
+BOOT_ID_FILE = "recovery-boot-id"
+# Test hook: the power-cut tests "reboot" by changing the file WEIR_BOOT_ID_FILE names.
+_BOOT_ID_PATH = os.environ.get("WEIR_BOOT_ID_FILE") or "/proc/sys/kernel/random/boot_id"
+
+
+def _read_text(path) -> str | None:
+    try:
+        with open(path) as handle:
+            return handle.read().strip()
+    except OSError:
+        return None
+
+
+def _boot_id() -> str | None:
+    return _read_text(_BOOT_ID_PATH)
 
 
 def validate_topic_name(name: str | None) -> None:
@@ -94,12 +116,18 @@ class LogManager:
         self.disk = disk.register(self.data_dir)  # its health: disk.py
         self.records = TopicRecords(self.data_dir)
         self.cleaner = LogCleaner(self.data_dir, config, clock, self.all_partitions)
+        self.group_commit = GroupCommit()
+        self._page_cache_trusted = False
 
     # ------------------------------------------------------------------ lifecycle
 
     def open(self) -> None:
         """Load every committed topic; remove partition directories no topic record accounts for."""
-        self.data_dir.mkdir(parents=True, exist_ok=True)
+        if not self.data_dir.is_dir():
+            self.data_dir.mkdir(parents=True)
+            disk.fsync_directory(self.data_dir.parent)  # its name survives a power loss (as Kafka flushes it)
+        boot_id = _boot_id()
+        self._page_cache_trusted = boot_id is not None and _read_text(self.data_dir / BOOT_ID_FILE) == boot_id
         records = self.records.load()
         found = partition_dirs(self.data_dir)
         for name in sorted(records):
@@ -122,13 +150,19 @@ class LogManager:
             for _index, directory in sorted(directories.items()):
                 remove_stray_partition_dir(directory, f"no topic {name} was committed; left by an interrupted "
                                                       "topic creation or deletion")
+        if boot_id is not None and not self._page_cache_trusted:
+            try:  # every byte of the log is now verified or written by this boot
+                disk.replace_file(self.data_dir / BOOT_ID_FILE, boot_id.encode())
+            except KafkaError:
+                pass  # the next start verifies every CRC again
+        self._page_cache_trusted = False  # partitions created from now on are new
         log.info("loaded %d topic(s), %d partition(s) from %s; open segment files at most %d, "
                  "max.broker.partitions %d", len(self.topics), self.partition_count, self.data_dir,
                  self.files.limit, self.max_broker_partitions)
 
     def _open_partition(self, topic: str, index: int, directory: Path, overrides: dict[str, Any]) -> Partition:
         partition = Partition(topic, index, directory, self.topic_config(overrides), self.files)
-        partition.open()
+        partition.open(verify=not self._page_cache_trusted)
         return partition
 
     def start_background_jobs(self) -> None:
@@ -143,6 +177,7 @@ class LogManager:
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self.group_commit.close()
         for topic in self.topics.values():
             for partition in topic.partitions:
                 await partition.quiesce()
@@ -319,9 +354,10 @@ class LogManager:
     # ------------------------------------------------------------------ background jobs
 
     async def maybe_flush(self, partition: Partition) -> None:
-        """Message-count flush policy (log.flush.interval.messages / flush.messages)."""
+        """Message-count flush policy (log.flush.interval.messages / flush.messages): the caller
+        answers once the fsync is done; writers waiting together share it (group_commit.py)."""
         if partition.unflushed_messages >= partition.config["flush.messages"]:
-            await self._fsync(partition.take_unflushed(self.clock.now_ms()))
+            await self._fsync(partition)
 
     async def _flush_loop(self) -> None:
         """Time-based flush policy: fsync a partition whose last flush is older than its
@@ -334,26 +370,17 @@ class LogManager:
                 flush_ms = partition.config["flush.ms"]
                 if flush_ms is not None and now - partition.last_flush_ms >= flush_ms:
                     try:
-                        await self._fsync(partition.take_unflushed(now))
+                        await self._fsync(partition)
                     except KafkaError:
                         pass  # logged where it failed; the segment stays unflushed for the next round
 
-    @staticmethod
-    async def _fsync(segments) -> None:
-        """fsync each segment in a worker thread, its file pinned open meanwhile."""
-        for segment in segments:
-            try:
-                segment.pin()
-            except KafkaError:
-                segment.unflushed = True
-                raise
-            try:
-                await _fsync_in_thread(segment)
-            except KafkaError:
-                segment.unflushed = True
-                raise
-            finally:
-                segment.unpin()
+    async def _fsync(self, partition: Partition) -> None:
+        segments, directory = partition.take_unflushed(self.clock.now_ms())
+        try:
+            await self.group_commit.sync(segments, directory)
+        except KafkaError:
+            partition.directory_unsynced = partition.directory_unsynced or directory is not None
+            raise
 
     async def _retention_loop(self) -> None:
         interval = self.config["log.retention.check.interval.ms"] / 1000

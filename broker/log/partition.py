@@ -28,7 +28,7 @@ from weir.protocol import records as rec
 from weir.protocol.compression import Compression
 from weir.protocol.errors import Errors, KafkaError
 
-from . import log_start, producer_replay, segment_swap
+from . import disk, log_start, producer_replay, restart_points, segment_swap
 from .open_files import SegmentFiles
 from .producer_state import ProducerStateManager
 from . import segment_read
@@ -85,10 +85,17 @@ class Partition:
         self._append_lock = asyncio.Lock()  # one append at a time: offsets and producer state stay ordered
         self.unflushed_messages = 0
         self.last_flush_ms = 0
+        # A file was created here (a segment, its indexes, a snapshot, a .txnindex) since the last
+        # fsync of this directory: a flush fsyncs the directory too, or a power cut can lose the
+        # name with the data (Kafka's LocalLog flushes the parent directory after a roll likewise).
+        self.directory_unsynced = False
         self.being_cleaned = False  # set by the log cleaner; retention waits for it (Kafka serialises them too)
         self.offload_writes_until = 0.0  # perf_counter time; see OFFLOAD_WRITE_BYTES
         self._name = f"{topic}-{index}"  # as validation errors name the partition
         self._policy: TopicPolicy | None = None  # what validation reads of ``config``; see config_changed
+        # Told of every batch written (``appended(batch, header, base_offset)``) and of a clean close
+        # (``closing()``): a coordinator's snapshot keeper on an internal topic (coordinator/snapshot.py).
+        self.observer: Any = None
 
     # ------------------------------------------------------------------ offsets
 
@@ -118,8 +125,8 @@ class Partition:
 
     # ------------------------------------------------------------------ opening
 
-    def open(self) -> None:
-        """Load segments; recover the active one; rebuild producer state."""
+    def open(self, verify: bool = True) -> None:
+        """Load segments; recover the active one (``verify``: check every CRC); rebuild producer state."""
         self.directory.mkdir(parents=True, exist_ok=True)
         segment_swap.recover(self.directory)  # a clean the last run left half installed
         interval = self.config["index.interval.bytes"]
@@ -130,7 +137,10 @@ class Partition:
             self._add_segment(Segment(self.directory, 0, interval, self.files))
         for segment in self.segments[:-1]:
             segment.load()
-        self.active.recover()  # only the active segment can have a torn tail
+        # Only the active segment can have a torn tail. Trusted (same boot), its index checkpoint
+        # spares the walk of what it covers.
+        if verify or self.active.resume() is None:
+            self.active.recover(verify)
         self.log_start_offset = self.segments[0].base_offset
         for segment in self.segments:
             segment.txn_index.load()
@@ -216,6 +226,7 @@ class Partition:
             base_offset = await self._write(memoryview(batch), header)
             if header.producer_id >= 0:
                 self.producers.record_batch(header, base_offset)
+                restart_points.snapshot_producers_if_due(self)
             return AppendResult(base_offset, log_append_time_ms, self.log_start_offset)
 
     def _check_txn_start(self, header: rec.BatchHeader, verify_txn) -> None:
@@ -241,6 +252,7 @@ class Partition:
             base_offset = await self._write(batch, header)
             if header.producer_id >= 0:
                 self.producers.record_batch(header, base_offset)
+                restart_points.snapshot_producers_if_due(self)
             return AppendResult(base_offset, -1, self.log_start_offset)
 
     async def append_marker(self, producer_id: int, producer_epoch: int, coordinator_epoch: int,
@@ -258,6 +270,7 @@ class Partition:
             header = rec.read_header(batch)
             offset = await self._write(memoryview(batch), header)
             self.complete_txn(self.active, header._replace(base_offset=offset), coordinator_epoch, commit)
+            restart_points.snapshot_producers_if_due(self)
             return offset
 
     def complete_txn(self, segment: Segment, marker: rec.BatchHeader, coordinator_epoch: int,
@@ -267,6 +280,8 @@ class Partition:
         if first is None or commit:
             return
         first_unstable = self.producers.first_unstable_offset()
+        if not segment.txn_index.entries:
+            self.directory_unsynced = True  # its .txnindex file is created by this abort
         segment.txn_index.append(AbortedTxn(marker.producer_id, first, marker.base_offset,
                                             marker.base_offset + 1 if first_unstable is None else first_unstable))
 
@@ -291,6 +306,8 @@ class Partition:
             self.roll()
         base_offset = self.log_end_offset
         segment = self.active
+        if not segment.size:
+            self.directory_unsynced = True  # this write creates the segment's file (a roll made more)
         # baseOffset and partitionLeaderEpoch are outside the CRC: restamp them without a copy.
         chunks = (_BASE_OFFSET.pack(base_offset), batch[8:12], _LEADER_EPOCH.pack(LEADER_EPOCH), batch[16:])
         # Real elapsed time, not the injected Clock: this measures the write syscall itself.
@@ -305,6 +322,10 @@ class Partition:
         # Only now, back on the loop, does the batch become visible (HW = LEO on one node).
         segment.commit(base_offset, base_offset + header.last_offset_delta, header.max_timestamp, position, size)
         self.unflushed_messages += header.records_count
+        if segment.size - segment.checkpointed_size >= restart_points.INDEX_CHECKPOINT_BYTES:
+            restart_points.checkpoint_indexes(self, segment)
+        if self.observer is not None:
+            self.observer.appended(batch, header, base_offset)
         self._wake_waiters()
         return base_offset
 
@@ -334,17 +355,23 @@ class Partition:
     def flush(self) -> None:
         for segment in self.segments:
             segment.flush()
+        if self.directory_unsynced:
+            disk.fsync_directory(self.directory)
+            self.directory_unsynced = False
         self.unflushed_messages = 0
 
-    def take_unflushed(self, now_ms: int) -> list[Segment]:
-        """Segments written since the last flush; their flags are cleared here, on the loop,
-        so the caller can fsync them from a worker thread."""
+    def take_unflushed(self, now_ms: int) -> tuple[list[Segment], Path | None]:
+        """Segments written since the last flush, and this directory if it gained a file; their
+        flags are cleared here, on the loop, so the caller can fsync them from a worker thread
+        (a failed fsync sets a segment's flag again)."""
         dirty = [segment for segment in self.segments if segment.unflushed]
         for segment in dirty:
             segment.unflushed = False
+        directory = self.directory if self.directory_unsynced else None
+        self.directory_unsynced = False
         self.unflushed_messages = 0
         self.last_flush_ms = now_ms
-        return dirty
+        return dirty, directory
 
     # ------------------------------------------------------------------ reading
 
@@ -408,9 +435,14 @@ class Partition:
                 for segment in self.segments:
                     segment.txn_index.flush()
                 self.flush()
-                # None for a partition never written, or unchanged since its newest snapshot.
-                if self.log_end_offset and self.producers.snapshot_offset != self.log_end_offset:
+                # Only for a producer state changed since its newest snapshot (or its load): most
+                # partitions of a large broker are unchanged, and each snapshot costs an fsync.
+                if self.producers.unsnapshotted and self.producers.snapshot_offset != self.log_end_offset:
                     self.producers.write_snapshot(self.log_end_offset)
+                if self.observer is not None:
+                    self.observer.closing()
+                if self.active.size and self.active.checkpointed_size != self.active.size:
+                    self.active.write_index_checkpoint()
             except KafkaError as exc:
                 log.warning("%s: closed without its flush or producer snapshot (%s); the next start "
                             "recovers from the log", self._name, exc.message)

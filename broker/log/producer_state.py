@@ -72,7 +72,11 @@ class ProducerStateManager:
         self.directory = directory
         self.producers: dict[int, ProducerEntry] = {}
         self.ongoing: dict[int, int] = {}  # producer id -> first offset of its open transaction
-        self.snapshot_offset = -1  # the newest snapshot written or loaded (a close at it writes none)
+        self.snapshot_offset = -1  # the newest snapshot written or loaded
+        # State changed since that snapshot: a clean shutdown writes one only then. Batches without a
+        # producer id leave it unchanged; the next start replays their headers from the snapshot on
+        # (at most a segment's worth: a roll writes a snapshot).
+        self.unsnapshotted = False
 
     def first_unstable_offset(self) -> int | None:
         return min(self.ongoing.values()) if self.ongoing else None
@@ -113,6 +117,7 @@ class ProducerStateManager:
 
     def record_batch(self, header: BatchHeader, base_offset: int) -> None:
         """Apply an appended data batch (live append and log replay alike)."""
+        self.unsnapshotted = True
         entry = self.producers.get(header.producer_id)
         if entry is None:
             entry = self.producers[header.producer_id] = ProducerEntry()
@@ -148,6 +153,7 @@ class ProducerStateManager:
 
     def record_marker(self, producer_id: int, epoch: int, coordinator_epoch: int, timestamp: int) -> int | None:
         """Apply a COMMIT/ABORT marker; the first offset of the transaction it closed, if any."""
+        self.unsnapshotted = True
         entry = self.producers.get(producer_id)
         if entry is None:
             entry = self.producers[producer_id] = ProducerEntry()
@@ -167,6 +173,8 @@ class ProducerStateManager:
                  if entry.current_txn_first_offset < 0 and entry.last_timestamp + expiration_ms < now_ms]
         for pid in stale:
             del self.producers[pid]
+        if stale:
+            self.unsnapshotted = True
         return len(stale)
 
     # ------------------------------------------------------------ snapshots
@@ -178,8 +186,9 @@ class ProducerStateManager:
         return sorted(int(p.name[:-len(SNAPSHOT_SUFFIX)]) for p in self.directory.glob("*" + SNAPSHOT_SUFFIX)
                       if p.name[:-len(SNAPSHOT_SUFFIX)].isdigit())
 
-    def write_snapshot(self, offset: int, keep: int = 2) -> None:
-        """Persist the state as of log end ``offset`` (tmp file, fsync, rename)."""
+    def write_snapshot(self, offset: int, keep: int = 2, *, durable: bool = True) -> None:
+        """Persist the state as of log end ``offset`` (tmp file, fsync, rename; without the fsync
+        when not ``durable``: a lost or torn snapshot only makes the next start replay more)."""
         body = SnapshotBody.build({"entries": [
             {"producer_id": pid, "epoch": e.epoch, "last_timestamp": e.last_timestamp,
              "coordinator_epoch": e.coordinator_epoch, "current_txn_first_offset": e.current_txn_first_offset,
@@ -187,8 +196,12 @@ class ProducerStateManager:
                           "offset_delta": b.offset_delta, "timestamp": b.timestamp} for b in e.batches]}
             for pid, e in self.producers.items()]})
         data = SnapshotFile.build({"version": 1, "crc": crc32c.crc32c(body), "body": body})
-        disk.replace_durably(self.snapshot_path(offset), data, sync_directory=False)
+        if durable:
+            disk.replace_durably(self.snapshot_path(offset), data, sync_directory=False)
+        else:
+            disk.replace_file(self.snapshot_path(offset), data)
         self.snapshot_offset = offset
+        self.unsnapshotted = False
         for old in self.snapshot_offsets()[:-keep]:
             self.snapshot_path(old).unlink(missing_ok=True)
 
@@ -218,9 +231,11 @@ class ProducerStateManager:
                 if entry.current_txn_first_offset >= 0:
                     self.ongoing[item.producer_id] = entry.current_txn_first_offset
             self.snapshot_offset = offset
+            self.unsnapshotted = False
             return offset
         self.producers = {}
         self.ongoing = {}
+        self.unsnapshotted = False
         return -1
 
 

@@ -68,6 +68,7 @@ class Segment:
         self.last_batch_offset = -1
         self._bytes_since_index = 0
         self.unflushed = False
+        self.checkpointed_size = 0  # the size at the last index checkpoint (write_index_checkpoint)
 
     # ---------------------------------------------------------------- writing
 
@@ -262,14 +263,18 @@ class Segment:
 
     # ---------------------------------------------------------------- recovery
 
-    def recover(self) -> int:
-        """Validate every batch, cut a torn tail, rebuild the indexes; bytes cut."""
+    def recover(self, verify: bool = True) -> int:
+        """Validate every batch, cut a torn tail, rebuild the indexes; bytes cut. Without
+        ``verify`` only the batches' lengths and offsets are checked, not their CRCs (see
+        LogManager.open: the page cache still holds what this boot wrote)."""
         self.offset_index.reset()
         self.time_index.reset()
+        self.offset_index.delete()  # an active segment's index checkpoint may describe other bytes now
+        self.time_index.delete()
         self._bytes_since_index = 0
         self.max_timestamp = -1
         valid_end = 0
-        for batch in self.scan(0, verify=True):
+        for batch in self.scan(0, verify=verify):
             header = batch.header
             if header.base_offset < self.next_offset:
                 break  # offsets must only grow; anything else is garbage
@@ -280,6 +285,55 @@ class Segment:
         if cut:
             log.warning("truncating %d torn bytes at position %d of %s", cut, valid_end, self.log_path)
             self.truncate(valid_end)
+        return cut
+
+    def write_index_checkpoint(self) -> None:
+        """The active segment's indexes as they stand, without fsync (a clean close, every
+        restart_points.py): a restart in the same boot resumes from them (``resume``)."""
+        self.offset_index.append_to_file()
+        self.time_index.append_to_file()
+        self.checkpointed_size = self.size
+
+    def resume(self) -> int | None:
+        """Recover the active segment from its index checkpoint, when the page cache can be
+        trusted (LogManager.open): the batches up to the last indexed one are taken as indexed,
+        those after it are walked (lengths and offsets) and indexed, a tail torn short is cut.
+        Bytes cut; None when there is no usable checkpoint (then ``recover``)."""
+        if not (self.offset_index.load() and self.time_index.load() and self._indexes_fit()) \
+                or not len(self.offset_index):
+            self.offset_index.reset()
+            self.time_index.reset()
+            return None
+        start = self.offset_index.values[-1]
+        indexed = (len(self.offset_index), len(self.time_index))
+        self.max_timestamp = self.time_index.keys[-1] if len(self.time_index) else -1
+        valid_end = start
+        for batch in self.scan(start):
+            header = batch.header
+            if batch.position == start:
+                if header.base_offset != self.offset_index.keys[-1]:
+                    self.offset_index.reset()
+                    self.time_index.reset()
+                    return None  # not the batch the checkpoint indexed there
+                self.last_batch_offset = header.base_offset
+                self._bytes_since_index = header.size
+                self.max_timestamp = max(self.max_timestamp, header.max_timestamp)
+            elif header.base_offset < self.next_offset:
+                break
+            else:
+                self._index_batch(header.base_offset, header.max_timestamp, batch.position, header.size)
+            self.next_offset = header.last_offset + 1
+            valid_end = batch.position + header.size
+        if valid_end == start:  # the indexed batch itself is gone or torn: start over
+            self.offset_index.reset()
+            self.time_index.reset()
+            return None
+        cut = self.size - valid_end
+        if cut:
+            log.warning("truncating %d torn bytes at position %d of %s", cut, valid_end, self.log_path)
+            self.truncate(valid_end)
+        if (len(self.offset_index), len(self.time_index)) == indexed:
+            self.checkpointed_size = self.size  # the files on disk say what memory says
         return cut
 
     def load(self) -> None:

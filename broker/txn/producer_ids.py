@@ -37,7 +37,9 @@ class ProducerIdAllocator:
 
     def _reserve(self, block_end: int) -> None:
         try:
-            disk.replace_durably(self._path, f"{block_end}\n".encode(), sync_directory=False)
+            # The directory too: a rename not yet on the disk leaves the old block after a power
+            # loss, and its ids would be handed out again.
+            disk.replace_durably(self._path, f"{block_end}\n".encode())
         except KafkaError:
             # Kafka's producer id manager answers this while it waits for its next block.
             raise KafkaError(Errors.COORDINATOR_LOAD_IN_PROGRESS, "cannot reserve the next producer id block") \

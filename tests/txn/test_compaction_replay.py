@@ -2,6 +2,8 @@
 same state as rebuilt from the whole history, from O(live state) records."""
 
 from weir.broker.clock import ManualClock
+from weir.broker.coordinator import snapshot as coordinator_snapshot
+from weir.broker.coordinator.snapshot import SUFFIX as SNAPSHOT_SUFFIX
 from weir.broker.group.admin import delete_group
 from weir.broker.group.offsets import OffsetEntry
 from weir.broker.log.cleaner import LogCleaner, is_compacted
@@ -28,6 +30,12 @@ def coordinator_state(ctx):
 
 def replayed_records(ctx):
     return sum(1 for log in (ctx.txn.log, ctx.offsets.log) for _entry in log.replay())
+
+
+def drop_coordinator_snapshots(data_dir):
+    """What compaction alone leaves to replay (coordinator/snapshot.py spares most of it)."""
+    for path in data_dir.rglob("*" + SNAPSHOT_SUFFIX):
+        path.unlink()
 
 
 async def write_history(ctx, rounds):
@@ -78,6 +86,7 @@ async def test_state_after_compaction_and_restart_equals_the_state_from_the_full
     await write_history(ctx, rounds=25)
     live = coordinator_state(ctx)
     await ctx.close()
+    drop_coordinator_snapshots(tmp_path)
 
     full = make_context(tmp_path, **SMALL_SEGMENTS)
     from_history = coordinator_state(full)
@@ -102,9 +111,11 @@ async def test_replay_after_compaction_follows_the_live_state_not_the_history(tm
     for rounds in (10, 30):
         ctx = make_context(tmp_path / str(rounds), **SMALL_SEGMENTS)
         await write_history(ctx, rounds=rounds)
+        drop_coordinator_snapshots(tmp_path / str(rounds))
         history = replayed_records(ctx)
         await compact_internal_topics(ctx)
         await ctx.close()
+        drop_coordinator_snapshots(tmp_path / str(rounds))
         reopened = make_context(tmp_path / str(rounds), **SMALL_SEGMENTS)
         counts[rounds] = (history, replayed_records(reopened))
         await reopened.close()
@@ -112,3 +123,39 @@ async def test_replay_after_compaction_follows_the_live_state_not_the_history(tm
     assert long_history > 2.5 * short_history
     # what is left: one record per key, plus the active segments (4 KiB each) nobody cleans
     assert long_live < 1.3 * short_live, counts
+
+
+async def test_a_restart_from_coordinator_snapshots_rebuilds_the_state_of_the_full_log(tmp_path, monkeypatch):
+    """After a clean stop and after a kill (snapshots written along the way, then the log's tail),
+    the coordinators hold what the whole log gives, from about the live state's records."""
+    monkeypatch.setattr(coordinator_snapshot, "MIN_INTERVAL", 20)  # a snapshot every few transactions here
+    ctx = make_context(tmp_path, **SMALL_SEGMENTS)
+    await write_history(ctx, rounds=60)
+    live = coordinator_state(ctx)
+    assert list(tmp_path.rglob("*" + SNAPSHOT_SUFFIX)), "snapshots written as the history grew"
+    for partition in ctx.logs.all_partitions():  # a kill: no close, no shutdown snapshot
+        for segment in partition.segments:
+            segment.release()
+    killed = make_context(tmp_path, **SMALL_SEGMENTS)
+    try:
+        after_kill_state = coordinator_state(killed)
+        after_kill = replayed_records(killed)
+    finally:
+        await killed.close()
+    clean = make_context(tmp_path, **SMALL_SEGMENTS)
+    try:
+        after_clean_stop_state = coordinator_state(clean)
+        after_clean_stop = replayed_records(clean)
+    finally:
+        await clean.close()
+    drop_coordinator_snapshots(tmp_path)
+    full = make_context(tmp_path, **SMALL_SEGMENTS)
+    try:
+        from_history = coordinator_state(full)
+        history = replayed_records(full)
+    finally:
+        await full.close()
+    assert from_history[:3] == live[:3]  # groups replayed are not the live ones (members rejoin)
+    assert after_kill_state == from_history
+    assert after_clean_stop_state == from_history
+    assert after_clean_stop <= after_kill < history / 3, (after_clean_stop, after_kill, history)
