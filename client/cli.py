@@ -25,9 +25,10 @@ import time
 
 from .admin import (EARLIEST, LATEST, AbortTransactionSpec, Admin, AlterConfigOp, ConfigResource, NewTopic,
                     OpType)
-from . import cli_acls
+from . import cli_acls, cli_users
 from .cli_output import print_json, print_table
 from .errors import GroupIdNotFoundError, IllegalStateError, KafkaException
+from .java_config import security_keywords
 from .types import TopicPartition
 
 
@@ -253,6 +254,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--bootstrap-server", default="127.0.0.1:9092", help="host:port[,host:port...]")
     parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
     parser.add_argument("--timeout-ms", type=int, default=60000, help="time limit of each call, retries included")
+    parser.add_argument("--command-config", metavar="FILE",
+                        help="client properties as Kafka's tools take them (security.protocol, sasl.mechanism, "
+                             "sasl.jaas.config, ssl.truststore.location, ...)")
     nouns = parser.add_subparsers(dest="noun", required=True)
 
     topics = nouns.add_parser("topics", help="list, describe, create, delete and configure topics")
@@ -345,6 +349,7 @@ def build_parser() -> argparse.ArgumentParser:
     verbs = cluster.add_subparsers(dest="verb", required=True)
     verbs.add_parser("describe").set_defaults(run=cluster_describe)
     cli_acls.add_parser(nouns, lambda command: lambda admin, args: command(admin, args, emit))
+    cli_users.add_parser(nouns, lambda command: lambda admin, args: command(admin, args, emit))
     return parser
 
 
@@ -365,9 +370,27 @@ def check_usage(args) -> None:
         raise UsageError("alter-config needs at least one --set, --delete, --append or --subtract")
 
 
+def command_config(path: str | None) -> dict:
+    """The security keywords of a Java client properties file (``--command-config``)."""
+    if path is None:
+        return {}
+    settings, pending = {}, ""
+    with open(path, encoding="utf-8") as file:
+        for raw in file:
+            line = pending + raw.strip()
+            if line.endswith("\\"):  # a value continued on the next line (JAAS configs often are)
+                pending = line[:-1] + " "
+                continue
+            pending = ""
+            if line and not line.startswith(("#", "!")):
+                name, _sep, value = line.partition("=")
+                settings[name.strip()] = value.strip()
+    return security_keywords(settings)
+
+
 async def run(args) -> None:
     async with Admin(args.bootstrap_server, default_api_timeout_ms=args.timeout_ms,
-                     request_timeout_ms=min(args.timeout_ms, 30000)) as admin:
+                     request_timeout_ms=min(args.timeout_ms, 30000), **command_config(args.command_config)) as admin:
         await args.run(admin, args)
 
 

@@ -6,9 +6,10 @@ from .acls import AclAdmin
 from .groups import GroupAdmin
 from .topics import TopicAdmin
 from .transactions import TransactionAdmin
+from .users import UserAdmin
 
 
-class Admin(TopicAdmin, GroupAdmin, TransactionAdmin, AclAdmin):
+class Admin(TopicAdmin, GroupAdmin, TransactionAdmin, AclAdmin, UserAdmin):
     """Administer a Kafka cluster (Weir or Apache Kafka) over the wire protocol.
 
     An async context manager::

@@ -1,9 +1,7 @@
 """``weir-admin`` run as a subprocess against the real broker: every command group, as tables and as JSON."""
 
 import asyncio
-import json
 import subprocess
-import sys
 import tomllib
 
 import pytest
@@ -11,20 +9,10 @@ import pytest
 from weir.client import Admin
 from weir.client.cli import main
 from tests.broker_process import REPO
+from tests.support.admin_cli import cli, cli_json
 from tests.client.test_admin_transactions import TXN_ID, lose_transaction_coordinator_state, open_transaction
 from tests.client.test_admin_groups import join
 from tests.client.test_admin_transactions import produce_plain, read_committed
-
-
-def cli(bootstrap: str, *args: str, expect: int = 0) -> subprocess.CompletedProcess:
-    result = subprocess.run([sys.executable, "-m", "weir.client.cli", "--bootstrap-server", bootstrap, *args], cwd=REPO,
-                            capture_output=True, text=True, timeout=120)
-    assert result.returncode == expect, result.stdout + result.stderr
-    return result
-
-
-def cli_json(bootstrap: str, *args: str):
-    return json.loads(cli(bootstrap, "--json", *args).stdout)
 
 
 def table(result: subprocess.CompletedProcess) -> list[list[str]]:

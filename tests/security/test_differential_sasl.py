@@ -32,6 +32,7 @@ from tests.security import round_trips
 from tests.security.brokers import ConfiguredBroker, listeners_setting
 from tests.security.sasl_setup import add_scram_user, confluent_config, sasl_settings
 from tests.security.sasl_wire import CLOSED, SaslWire, plain_token
+from tests.support.admin_cli import cli as admin_cli, cli_json as admin_cli_json, run_cli
 from tests.support.waiting import wait_until
 
 
@@ -283,3 +284,39 @@ def test_our_client_logs_in_with_each_mechanism(sasl_broker, mechanism, topic_na
         asyncio.run(round_trips.ours(sasl, f"{topic_name}-x", security_protocol="SASL_PLAINTEXT",
                                 sasl_mechanism=mechanism, sasl_plain_username=user, sasl_plain_password="wrong"))
     assert getattr(refused.value, "code", None) == Errors.SASL_AUTHENTICATION_FAILED
+
+
+def test_weir_admin_manages_scram_users_and_speaks_sasl_with_a_command_config(sasl_broker, tmp_path, topic_name):
+    """``weir-admin users`` on both brokers, through their SASL listener with a Java client properties file
+    (``--command-config``, its JAAS value continued over two lines, as such files often have it)."""
+    config = tmp_path / "admin.properties"
+    config.write_text("security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\n"
+                      "sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required \\\n"
+                      '    username="admin" password="admin-secret";\n')
+    sasl = sasl_broker.bootstrap_for("SASL_PLAINTEXT")
+    user = f"dora-{topic_name[-6:]}"
+    admin_cli(sasl, "--command-config", str(config), "users", "add", user, "--mechanism", "SCRAM-SHA-256",
+              "--password", "dora-pw", "--iterations", "8192")
+
+    def listed():
+        return admin_cli_json(sasl, "--command-config", str(config), "users", "list", user)
+    assert wait_until(lambda: listed() if listed() else None, f"{user} to be listed", timeout=15) == [
+        {"user": user, "mechanism": "SCRAM-SHA-256", "iterations": 8192}]
+
+    def logs_in():
+        try:
+            return asyncio.run(round_trips.ours(sasl, topic_name, security_protocol="SASL_PLAINTEXT",
+                                                sasl_mechanism="SCRAM-SHA-256", sasl_plain_username=user,
+                                                sasl_plain_password="dora-pw"))
+        except KafkaException as exc:
+            if getattr(exc, "code", None) != Errors.SASL_AUTHENTICATION_FAILED:
+                raise
+            return None
+    assert wait_until(logs_in, f"{user} to log in", timeout=20)
+
+    admin_cli(sasl, "--command-config", str(config), "users", "remove", user, "--mechanism", "SCRAM-SHA-256")
+
+    def gone():  # Kafka's brokers see the removal a moment after the controller made it
+        listed = run_cli(sasl, "--command-config", str(config), "users", "list", user)
+        return listed.returncode == 1 and "RESOURCE_NOT_FOUND" in listed.stderr
+    wait_until(gone, f"{user} to be gone", timeout=15)
