@@ -22,6 +22,8 @@ from pathlib import Path
 
 from confluent_kafka.admin import AdminClient, ScramCredentialInfo, ScramMechanism, UserScramCredentialUpsertion
 
+from weir.testing.certs import Pki
+
 from bench.throughput import create_topic, fetch, free_port, produce, wait_until_serving
 
 REPO = Path(__file__).resolve().parent.parent
@@ -29,7 +31,7 @@ LISTENERS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 
 
 def main(argv=None) -> int:
-    from tests.security.certs import Pki
+    from weir.testing.certs import Pki
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--messages", type=int, default=100_000)
     parser.add_argument("--size", type=int, default=1024)

@@ -8,6 +8,11 @@ keeps everything in memory; Weir writes segment files.
 
     python -m bench.throughput [--messages 200000] [--size 1024] [--partitions 1] [--rounds 3]
                                [--peers weir,weir-before,tansu,kafka] [--before-tree DIR]
+    python -m bench.throughput --security [--messages 100000] [--size 1024] [--rounds 3]
+
+``--security`` measures what security costs on Weir instead: the same produce and fetch through
+PLAINTEXT, SSL, SASL_PLAINTEXT and SASL_SSL listeners (bench/security.py), then with and without
+Kafka's StandardAuthorizer holding 1,000 ACLs (bench/authorizer.py); ratios to the plain case.
 
 Peers (bench/peers.py): Tansu, Apache Kafka (production JVM options, warmed before
 timing) and optionally another checkout of Weir as "weir-before".
@@ -238,7 +243,13 @@ def main(argv=None) -> int:
                         help="records of the idempotent produce (default: --messages; 0: skip)")
     parser.add_argument("--rounds", type=int, default=3)
     add_arguments(parser)
+    parser.add_argument("--security", action="store_true", help="TLS, SASL and authorizer costs (see above)")
     args = parser.parse_args(argv)
+    if args.security:
+        from bench import authorizer, security
+        common = ["--messages", str(min(args.messages, 100_000)), "--size", str(args.size),
+                  "--rounds", str(args.rounds)]
+        return security.main(common) or authorizer.main(common)
     if args.idempotent_messages is None:
         args.idempotent_messages = args.messages
     compare(run, args, f"{args.messages} x {args.size} B, {args.partitions} partition(s), acks=all, confluent-kafka")

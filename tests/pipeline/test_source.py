@@ -9,7 +9,7 @@ from confluent_kafka import Consumer as CKConsumer
 from confluent_kafka import Producer as CKProducer
 
 from tests.security.brokers import ConfiguredBroker, listeners_setting
-from tests.security.certs import Pki
+from weir.testing.certs import Pki
 from tests.security.sasl_setup import add_scram_user, sasl_settings
 from tests.support.topics import KEEP_FOREVER, create_topic
 

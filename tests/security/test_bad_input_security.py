@@ -15,7 +15,7 @@ from weir.protocol.api_keys import ApiKey
 from weir.protocol.messages import metadata
 
 from tests.security.brokers import ConfiguredBroker, listeners_setting
-from tests.security.certs import Pki
+from weir.testing.certs import Pki
 from tests.security.sasl_setup import sasl_settings
 from tests.security.sasl_wire import SaslWire
 

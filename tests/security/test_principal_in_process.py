@@ -13,7 +13,7 @@ from weir.protocol.api_keys import ApiKey
 from weir.protocol.connection import ClientConnection
 from weir.protocol.messages import api_versions
 
-from tests.security.certs import Pki
+from weir.testing.certs import Pki
 
 
 async def _principals(tmp_path, pki, client_cert, extra):

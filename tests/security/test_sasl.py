@@ -14,7 +14,7 @@ from weir.protocol.errors import Errors
 
 from tests.security import round_trips
 from tests.security.brokers import ConfiguredBroker, listeners_setting
-from tests.security.certs import Pki
+from weir.testing.certs import Pki
 from tests.security.sasl_setup import (SCRAM_PASSWORD, add_scram_user, confluent_config, java_client_properties,
                                       sasl_settings)
 from tests.security.sasl_wire import CLOSED, SaslWire, plain_token

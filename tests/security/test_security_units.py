@@ -164,7 +164,7 @@ def test_server_properties_continue_a_line_ending_in_a_backslash(tmp_path):
 def test_tls_contexts_follow_the_listener_settings(tmp_path):
     import ssl
 
-    from tests.security.certs import Pki
+    from weir.testing.certs import Pki
     from weir.broker.security.tls import server_context
     pki = Pki(tmp_path)
     broker = pki.issue("broker", [("CN", "localhost")], server=True, key_password="kpw")

@@ -13,7 +13,7 @@ from weir.client.errors import SslAuthenticationError
 
 from tests.security import round_trips
 from tests.security.brokers import ConfiguredBroker, listeners_setting
-from tests.security.certs import Pki
+from weir.testing.certs import Pki
 
 
 @pytest.fixture(scope="module")

@@ -1,5 +1,12 @@
 """A throwaway PKI for TLS tests: a CA, a broker certificate for 127.0.0.1/localhost, client
-certificates, written as PEM files (Kafka's ssl.keystore.type=PEM layout: key + chain in one file)."""
+certificates, written as PEM files (Kafka's ssl.keystore.type=PEM layout: key + chain in one file).
+
+Weir's own tests and benchmarks use it, and so may a user's suite that tests its TLS settings:
+
+    pki = Pki(tmp_path)
+    server = pki.issue("broker", [("CN", "localhost")], server=True)
+    # ssl.keystore.type=PEM, ssl.keystore.location=server.keystore_path; clients trust pki.ca_path
+"""
 
 from __future__ import annotations
 
