@@ -99,7 +99,8 @@ class OutputWatermarks:
 
     def __init__(self, bootstrap: str):
         isolations = ("read_uncommitted", "read_committed")
-        self.readers = [Consumer({"bootstrap.servers": bootstrap, "group.id": "watermarks", "isolation.level": isolation})
+        self.readers = [Consumer({"bootstrap.servers": bootstrap, "group.id": "watermarks",
+                                  "isolation.level": isolation}) for isolation in isolations]
                         for isolation in isolations]
 
     def transaction_open(self) -> bool:
