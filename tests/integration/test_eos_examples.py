@@ -101,7 +101,6 @@ class OutputWatermarks:
         isolations = ("read_uncommitted", "read_committed")
         self.readers = [Consumer({"bootstrap.servers": bootstrap, "group.id": "watermarks",
                                   "isolation.level": isolation}) for isolation in isolations]
-                        for isolation in isolations]
 
     def transaction_open(self) -> bool:
         """Output written by a transaction not yet ended: the processor is inside one."""
