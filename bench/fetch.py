@@ -23,7 +23,8 @@ rd_kafka_toppar_fetch_decide), not until the queue drains. A Python application 
 takes the 64 MiB in ~0.15 s and then waits ~0.85 s. So with librdkafka's defaults the figure
 falls when the broker answers *faster* than the application reads: Weir (10 MB answers back
 to back) filled the queue and stalled for 0-2 backoffs per 500 MB read, Kafka's figure rose
-as Weir's with the backoff at 10 ms, Tansu (slower answers) never filled the queue. The ``librdkafka`` client is run with those defaults and
+as Weir's with the backoff at 10 ms, Tansu (slower answers) never filled the queue. The ``librdkafka`` client is run
+with those defaults and
 ``librdkafka-fqb10`` with ``fetch.queue.backoff.ms`` 10 (librdkafka's CONFIGURATION.md: to be
 decreased when the application sees ~1 s delays), which measures the brokers instead.
 

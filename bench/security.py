@@ -31,7 +31,6 @@ LISTENERS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 
 
 def main(argv=None) -> int:
-    from weir.testing.certs import Pki
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--messages", type=int, default=100_000)
     parser.add_argument("--size", type=int, default=1024)

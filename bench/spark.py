@@ -23,7 +23,8 @@ source warmed up, rounds interleaved; single rounds still swing +-30%, so read t
 - after (load 4.3-4.8): source 145,069 vs 273,868 (0.53x, source code unchanged); exactly-once sink
   173,818 vs 145,266 (1.20x).
 What changed in the sink task then: each partition keeps up to five Produce requests in flight
-(the sink's own produce lanes then; since, the client's Producer, whose sender does the same), and a Spark Arrow batch with key/value columns is grouped
+(the sink's own produce lanes then; since, the client's Producer, whose sender does the same), and a Spark Arrow
+batch with key/value columns is grouped
 by partition and encoded in C straight from the Arrow buffers (client/_murmur2.c partition_rows,
 protocol/_record_encode.c append_arrow: one call per record batch, no Python object per row); rows
 with headers or topic/partition columns keep the per-row path. The source task decodes with the C

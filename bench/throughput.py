@@ -230,7 +230,8 @@ def compare(run, args, title: str) -> None:
         cells = "".join(f"{results[n][metric]:>13.1f}" for n in names)
         ratios = "".join(f"{results[base][metric] / results[n][metric]:>19.2f}x" for n in names[1:])
         print(f"{metric:<{width}}{cells}{ratios}  {better}")
-    print(f"{'spread':<{width}}" + "".join(f"{max(spread[n].values()):>12.0%} " for n in names) + "  (largest over metrics)")
+    spreads = "".join(f"{max(spread[n].values()):>12.0%} " for n in names)
+    print(f"{'spread':<{width}}" + spreads + "  (largest over metrics)")
 
 
 def main(argv=None) -> int:

@@ -51,8 +51,9 @@ def main() -> None:
                 batch = make_batch(record_size, batch_bytes, codec)
                 view = memoryview(batch)
                 header = rec.read_header(batch)
-                seconds = best_of(lambda: validate_records(view, header, NOW, POLICY, "t-0", 10**9), args.repeat)
-                crc = best_of(lambda: rec.crc_ok(view, 0, header), args.repeat)
+                seconds = best_of(lambda v=view, h=header: validate_records(v, h, NOW, POLICY, "t-0", 10**9),
+                                  args.repeat)
+                crc = best_of(lambda v=view, h=header: rec.crc_ok(v, 0, h), args.repeat)
                 raw_mb = header.records_count * record_size / 1e6
                 print(f"{record_size:>7}B {batch_bytes // 1024:>6}Ki {codec.name.lower():>5} "
                       f"{header.records_count:>5} {seconds * 1e6:>9.1f} {seconds * 1e6 / header.records_count:>9.3f}"

@@ -75,7 +75,7 @@ async def serve(context: BrokerContext, started: float) -> None:
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
     if len(broker.server.listeners) == 1 and broker.server.listeners[0].spec.protocol == "PLAINTEXT":
-        where = "%s:%d" % (broker.server.listeners[0].spec.host, broker.port)
+        where = f"{broker.server.listeners[0].spec.host}:{broker.port}"
     else:
         where = broker.server.describe_listeners()
     log.info("Weir broker ready on %s (node %d, data %s) in %.0f ms", where,

@@ -9,7 +9,8 @@ import asyncio
 import heapq
 import itertools
 import time
-from typing import Callable, Protocol
+from typing import Protocol
+from collections.abc import Callable
 
 
 class Clock:
@@ -24,7 +25,7 @@ class Clock:
     async def sleep(self, seconds: float) -> None:
         raise NotImplementedError
 
-    def call_later(self, seconds: float, callback: Callable[[], None]) -> "Timer":
+    def call_later(self, seconds: float, callback: Callable[[], None]) -> Timer:
         """Run ``callback`` after ``seconds``, unless the returned timer is cancelled first."""
         raise NotImplementedError
 
@@ -56,7 +57,7 @@ class ManualClock(Clock):
     def __init__(self, start_ms: int = 1_700_000_000_000):
         self._now_ms = start_ms
         # a due entry is a future to resolve or a _ManualTimer to run
-        self._timers: list[tuple[int, int, "asyncio.Future | _ManualTimer"]] = []
+        self._timers: list[tuple[int, int, asyncio.Future | _ManualTimer]] = []
         self._sequence = itertools.count()
 
     def now_ms(self) -> int:

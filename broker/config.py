@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from .properties import read_properties  # noqa: F401  (the file format; re-exported for callers)
 from .acl.settings import ACL_SETTINGS

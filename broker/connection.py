@@ -80,7 +80,7 @@ class ConnectionSettings:
     max_idle_ms: int  # negative: never closed for idleness
 
     @classmethod
-    def from_config(cls, config) -> "ConnectionSettings":
+    def from_config(cls, config) -> ConnectionSettings:
         return cls(config["socket.request.max.bytes"], config["weir.connection.max.held.bytes"],
                    config["connections.max.idle.ms"])
 

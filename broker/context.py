@@ -54,7 +54,8 @@ class BrokerContext:
         self.node_id = self.config.node_id
         self.listeners = listener_specs(self.config, self.host, self.port)  # ConfigError before any file
         # the first listener's address; the server sets the port bound when it was 0
-        self.advertised_host, self.advertised_port = self.listeners[0].advertised_host, self.listeners[0].advertised_port
+        first = self.listeners[0]
+        self.advertised_host, self.advertised_port = first.advertised_host, first.advertised_port
         self.cluster_id = _load_meta(self.data_dir, self.node_id)
         self.features = FinalizedFeatures(self.data_dir, self.node_id, self.initial_features)
         self.dynamic_configs = DynamicBrokerConfigs(self.data_dir, self.config)

@@ -12,7 +12,8 @@ import inspect
 import logging
 from dataclasses import dataclass
 from time import perf_counter
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from weir.protocol.api_keys import ApiKey
 from weir.protocol.connection import RawRequest, ServerConnection

@@ -16,7 +16,7 @@ import errno
 import logging
 import socket
 import ssl
-from typing import Callable
+from collections.abc import Callable
 
 log = logging.getLogger(__name__)
 
@@ -64,7 +64,8 @@ class Listener:
 
     async def _accept_loop(self, sock: socket.socket) -> None:
         loop = asyncio.get_running_loop()
-        where = "%s:%d" % sock.getsockname()[:2]
+        host, port = sock.getsockname()[:2]
+        where = f"{host}:{port}"
         while True:
             try:
                 conn, _address = await loop.sock_accept(sock)
@@ -99,10 +100,11 @@ class Listener:
     async def _tls_handshake(self, conn: socket.socket, where: str) -> None:
         peer = "?"
         try:
-            peer = "%s:%d" % conn.getpeername()[:2]
+            peer_host, peer_port = conn.getpeername()[:2]
+            peer = f"{peer_host}:{peer_port}"
             await asyncio.get_running_loop().connect_accepted_socket(
                 self._factory, conn, ssl=self._ssl, ssl_handshake_timeout=TLS_HANDSHAKE_TIMEOUT)
-        except (OSError, ssl.SSLError, asyncio.TimeoutError, ConnectionError) as exc:
+        except (TimeoutError, OSError, ssl.SSLError, ConnectionError) as exc:
             # Kafka logs failed TLS handshakes at INFO: "Failed authentication with /host (SSL handshake failed)"
             log.info("Failed authentication with %s on %s (SSL handshake failed: %s)", peer, where,
                      getattr(exc, "reason", None) or exc or type(exc).__name__)

@@ -8,7 +8,6 @@ overrides) and the totals the metrics read.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 
 from .connection import ConnectionCounters, ConnectionSettings, KafkaConnection

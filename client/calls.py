@@ -38,7 +38,8 @@ import logging
 import random
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Union
+from typing import Any
+from collections.abc import Callable, Iterable
 
 from weir.protocol.api_keys import ApiKey
 from weir.protocol.errors import Errors
@@ -80,7 +81,7 @@ class Controller:
     """The broker the cluster names its controller (what the Java Admin sends topic changes to)."""
 
 
-Target = Union[Leader, Coordinator, Broker, AnyBroker, Controller]
+Target = Leader | Coordinator | Broker | AnyBroker | Controller
 ANY_BROKER = AnyBroker()
 CONTROLLER = Controller()
 

@@ -34,7 +34,7 @@ def print_table(headers: list[str], rows: list[list[Any]], out: TextIO = sys.std
     cells = [[_cell(v) for v in row] for row in rows]
     widths = [max([len(h)] + [len(row[i]) for row in cells]) for i, h in enumerate(headers)]
     for row in [headers] + cells:
-        out.write("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() + "\n")
+        out.write("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=False)).rstrip() + "\n")
 
 
 def _cell(value: Any) -> str:

@@ -19,7 +19,8 @@ import functools
 import logging
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from weir.protocol.api_keys import ApiKey
 from weir.protocol.errors import Errors
@@ -123,7 +124,7 @@ class Cluster(CallPath):
                     await authenticate(connection, self.security)
         except ssl.SSLError as exc:  # before OSError, its base: the broker was reached and refused
             raise SslAuthenticationError(f"TLS handshake with {host}:{port} failed: {exc}") from None
-        except (OSError, asyncio.TimeoutError, KafkaConnectionError) as exc:
+        except (TimeoutError, OSError, KafkaConnectionError) as exc:
             if connection is not None:
                 await connection.close()  # a socket that never finished its handshake is not kept
             raise KafkaConnectionError(f"cannot reach {host}:{port}: {exc!r}") from None

@@ -47,7 +47,7 @@ class Connection:
 
     @classmethod
     async def open(cls, host: str, port: int, client_id: str = "weir-client",
-                   ssl_context: ssl.SSLContext | None = None) -> "Connection":
+                   ssl_context: ssl.SSLContext | None = None) -> Connection:
         """A TCP connection, over TLS with ``ssl_context`` (the broker's host name checked as the context says)."""
         reader, writer = await asyncio.open_connection(host, port, ssl=ssl_context,
                                                        server_hostname=host if ssl_context is not None else None)
@@ -80,8 +80,9 @@ class Connection:
         theirs = self.versions.get(api_key)
         top = ours[1] if highest is None else min(ours[1], highest)
         if theirs is None or max(ours[0], theirs[0]) > min(top, theirs[1]):
+            # fatal, as Java's versionMismatch
             raise error_instance(Errors.UNSUPPORTED_VERSION, f"{ApiKey(api_key).name}: broker serves {theirs}, "
-                                                            f"we speak {ours[0]}-{top}")  # fatal, as Java's versionMismatch
+                                                            f"we speak {ours[0]}-{top}")
         return min(top, theirs[1])
 
     def submit(self, api_key: int, version: int, body) -> asyncio.Future:

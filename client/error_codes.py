@@ -159,6 +159,9 @@ class TransactionCoordinatorFencedError(BrokerResponseError):
 class TransactionalIdAuthorizationFailedError(BrokerResponseError):
     code = Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
 
+class SecurityDisabledError(BrokerResponseError):
+    code = Errors.SECURITY_DISABLED
+
 class OperationNotAttemptedError(BrokerResponseError):
     code = Errors.OPERATION_NOT_ATTEMPTED
 
@@ -279,7 +282,8 @@ __all__ = [
     "NotCoordinatorError", "NotEnoughReplicasError", "NotLeaderOrFollowerError", "OffsetNotAvailableError",
     "OffsetOutOfRangeError", "OperationNotAttemptedError", "OutOfOrderSequenceNumberError", "PolicyViolationError",
     "ProducerFencedError", "RebalanceInProgressError", "RecordListTooLargeError", "RequestTimedOutError",
-    "ResourceNotFoundError", "SaslAuthenticationFailedError", "StaleMemberEpochError", "TopicAlreadyExistsError",
+    "ResourceNotFoundError", "SaslAuthenticationFailedError", "SecurityDisabledError", "StaleMemberEpochError",
+    "TopicAlreadyExistsError",
     "TopicAuthorizationFailedError", "TopicDeletionDisabledError", "TransactionAbortableError",
     "TransactionCoordinatorFencedError", "TransactionalIdAuthorizationFailedError", "TransactionalIdNotFoundError",
     "UnacceptableCredentialError", "UnknownLeaderEpochError", "UnknownMemberIdError", "UnknownProducerIdError",

@@ -55,7 +55,7 @@ class ClientSecurity:
     @classmethod
     def from_options(cls, security_protocol: str = "PLAINTEXT", ssl_context: ssl.SSLContext | None = None,
                      sasl_mechanism: str = "PLAIN", sasl_plain_username: str | None = None,
-                     sasl_plain_password: str | None = None, sasl_oauth_token_provider: Any = None) -> "ClientSecurity":
+                     sasl_plain_password: str | None = None, sasl_oauth_token_provider: Any = None) -> ClientSecurity:
         protocol = security_protocol.upper()
         if protocol not in PROTOCOLS:
             raise ValueError(f"security_protocol must be one of {', '.join(PROTOCOLS)}, not {security_protocol!r}")

@@ -53,7 +53,7 @@ class GroupTransactSession:
     class _Watch:
         """The session's rebalance listener: notes moved partitions, then calls the user's."""
 
-        def __init__(self, session: "GroupTransactSession"):
+        def __init__(self, session: GroupTransactSession):
             self.session = session
 
         async def on_partitions_revoked(self, revoked: set[TopicPartition]) -> None:
@@ -90,7 +90,7 @@ class GroupTransactSession:
             await self.consumer.close()
             await self.producer.close()
 
-    async def __aenter__(self) -> "GroupTransactSession":
+    async def __aenter__(self) -> GroupTransactSession:
         await self.start()
         return self
 

@@ -51,9 +51,10 @@ async def ensure_topic(cluster: Cluster, topic: str, partitions: int = 1,
 
 
 class DecisionLog:
-    def __init__(self, bootstrap: str, topic: str, query_key: str, security: KafkaSecurity = KafkaSecurity()):
+    def __init__(self, bootstrap: str, topic: str, query_key: str, security: KafkaSecurity | None = None):
         self.bootstrap = bootstrap
-        self.security = security  # the sink's kafka.security.protocol, kafka.sasl.*, kafka.ssl.* (picklable)
+        # the sink's kafka.security.protocol, kafka.sasl.*, kafka.ssl.* (picklable)
+        self.security = security or KafkaSecurity()
         self.topic = topic
         self.key = query_key.encode()
 

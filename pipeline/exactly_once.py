@@ -251,7 +251,7 @@ class ExactlyOnceStreamWriter(DataSourceStreamArrowWriter):
     async def _roll_forward(self, decision: dict) -> None:
         """Commit every transaction of a decided batch, then mark the batch done."""
         codes = await self._end(decision["txns"], commit=True)
-        lost = [txn[0] for txn, code in zip(decision["txns"], codes) if code != Errors.NONE]
+        lost = [txn[0] for txn, code in zip(decision["txns"], codes, strict=True) if code != Errors.NONE]
         if lost:
             raise TransactionLostError(
                 f"batch {decision['batch']} was decided but transactions {lost} could not be committed "

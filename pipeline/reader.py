@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import operator
-from typing import Iterator
+from collections.abc import Iterator
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -40,7 +40,8 @@ def to_arrow(records, include_headers: bool) -> pa.RecordBatch:
     """One partition's records as a batch: the columns are transposed in one pass (zip), the constant
     topic and partition repeated, the timestamps scaled in Arrow."""
     count = len(records)
-    keys, values, offsets, timestamps, timestamp_types = zip(*map(_FIELDS, records)) if count else ((),) * 5
+    transposed = zip(*map(_FIELDS, records), strict=True) if count else ((),) * 5
+    keys, values, offsets, timestamps, timestamp_types = transposed
     first = records[0] if count else None
     millis = pa.array(timestamps, pa.int64())
     columns = [

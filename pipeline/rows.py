@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from itertools import repeat
-from typing import Iterator
+from collections.abc import Iterator
 
 import pyarrow as pa
 
@@ -74,4 +74,5 @@ def records(batches: Iterator[pa.RecordBatch], topic_option: str | None):
                        for row in columns["headers"].to_pylist()]
         else:
             headers = repeat(None, count)
-        yield from zip(topics, partitions, keys, values, headers, repeat(int(time.time() * 1000), count))
+        yield from zip(topics, partitions, keys, values, headers, repeat(int(time.time() * 1000), count),
+                          strict=True)

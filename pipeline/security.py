@@ -23,7 +23,7 @@ class KafkaSecurity:
     settings: tuple[tuple[str, str], ...] = ()
 
     @classmethod
-    def from_options(cls, options: dict[str, str]) -> "KafkaSecurity":
+    def from_options(cls, options: dict[str, str]) -> KafkaSecurity:
         """The ``kafka.*`` security options of Spark's (lower-cased) option map, checked on the driver."""
         java = {name[len("kafka."):]: value for name, value in options.items()
                 if name.startswith("kafka.") and is_security_setting(name[len("kafka."):])}

@@ -57,7 +57,8 @@ class ReadSettings:
         # has no range at all (nothing to read), Spark still runs one task with InputPartition(None).
         if partition.value is None:
             return iter(())
-        return read_range(self.bootstrap, {**self.client, **self.security.keywords()}, partition.value, include_headers=self.include_headers,
+        return read_range(self.bootstrap, {**self.client, **self.security.keywords()}, partition.value,
+                          include_headers=self.include_headers,
                           fail_on_data_loss=self.fail_on_data_loss, poll_timeout_ms=self.poll_timeout_ms)
 
 
@@ -77,7 +78,7 @@ class WeirDataSource(DataSource):
     def schema(self) -> str:
         return schema(opt.flag(opt.lower(self.options), "includeHeaders", False))
 
-    def reader(self, schema) -> "BatchReader":
+    def reader(self, schema) -> BatchReader:
         return BatchReader(opt.lower(self.options))
 
     def streamReader(self, schema):

@@ -204,7 +204,7 @@ class KafkaProcess(ChildProcess):
             raise RuntimeError(f"Kafka's StorageTool failed ({result.returncode}):\n{result.stdout}{result.stderr}")
         self.format_seconds = time.monotonic() - began
 
-    def start(self, timeout: float = 120.0) -> "KafkaProcess":
+    def start(self, timeout: float = 120.0) -> KafkaProcess:
         self.run_dir.mkdir(parents=True, exist_ok=True)
         properties = self._write_properties()
         if not (self.data_dir / "meta.properties").exists():

@@ -39,7 +39,7 @@ class BrokerProcess(ProcessBroker):
         """The broker settings, as --override flags; a change applies from the next start."""
         return self.settings
 
-    def start(self, timeout: float = 20.0) -> "BrokerProcess":
+    def start(self, timeout: float = 20.0) -> BrokerProcess:
         if os.environ.get(FAST_ONLY):
             raise RuntimeError(f"{FAST_ONLY} is set (make test-fast): this test starts a broker process, "
                                "so it belongs to make test, not to the fast set in the Makefile")

@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import logging
 from dataclasses import dataclass
-from typing import Iterator
+from collections.abc import Iterator
 
 from weir.broker.log.manager import LogManager
 from weir.broker.log.partition import Partition

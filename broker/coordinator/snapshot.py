@@ -35,7 +35,6 @@ import os
 import struct
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
 
 import crc32c
 

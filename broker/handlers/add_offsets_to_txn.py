@@ -1,4 +1,5 @@
-"""AddOffsetsToTxn (25), v0-4 (v4 only lets Kafka answer TRANSACTION_ABORTABLE): adds the group's ``__consumer_offsets`` partition
+"""AddOffsetsToTxn (25), v0-4 (v4 only lets Kafka answer TRANSACTION_ABORTABLE): adds the group's
+``__consumer_offsets`` partition
 to the transaction, so TxnOffsetCommit may write there."""
 
 from weir.protocol.api_keys import ApiKey

@@ -99,8 +99,8 @@ def _validate(context, topic):
         raise KafkaError(Errors.TOPIC_ALREADY_EXISTS, f"Topic '{topic.name}' already exists.")
     if topic.assignments:
         if topic.num_partitions != -1 or topic.replication_factor != -1:
-            raise KafkaError(Errors.INVALID_REQUEST, "Both numPartitions or replicationFactor and "
-                                                     "replicasAssignments were set. Both cannot be used at the same time.")
+            raise KafkaError(Errors.INVALID_REQUEST, "Both numPartitions or replicationFactor and replicasAssignments "
+                                                     "were set. Both cannot be used at the same time.")
         indexes = sorted(a.partition_index for a in topic.assignments)
         if indexes != list(range(len(indexes))):
             raise KafkaError(Errors.INVALID_REPLICA_ASSIGNMENT, "Partitions must be numbered from 0 without gaps.")
@@ -112,7 +112,8 @@ def _validate(context, topic):
     else:
         partitions = context.config["num.partitions"] if topic.num_partitions == -1 else topic.num_partitions
         if partitions <= 0:
-            raise KafkaError(Errors.INVALID_PARTITIONS, "Number of partitions was set to an invalid non-positive value.")
+            raise KafkaError(Errors.INVALID_PARTITIONS,
+                             "Number of partitions was set to an invalid non-positive value.")
         factor = topic.replication_factor
         if factor == 0 or factor < -1:
             raise KafkaError(Errors.INVALID_REPLICATION_FACTOR,

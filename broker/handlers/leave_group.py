@@ -28,4 +28,4 @@ def handle(context, header, request, session=None):
         return msg.RESPONSE(error_code=errors[0])
     return msg.RESPONSE(error_code=Errors.NONE, members=[
         msg.MemberResponse(member_id=member_id, group_instance_id=instance_id, error_code=error)
-        for (member_id, instance_id), error in zip(leaving, errors)])
+        for (member_id, instance_id), error in zip(leaving, errors, strict=True)])

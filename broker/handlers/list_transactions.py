@@ -38,7 +38,7 @@ def handle(context, header, request, session=None):
     if request.transactional_id_pattern:
         try:
             pattern = re.compile(request.transactional_id_pattern)
-        except re.error as exc:
+        except re.error:
             response.error_code = Errors.INVALID_REGULAR_EXPRESSION
             return response
     states = set()

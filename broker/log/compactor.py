@@ -28,7 +28,6 @@ What a pass keeps, as Kafka's cleaner does:
 from __future__ import annotations
 
 import enum
-import os
 import threading
 import time
 from dataclasses import dataclass, field
@@ -316,7 +315,8 @@ class Compactor:
             needs_horizon = (has_tombstone or (can_discard and header.is_control)) and horizon is None
             if len(kept) == len(records) and not needs_horizon:
                 return raw  # untouched: copied as stored
-            return rec.rebuild_compacted_batch(header, kept, now + self.plan.delete_retention_ms if needs_horizon else horizon)
+            new_horizon = now + self.plan.delete_retention_ms if needs_horizon else horizon
+            return rec.rebuild_compacted_batch(header, kept, new_horizon)
         if retention is Retention.RETAIN_EMPTY:
             return raw if header.records_count == 0 else rec.rebuild_compacted_batch(header, [])
         return None

@@ -87,7 +87,7 @@ class _Index:
     def write_file(self, durable: bool = True) -> None:
         """Replace the file with the entries in memory, durably (a crash leaves old or new); not
         ``durable``: without fsync (an active segment's checkpoint, trusted only in the same boot)."""
-        data = b"".join(self._pack(key, value) for key, value in zip(self.keys, self.values))
+        data = b"".join(self._pack(key, value) for key, value in zip(self.keys, self.values, strict=True))
         if durable:
             disk.replace_durably(self.path, data, sync_directory=False)  # the segment's fsync of the log covers it
         else:

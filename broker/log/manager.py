@@ -143,7 +143,7 @@ class LogManager:
                     write_partition_metadata(directory, record.topic_id, record.configs)
                 topic.partitions.append(self._open_partition(name, index, directory, record.configs))
             self.topics[name] = topic
-            for index, directory in sorted(directories.items()):
+            for _index, directory in sorted(directories.items()):
                 remove_stray_partition_dir(directory, f"topic {name} has {record.partitions} partition(s); "
                                                       "left by an interrupted partition addition")
         for name, directories in sorted(found.items()):
@@ -224,7 +224,8 @@ class LogManager:
         if name in self.topics:
             raise KafkaError(Errors.TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists.")
         if num_partitions <= 0:
-            raise KafkaError(Errors.INVALID_PARTITIONS, "Number of partitions was set to an invalid non-positive value.")
+            raise KafkaError(Errors.INVALID_PARTITIONS,
+                             "Number of partitions was set to an invalid non-positive value.")
         if num_partitions > MAX_PARTITIONS_PER_REQUEST:
             raise KafkaError(Errors.POLICY_VIOLATION, EXCESSIVE_PARTITIONS)
         self.check_capacity(name, num_partitions)

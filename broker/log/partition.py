@@ -22,7 +22,8 @@ import struct
 from dataclasses import dataclass
 from pathlib import Path
 from time import perf_counter
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from weir.protocol import records as rec
 from weir.protocol.compression import Compression

@@ -98,7 +98,7 @@ class TopicPolicy(NamedTuple):
     level: int | None
 
     @classmethod
-    def of(cls, config: dict) -> "TopicPolicy":
+    def of(cls, config: dict) -> TopicPolicy:
         codec_name = config.get("compression.type", "producer")
         target = None if codec_name == "producer" else CODECS[codec_name]
         level_setting = _LEVEL_SETTING.get(target)

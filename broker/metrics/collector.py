@@ -54,7 +54,7 @@ class BrokerCollector(Collector):
             name = request_name(api_key)
             for version, count in sorted(stats.by_version.items()):
                 requests.add_metric([name, str(version)], count)
-            latency.add_metric([name], list(zip(_BUCKET_LABELS, accumulate(stats.buckets))), stats.sum_ms)
+            latency.add_metric([name], list(zip(_BUCKET_LABELS, accumulate(stats.buckets), strict=True)), stats.sum_ms)
         yield requests
         yield latency
 

@@ -92,7 +92,7 @@ class ListenerSecurity:
     sasl: SaslSettings | None
 
     @classmethod
-    def build(cls, config, spec: ListenerSpec, scram_store) -> "ListenerSecurity":
+    def build(cls, config, spec: ListenerSpec, scram_store) -> ListenerSecurity:
         context = mapper = sasl = None
         if spec.uses_tls:
             context = server_context(config, spec.name, spec.protocol)

@@ -23,7 +23,8 @@ The session lasts until the token expires (or connections.max.reauth.ms, if soon
 re-authenticates with a fresh token before then (KIP-368, broker/security/authenticator.py).
 
 Deviations: the unsecured validator decodes base64url and base64 alike (JWTs use base64url;
-Kafka 4.3's decodes plain base64 only and so refuses tokens holding ``-`` or ``_``); a signed token whose ``kid`` the current key set
+Kafka 4.3's decodes plain base64 only and so refuses tokens holding ``-`` or ``_``); a signed token whose ``kid`` the
+current key set
 lacks fails until the next refresh (Kafka's HTTPS resolver also refreshes at once on a miss).
 """
 

@@ -149,7 +149,7 @@ class ScramServer:
         signature = _hmac(self._hash, credential.stored_key, auth_message)
         if self._unknown or len(proof) != len(signature):
             raise ScramError("Invalid client credentials")
-        client_key = bytes(a ^ b for a, b in zip(proof, signature))
+        client_key = bytes(a ^ b for a, b in zip(proof, signature, strict=False))
         if not hmac.compare_digest(hashlib.new(self._hash, client_key).digest(), credential.stored_key):
             raise ScramError("Invalid client credentials")
         self.user = self._user

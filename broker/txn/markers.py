@@ -9,7 +9,7 @@ settles the transaction's pending offsets in the group coordinator.
 from __future__ import annotations
 
 import logging
-from typing import Iterable
+from collections.abc import Iterable
 
 from weir.protocol.errors import Errors, KafkaError
 
@@ -39,14 +39,16 @@ async def write_markers(context, producer_id: int, producer_epoch: int, coordina
                 context.offsets.complete_txn(index, producer_id, commit, offset)
             results[(topic, index)] = Errors.NONE
         except KafkaError as exc:
-            log.log(logging.DEBUG if exc.error in _STORAGE_FAILURES else logging.WARNING,"%s marker for producer %d on %s-%d failed: %s", "COMMIT" if commit else "ABORT",
-                        producer_id, topic, index, exc)
+            level = logging.DEBUG if exc.error in _STORAGE_FAILURES else logging.WARNING
+            log.log(level, "%s marker for producer %d on %s-%d failed: %s", "COMMIT" if commit else "ABORT",
+                    producer_id, topic, index, exc)
             results[(topic, index)] = exc.code
     return results
 
 
-async def write_markers_until_written(context, producer_id: int, producer_epoch: int, coordinator_epoch: int,
-                                      commit: bool, partitions: Iterable[tuple[str, int]]) -> dict[tuple[str, int], int]:
+async def write_markers_until_written(
+        context, producer_id: int, producer_epoch: int, coordinator_epoch: int, commit: bool,
+        partitions: Iterable[tuple[str, int]]) -> dict[tuple[str, int], int]:
     """The coordinator's completion: ``write_markers``, retrying each marker that failed on the disk
     until it is written (the disk full or failing, then freed), as Kafka's marker channel manager
     retries its markers; other failures (a partition gone, a producer fenced) are final."""

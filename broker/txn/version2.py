@@ -15,7 +15,7 @@ Ongoing ends at the current epoch either way; Prepare* is a retry's CONCURRENT_T
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from weir.protocol.errors import Errors, KafkaError
 

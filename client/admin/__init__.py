@@ -9,8 +9,8 @@ from .results import (AbortTransactionSpec, AlterConfigOp, BrokerInfo, ClusterDe
 from .topics import EARLIEST, LATEST, MAX_TIMESTAMP
 from .transactions import DEFAULT_MAX_TRANSACTION_TIMEOUT_MS
 
-__all__ = ["ANY_ACL", "AclBinding", "AbortTransactionSpec", "Admin", "AlterConfigOp", "BrokerInfo", "ClusterDescription", "ConfigEntry",
-           "ConfigResource", "ConfigSource", "DEFAULT_MAX_TRANSACTION_TIMEOUT_MS", "EARLIEST", "GroupDescription",
-           "GroupListing", "LATEST", "MAX_TIMESTAMP", "MemberDescription", "NewTopic", "OpenTransaction", "OpType",
-           "PartitionInfo", "ProducerState", "ResourceType", "TopicDescription", "TransactionDescription",
-           "TransactionListing"]
+__all__ = ["ANY_ACL", "AclBinding", "AbortTransactionSpec", "Admin", "AlterConfigOp", "BrokerInfo",
+           "ClusterDescription", "ConfigEntry", "ConfigResource", "ConfigSource",
+           "DEFAULT_MAX_TRANSACTION_TIMEOUT_MS", "EARLIEST", "GroupDescription", "GroupListing", "LATEST",
+           "MAX_TIMESTAMP", "MemberDescription", "NewTopic", "OpenTransaction", "OpType", "PartitionInfo",
+           "ProducerState", "ResourceType", "TopicDescription", "TransactionDescription", "TransactionListing"]

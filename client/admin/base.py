@@ -19,7 +19,8 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import defaultdict
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Unpack
+from typing import TYPE_CHECKING, Any, Unpack
+from collections.abc import Callable, Iterable
 
 from weir.protocol.api_keys import ApiKey
 from weir.protocol.errors import Errors
@@ -101,7 +102,8 @@ class AdminBase:
 
     async def _per_leader(self, partitions: Iterable[TopicPartition], api_key: ApiKey,
                           build: Callable[[int, list[TopicPartition]], Any],
-                          answers: Callable[[Any], Iterable[tuple[TopicPartition, int, Any]]]) -> dict[TopicPartition, Any]:
+                          answers: Callable[[Any], Iterable[tuple[TopicPartition, int, Any]]]
+                          ) -> dict[TopicPartition, Any]:
         """One request per leader; the final answer of each partition. A topic or partition that does not
         exist fails at once (UnknownTopicOrPartitionError), as in the Java Admin."""
         partitions = list(partitions)
@@ -122,7 +124,7 @@ class AdminBase:
         await self.cluster.refresh([], allow_auto_create=False, deadline=self._deadline())
         nodes = sorted(self.cluster.nodes)
         answers = await asyncio.gather(*(self._call(Broker(n), api_key, build, highest=highest) for n in nodes))
-        return dict(zip(nodes, answers))
+        return dict(zip(nodes, answers, strict=True))
 
 
 def by_topic(partitions: Iterable[TopicPartition]) -> dict[str, list[int]]:

@@ -27,6 +27,6 @@ class Admin(TopicAdmin, GroupAdmin, TransactionAdmin, AclAdmin, UserAdmin):
     ``default_api_timeout_ms`` (one call, retries included), ``retry_backoff_ms``.
     """
 
-    async def __aenter__(self) -> "Admin":
+    async def __aenter__(self) -> Admin:
         await self.start()
         return self

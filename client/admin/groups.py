@@ -12,7 +12,8 @@ from __future__ import annotations
 from weir.protocol.api_keys import ApiKey
 from weir.protocol.consumer_protocol import decode_assignment
 from weir.protocol.errors import Errors
-from weir.protocol.messages import delete_groups, describe_groups, list_groups, offset_commit, offset_delete, offset_fetch
+from weir.protocol.messages import (delete_groups, describe_groups, list_groups, offset_commit, offset_delete,
+                                    offset_fetch)
 
 from ..cluster import GROUP
 from ..errors import error_instance
@@ -67,8 +68,10 @@ class GroupAdmin(AdminBase):
     async def delete_groups(self, group_ids: list[str]) -> None:
         """Delete empty groups and their offsets (NonEmptyGroupError, GroupIdNotFoundError)."""
         for group_id in group_ids:
+            # the request is built within this iteration (awaited here): group_id is current
             answer = await self._to_coordinator(
-                GROUP, group_id, ApiKey.DELETE_GROUPS, lambda _v: delete_groups.REQUEST(groups_names=[group_id]),
+                GROUP, group_id, ApiKey.DELETE_GROUPS,
+                lambda _v: delete_groups.REQUEST(groups_names=[group_id]),  # noqa: B023
                 lambda r: r.results[0].error_code)
             check(answer.results[0].error_code, f"group {group_id}")
 

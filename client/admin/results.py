@@ -42,11 +42,11 @@ class ConfigResource:
     name: str  # a topic name, or a broker id as a string ("" for the cluster-wide broker default)
 
     @classmethod
-    def topic(cls, name: str) -> "ConfigResource":
+    def topic(cls, name: str) -> ConfigResource:
         return cls(ResourceType.TOPIC, name)
 
     @classmethod
-    def broker(cls, broker_id: int | str = "") -> "ConfigResource":
+    def broker(cls, broker_id: int | str = "") -> ConfigResource:
         return cls(ResourceType.BROKER, str(broker_id))
 
 

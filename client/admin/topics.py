@@ -18,7 +18,7 @@ from weir.protocol.messages import (alter_configs, create_partitions, create_top
 from weir.protocol.messages._dsl import INT32_MIN
 
 from ..calls import ANY_BROKER, CONTROLLER, Broker
-from ..errors import BrokerResponseError, error_instance
+from ..errors import error_instance
 from ..types import TopicPartition
 from .base import AdminBase, by_topic, check, retry_code
 from .results import (AlterConfigOp, BrokerInfo, ClusterDescription, ConfigEntry, ConfigResource, ConfigSource,

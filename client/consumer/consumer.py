@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import AsyncIterator, Iterable, Unpack
+from typing import Unpack
+from collections.abc import AsyncIterator, Iterable
 
 from ..cluster import Cluster
 from ..errors import IllegalStateError
@@ -85,7 +86,7 @@ class Consumer:
         await self.fetcher.close()
         await self.cluster.close()
 
-    async def __aenter__(self) -> "Consumer":
+    async def __aenter__(self) -> Consumer:
         await self.start()
         return self
 

@@ -134,8 +134,8 @@ class Fetcher:
             return list_offsets.REQUEST(replica_id=-1, isolation_level=self.isolation_level, topics=[
                 list_offsets.RequestTopic(name=name, partitions=parts) for name, parts in topics.items()])
         answers = await self.cluster.call_leaders(timestamps, ApiKey.LIST_OFFSETS, build, lambda response: (
-            (TopicPartition(t.name, p.partition_index), p.error_code, p) for t in response.topics for p in t.partitions),
-            deadline=deadline)
+            (TopicPartition(t.name, p.partition_index), p.error_code, p)
+            for t in response.topics for p in t.partitions), deadline=deadline)
         found = {}
         for tp, answer in answers.items():
             raise_for(answer.error_code, f"ListOffsets {tp.topic}-{tp.partition}", request=ApiKey.LIST_OFFSETS)

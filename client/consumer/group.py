@@ -17,7 +17,8 @@ import asyncio
 import logging
 import time
 from dataclasses import dataclass
-from typing import Any, Awaitable, Callable, Protocol
+from typing import Any, Protocol
+from collections.abc import Awaitable, Callable
 
 from weir.protocol.api_keys import ApiKey
 from weir.protocol.consumer_protocol import (MemberSubscription, decode_assignment, decode_subscription,
@@ -215,8 +216,9 @@ class GroupMembership:
                 continue
             generation, member = self.generation_id, self.member_id
             try:
+                # the lambda runs within this iteration (awaited here): the loop variables are current
                 answer = await self._coordinator_request(ApiKey.HEARTBEAT, lambda v: heartbeat.REQUEST(
-                    group_id=self.group_id, generation_id=generation, member_id=member,
+                    group_id=self.group_id, generation_id=generation, member_id=member,  # noqa: B023
                     group_instance_id=self.group_instance_id), highest=3)
             except KafkaException as exc:
                 log.debug("heartbeat failed: %s", exc)

@@ -85,14 +85,14 @@ class Accumulator:
             self._close(batch)
         return position, batch
 
-    def _open(self, queue: "_PartitionQueue", loop) -> ProducerBatch:
+    def _open(self, queue: _PartitionQueue, loop) -> ProducerBatch:
         batch = ProducerBatch(queue.tp, self.compression, time.monotonic(), loop)
         queue.append(batch)
         self.bytes_held += batch.size  # its header; released with the batch's whole size
         self.data_ready.set()  # the sender times this batch's linger
         return batch
 
-    def _queue(self, tp: TopicPartition) -> "_PartitionQueue":
+    def _queue(self, tp: TopicPartition) -> _PartitionQueue:
         queue = self.queues.get(tp)
         if queue is None:
             queue = self.queues[tp] = _PartitionQueue(tp)

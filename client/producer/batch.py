@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from itertools import repeat
 
 from weir.protocol.compression import Compression
 from weir.protocol.record_builder import BatchBuilder

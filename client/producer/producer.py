@@ -32,7 +32,8 @@ import asyncio
 import contextlib
 import logging
 import time
-from typing import AsyncIterator, Unpack
+from typing import Unpack
+from collections.abc import AsyncIterator
 
 from weir.protocol.api_keys import ApiKey
 from weir.protocol.compression import Compression
@@ -139,7 +140,7 @@ class Producer:
             await self.sender.close()
         await self.cluster.close()
 
-    async def __aenter__(self) -> "Producer":
+    async def __aenter__(self) -> Producer:
         await self.start()
         return self
 
@@ -322,7 +323,7 @@ class Producer:
         await txn.end(commit=False)
 
     @contextlib.asynccontextmanager
-    async def transaction(self) -> AsyncIterator["Producer"]:
+    async def transaction(self) -> AsyncIterator[Producer]:
         """``async with producer.transaction():`` begins; commits on a normal exit, aborts on an exception."""
         self.begin_transaction()
         try:

@@ -42,10 +42,10 @@ import enum
 import logging
 import time
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from weir.protocol.api_keys import ApiKey
-from weir.protocol.errors import Errors
 from weir.protocol.messages import add_offsets_to_txn, add_partitions_to_txn, end_txn, init_producer_id, \
     txn_offset_commit
 
@@ -361,7 +361,8 @@ class TransactionManager:
         try:
             response = await self.cluster.call(target, api_key, build, error_of=error_of,
                                                deadline=time.monotonic() + self.max_block,
-                                               transaction_version=self.transaction_version, retry_backoff=retry_backoff)
+                                               transaction_version=self.transaction_version,
+                                               retry_backoff=retry_backoff)
         except KafkaTimeoutError:
             if api_key in (ApiKey.ADD_PARTITIONS_TO_TXN, ApiKey.ADD_OFFSETS_TO_TXN) and self.can_bump_epoch:
                 # The coordinator may have begun the transaction without our hearing of it: the

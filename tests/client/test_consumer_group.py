@@ -2,7 +2,6 @@
 
 import asyncio
 
-import pytest
 
 from weir.client import Consumer, Producer, TopicPartition
 from tests.support.topics import create_topic

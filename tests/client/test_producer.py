@@ -1,7 +1,6 @@
 """Our Producer against the real broker process; records read back with confluent-kafka."""
 
 import asyncio
-import threading
 
 import pytest
 from confluent_kafka import Consumer, TopicPartition as CKTopicPartition

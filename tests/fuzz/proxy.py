@@ -26,7 +26,7 @@ class RecordingProxy:
         self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
         self._server: asyncio.AbstractServer | None = None
 
-    def start(self) -> "RecordingProxy":
+    def start(self) -> RecordingProxy:
         self._thread.start()
         self._server = asyncio.run_coroutine_threadsafe(asyncio.start_server(
             self._relay, "127.0.0.1", self.listen_port, reuse_address=True), self._loop).result(10)

@@ -4,7 +4,6 @@ and a write delayed past its transaction's end is fenced instead of landing in t
 
 import asyncio
 
-from weir.client import Connection
 from weir.protocol.api_keys import ApiKey
 from weir.protocol.errors import Errors
 from weir.protocol.messages import end_txn, offset_fetch, produce, txn_offset_commit

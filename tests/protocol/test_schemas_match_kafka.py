@@ -11,7 +11,7 @@ import re
 import pytest
 
 from weir.protocol import messages
-from weir.protocol.schema import Array, Primitive, Struct, parse_versions
+from weir.protocol.schema import Array, Struct, parse_versions
 
 
 def _load_kafka_schema(name: str) -> dict:

@@ -43,7 +43,7 @@ class Wire:
         self.client_transaction_version = client_transaction_version
 
     @classmethod
-    async def open(cls, broker, client_transaction_version: int = 1) -> "Wire":
+    async def open(cls, broker, client_transaction_version: int = 1) -> Wire:
         return cls(broker, await _connect(broker), client_transaction_version=client_transaction_version)
 
     def named(self, name: str) -> str:

@@ -7,7 +7,6 @@ import os
 import pytest
 
 from weir.broker import region_sender
-from weir.protocol.api_keys import ApiKey
 from weir.protocol.connection import ServerConnection
 from weir.protocol.messages import api_versions
 from weir.protocol.response_pieces import FileRegion, ResponsePieces

@@ -39,7 +39,7 @@ def order(number: int) -> tuple[str, str]:
 class StreamsApp:
     """One run of OrdersStreams; ``running`` is set when Kafka Streams reports RUNNING."""
 
-    def __init__(self, bootstrap: str, application_id: str, state_dir, topics: "Topics"):
+    def __init__(self, bootstrap: str, application_id: str, state_dir, topics: Topics):
         self.process = subprocess.Popen(
             java_command("dev.weir.reference.streams.OrdersStreams", bootstrap, application_id, str(state_dir),
                          topics.orders, topics.confirmations, topics.totals),

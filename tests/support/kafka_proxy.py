@@ -26,10 +26,10 @@ An answer with no error field to set (a Metadata for no topics) leaves the fault
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections import Counter, deque
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from weir.protocol import primitives as p
 from weir.protocol.api_keys import ApiKey

@@ -61,31 +61,31 @@ class WeirContainer:
 
     # -------------------------------------------------------------- configuring
 
-    def with_kraft(self) -> "WeirContainer":
+    def with_kraft(self) -> WeirContainer:
         """Weir has no ZooKeeper to leave: only notes it, as KafkaContainer's ``kraft_enabled``."""
         self.kraft_enabled = True
         return self
 
-    def with_cluster_id(self, cluster_id: str) -> "WeirContainer":
+    def with_cluster_id(self, cluster_id: str) -> WeirContainer:
         """The cluster id Metadata and DescribeCluster answer with (written to meta.properties)."""
         self.cluster_id = cluster_id
         return self
 
-    def with_env(self, key: str, value: str) -> "WeirContainer":
+    def with_env(self, key: str, value: str) -> WeirContainer:
         """A ``KAFKA_*`` variable sets the Kafka setting the Confluent image would set from it."""
         self.env[key] = str(value)
         return self
 
-    def with_envs(self, **variables: str) -> "WeirContainer":
+    def with_envs(self, **variables: str) -> WeirContainer:
         for key, value in variables.items():
             self.with_env(key, value)
         return self
 
-    def with_name(self, name: str) -> "WeirContainer":
+    def with_name(self, name: str) -> WeirContainer:
         self._name = name
         return self
 
-    def with_exposed_ports(self, *ports: int) -> "WeirContainer":
+    def with_exposed_ports(self, *ports: int) -> WeirContainer:
         """No container, so nothing to expose: the broker's one port answers for all."""
         return self
 
@@ -107,7 +107,7 @@ class WeirContainer:
 
     # -------------------------------------------------------------- running
 
-    def start(self, timeout: int = 30) -> "WeirContainer":
+    def start(self, timeout: int = 30) -> WeirContainer:
         if self._broker is not None and self._broker.alive():
             return self
         broker = ProcessBroker(self.settings(), startup_timeout=timeout)
@@ -128,7 +128,7 @@ class WeirContainer:
         else:
             broker.stop()
 
-    def __enter__(self) -> "WeirContainer":
+    def __enter__(self) -> WeirContainer:
         return self.start()
 
     def __exit__(self, exc_type, exc_val, exc_tb) -> None:

@@ -54,7 +54,7 @@ class Broker:
     def running(self) -> bool:
         return self._running is not None
 
-    async def start(self) -> "Broker":
+    async def start(self) -> Broker:
         """Serve; raises ``ConfigError`` for an unknown setting or a bad value, OSError when
         the given port cannot be bound."""
         from weir.broker.config import BrokerConfig
@@ -83,7 +83,7 @@ class Broker:
         if running is not None:
             await running.stop()
 
-    async def restart(self) -> "Broker":
+    async def restart(self) -> Broker:
         """Stop cleanly and start again on the same port and data directory."""
         await self.stop()
         return await self.start()
@@ -98,7 +98,7 @@ class Broker:
         if self._own_data_dir:
             shutil.rmtree(self.data_dir, ignore_errors=True)
 
-    async def __aenter__(self) -> "Broker":
+    async def __aenter__(self) -> Broker:
         return await self.start()
 
     async def __aexit__(self, *exc_info) -> None:

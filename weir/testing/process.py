@@ -35,7 +35,7 @@ READY = "Weir broker ready on"  # the line broker/__main__.py logs once it serve
 ADDRESS_IN_USE = "Address already in use"
 LOG_LINES_KEPT = 20000
 
-_alive: set["ProcessBroker"] = set()  # children a dying interpreter kills, so none outlives its tests
+_alive: set[ProcessBroker] = set()  # children a dying interpreter kills, so none outlives its tests
 
 
 @atexit.register
@@ -149,7 +149,7 @@ class ProcessBroker(ChildProcess):
             command += ["--override", f"{name}={value}"]
         return command + self.args
 
-    def start(self) -> "ProcessBroker":
+    def start(self) -> ProcessBroker:
         """Start and wait for the ready line; BrokerStartError (with the log) if it exits or times out."""
         if self.alive():
             raise RuntimeError("the broker is running already")
@@ -168,7 +168,7 @@ class ProcessBroker(ChildProcess):
             raise BrokerStartError(f"the Weir broker on {self.bootstrap_servers} {how}; its log:\n{self.log}")
         raise AssertionError("unreachable")
 
-    def _spawn(self) -> "_Run":
+    def _spawn(self) -> _Run:
         process = subprocess.Popen(self.command(), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                    stderr=subprocess.PIPE, text=True,
                                    env={**os.environ, "PYTHONUNBUFFERED": "1", **self.env},
@@ -185,7 +185,7 @@ class ProcessBroker(ChildProcess):
         assert self.open_files_limit is not None
         resource.setrlimit(resource.RLIMIT_NOFILE, (self.open_files_limit, self.open_files_limit))
 
-    def _drain(self, run: "_Run") -> None:
+    def _drain(self, run: _Run) -> None:
         assert run.process.stderr is not None
         for line in run.process.stderr:
             self.log_lines.append(line)
@@ -205,7 +205,7 @@ class ProcessBroker(ChildProcess):
         _alive.discard(self)
         return returncode
 
-    def restart(self) -> "ProcessBroker":
+    def restart(self) -> ProcessBroker:
         """Start again on the same port and data directory; a running broker is stopped cleanly
         first (call ``kill()`` before for a crash)."""
         self.stop()
@@ -221,7 +221,7 @@ class ProcessBroker(ChildProcess):
         if self._own_data_dir:
             shutil.rmtree(self.data_dir, ignore_errors=True)
 
-    def __enter__(self) -> "ProcessBroker":
+    def __enter__(self) -> ProcessBroker:
         return self if self.alive() else self.start()
 
     def __exit__(self, *exc_info) -> None:

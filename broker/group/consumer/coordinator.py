@@ -10,7 +10,8 @@ rebuilt from what its partition holds and the member is told COORDINATOR_NOT_AVA
 Kafka's runtime reverts to its last committed state.
 
 Deadlines, on the injected clock: a member's session (the group's ``consumer.session.timeout.ms``
-config, else ``group.consumer.session.timeout.ms``; renewed by each heartbeat) and its revocation deadline (its rebalance timeout, while it holds
+config, else ``group.consumer.session.timeout.ms``; renewed by each heartbeat) and its revocation deadline (its
+rebalance timeout, while it holds
 partitions it was told to revoke). Either one passing removes the member, as Kafka fences it.
 """
 

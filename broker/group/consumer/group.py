@@ -101,7 +101,7 @@ class ConsumerGroup:
         epochs = {}  # a record without them (before Kafka 4.3): every partition at the member epoch
         for tp in (*value.assigned_partitions, *value.partitions_pending_revocation):
             if tp.assignment_epochs is not None and len(tp.assignment_epochs) == len(tp.partitions):
-                epochs.update({(tp.topic_id, p): e for p, e in zip(tp.partitions, tp.assignment_epochs)})
+                epochs.update({(tp.topic_id, p): e for p, e in zip(tp.partitions, tp.assignment_epochs, strict=True)})
         self._set_member(member_id, base.replace(
             member_epoch=value.member_epoch, previous_member_epoch=value.previous_member_epoch, state=state,
             assigned=_assignment(value.assigned_partitions),
