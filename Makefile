@@ -64,10 +64,9 @@ typecheck: $(VENV)/.installed-test
 	ln -sfn $(CURDIR)/weir/testing $(TYPECHECK_TREE)/testing
 	$(VENV)/bin/mypy
 
-# ruff ([tool.ruff] in pyproject.toml), on protocol/ only for now: the other folders are
-# brought under it one at a time, as they are made clean.
+# ruff ([tool.ruff] in pyproject.toml) over every folder of Python the project holds.
 lint: $(VENV)/.installed-test
-	$(VENV)/bin/ruff check protocol
+	$(VENV)/bin/ruff check protocol broker client pipeline weir bench reference tests examples
 
 # Codecs, log, coordinators and handlers, with no broker process
 # (tests/broker_process.py refuses to start one under WEIR_TEST_FAST), in under a minute (42 s on 2 cores).

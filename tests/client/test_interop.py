@@ -95,7 +95,8 @@ def _java_read(bootstrap, topic, expected, *extra) -> list[list[str]]:
         "org.apache.kafka.tools.consumer.ConsoleConsumer", "--bootstrap-server", bootstrap, "--topic", topic,
         "--from-beginning", "--max-messages", str(expected), "--timeout-ms", "60000",
         "--formatter-property", "print.timestamp=true", "--formatter-property", "print.partition=true",
-        "--formatter-property", "print.offset=true", "--formatter-property", "print.headers=true", "--formatter-property", "print.key=true",
+        "--formatter-property", "print.offset=true", "--formatter-property", "print.headers=true",
+        "--formatter-property", "print.key=true",
         "--formatter-property", f"null.literal={NULL}", *extra), capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr[-3000:]
     return [line.split("\t") for line in result.stdout.splitlines() if line.strip()]
@@ -155,7 +156,8 @@ def _java_write(bootstrap, topic, records):
     lines = "".join(f"{_headers_text(h)}\t{k.decode()}\t{v.decode()}\n" for k, v, h, _ts in records)
     result = subprocess.run(java_command(
         "org.apache.kafka.tools.ConsoleProducer", "--bootstrap-server", bootstrap, "--topic", topic,
-        "--compression-codec", "snappy", "--reader-property", "parse.key=true", "--reader-property", "parse.headers=true",
+        "--compression-codec", "snappy", "--reader-property", "parse.key=true",
+        "--reader-property", "parse.headers=true",
         "--reader-property", f"null.marker={NULL}"), input=lines, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr[-3000:]
 

@@ -64,7 +64,7 @@ async def test_null_keys_stick_to_a_partition_per_batch(any_broker, topic_name):
         # partitions is 4 * (3/4)^50, about 1e-6 (with 400 records it was one run in six).
         deliveries = [await producer.send(topic_name, b"x" * 100) for _ in range(2000)]
         acked = await asyncio.gather(*deliveries)
-    runs = 1 + sum(1 for a, b in zip(acked, acked[1:]) if a.partition != b.partition)
+    runs = 1 + sum(1 for a, b in zip(acked, acked[1:], strict=False) if a.partition != b.partition)
     assert {a.partition for a in acked} == {0, 1, 2, 3}
     assert runs <= 2000 * 107 // 4096 + 2  # a partition change per filled batch, not per record
 

@@ -53,7 +53,7 @@ def test_broker_compacts_a_topic_and_a_consumer_reads_the_compacted_log(tmp_path
         aborting.flush(10)
         aborting.abort_transaction(10)
         for key in KEYS[1:]:  # more traffic: the aborted transaction lands in a sealed segment
-            for round_ in range(10):
+            for _round in range(10):
                 producer.produce(topic, key=key, value=b"%s-final" % key)
             producer.flush(10)
         produced = ROUNDS * len(KEYS) + 1 + 2 + 10 * (len(KEYS) - 1)

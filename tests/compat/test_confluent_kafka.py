@@ -69,7 +69,8 @@ def test_large_batches(shared_broker, topic_name):
     messages = [(i % 2, None, value + i.to_bytes(4, "big")) for i in range(200)]
     acked = produce(shared_broker.bootstrap, topic_name, messages, **{"enable.idempotence": True,
                                                                       "batch.size": 1000000})
-    got = consume_all(shared_broker.bootstrap, topic_name, 2, 200, **{"fetch.max.bytes": 300000, "message.max.bytes": 250000,
+    got = consume_all(shared_broker.bootstrap, topic_name, 2, 200, **{"fetch.max.bytes": 300000,
+                                                                      "message.max.bytes": 250000,
                                                                      "max.partition.fetch.bytes": 200000})
     assert got == acked and len(got) == 200
 

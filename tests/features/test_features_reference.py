@@ -169,7 +169,7 @@ def test_kafka_features_tool(both):
     answers = {}
     for broker in both:
         answers[broker.kind] = []
-        for args, level in zip(script, levels_after):
+        for args, level in zip(script, levels_after, strict=False):
             answers[broker.kind].append(tool(broker, *args))
             assert wait_for_described(broker, level)[2] == str(level), (broker.kind, args)
     expected = [

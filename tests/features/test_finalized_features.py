@@ -168,7 +168,8 @@ def test_api_versions_carries_the_features(tmp_path, version):
     assert [(f.name, f.min_version, f.max_version) for f in answer.supported_features] == \
         ([] if version == 3 else [(GV, 0, 1), (TV, 0, 2)])
     assert answer.finalized_features_epoch == 2
-    assert [(f.name, f.min_version_level, f.max_version_level) for f in answer.finalized_features] == [(GV, 1, 1), (TV, 1, 1)]
+    finalized = [(f.name, f.min_version_level, f.max_version_level) for f in answer.finalized_features]
+    assert finalized == [(GV, 1, 1), (TV, 1, 1)]
     encoded = api_versions.RESPONSE.encode(version, answer)
     assert api_versions.RESPONSE.decode(version, encoded) == answer
 

@@ -6,7 +6,8 @@ import pytest
 from weir.client import Connection
 from weir.protocol.api_keys import ApiKey
 from weir.protocol.errors import Errors
-from weir.protocol.messages import alter_configs, create_topics, describe_configs, incremental_alter_configs, metadata, produce
+from weir.protocol.messages import (alter_configs, create_topics, describe_configs, incremental_alter_configs, metadata,
+                                    produce)
 from weir.protocol.records import Record, encode_batch
 from tests.broker_process import BrokerProcess
 

@@ -143,7 +143,7 @@ async def test_eio_on_a_partition_log_answers_storage_error_and_cuts_the_torn_wr
     assert await create(conn) == Errors.NONE
     assert await produce_one(conn, b"a") == (Errors.NONE, 0)
     faults.set(f"EIO */{TOPIC}-0/*.log")
-    for attempt in range(5):  # each write tears half a batch, which is cut back
+    for _attempt in range(5):  # each write tears half a batch, which is cut back
         assert (await produce_one(conn, b"x" * 5000))[0] == Errors.KAFKA_STORAGE_ERROR
     assert offline_gauge(metrics_port) == 1
     assert await read_all(conn) == [b"a"]  # reads go on, on the same connection

@@ -21,7 +21,8 @@ def idempotent_batch(producer_id, sequence, value):
 
 
 async def new_producer_id(conn):
-    response = await conn.request(ApiKey.INIT_PRODUCER_ID, 4, init_producer_id.REQUEST(transactional_id=None, transaction_timeout_ms=60000))
+    response = await conn.request(ApiKey.INIT_PRODUCER_ID, 4,
+                                  init_producer_id.REQUEST(transactional_id=None, transaction_timeout_ms=60000))
     assert response.error_code == 0
     return response.producer_id
 

@@ -220,7 +220,7 @@ def test_deleting_a_topic_and_retention_work_on_a_full_disk(tmpfs, metrics_port)
         create_topics(broker, NewTopic("doomed", 1, 1),
                       NewTopic("aging", 1, 1, config={"retention.ms": "3000", "segment.bytes": "65536"}))
         producer = Producer({"bootstrap.servers": broker.bootstrap, "linger.ms": 5})
-        for i in range(64):
+        for _ in range(64):
             producer.produce("doomed", b"d" * 16384)
             producer.produce("aging", b"a" * 16384)
         assert producer.flush(15) == 0

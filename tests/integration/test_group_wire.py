@@ -7,8 +7,8 @@ import pytest
 from weir.client import Connection
 from weir.protocol.api_keys import ApiKey
 from weir.protocol.errors import Errors
-from weir.protocol.messages import (add_offsets_to_txn, create_topics, heartbeat, join_group, leave_group, offset_commit,
-                               sync_group, txn_offset_commit)
+from weir.protocol.messages import (add_offsets_to_txn, create_topics, heartbeat, join_group, leave_group,
+                                    offset_commit, sync_group, txn_offset_commit)
 from tests.broker_process import BrokerProcess
 from tests.integration.test_txn_wire import init
 

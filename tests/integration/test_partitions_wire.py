@@ -6,7 +6,8 @@ import pytest
 from weir.client import Connection
 from weir.protocol.api_keys import ApiKey
 from weir.protocol.errors import Errors
-from weir.protocol.messages import create_partitions, create_topics, delete_records, fetch, list_offsets, metadata, produce
+from weir.protocol.messages import (create_partitions, create_topics, delete_records, fetch, list_offsets, metadata,
+                                    produce)
 from weir.protocol.records import Record, encode_batch
 
 T = "grow"

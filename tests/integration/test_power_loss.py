@@ -116,7 +116,7 @@ def test_everything_acknowledged_survives_power_cuts_with_a_flush_per_message(tm
         try:
             for cut in range(CUTS):
                 load = Load(broker.bootstrap, cut)
-                wait_until(lambda: load.commits() >= 1 or load.process.poll() is not None,
+                wait_until(lambda load=load: load.commits() >= 1 or load.process.poll() is not None,
                            "the load commits a transaction", timeout=60)
                 time.sleep(rng.uniform(0, 1.5))  # the power goes at a random point of the load
                 broker.kill()
@@ -169,7 +169,7 @@ def test_at_the_defaults_a_power_cut_loses_at_most_a_tail_of_each_partition(tmp_
         try:
             for cut in range(3):
                 load = Load(broker.bootstrap, cut)
-                wait_until(lambda: load.commits() >= 1 or load.process.poll() is not None,
+                wait_until(lambda load=load: load.commits() >= 1 or load.process.poll() is not None,
                            "the load commits a transaction", timeout=60)
                 time.sleep(rng.uniform(0, 1.0))
                 broker.kill()

@@ -93,8 +93,8 @@ def test_pipelined_fetches_of_regions_are_answered_in_order(broker, topic_name):
         sock.sendall(b"".join(codec.send_request(ApiKey.FETCH, 12, fetch_request(topic_name, offsets, 2 << 20))
                               for offsets in requests))
         responses = receive(sock, codec, len(requests))
-    for offsets, response in zip(requests, responses):
-        for answer, offset in zip(response.responses[0].partitions, offsets):
+    for offsets, response in zip(requests, responses, strict=False):
+        for answer, offset in zip(response.responses[0].partitions, offsets, strict=False):
             assert answer.error_code == 0
             batches = list(decode_batches(answer.records))
             first_batch = batches[0][0]

@@ -76,7 +76,8 @@ class JavaProcess:
             self.process.stdin.close()
         self.process.wait(timeout)
         self._reader.join(timeout)
-        assert self.process.returncode == 0, f"exit code {self.process.returncode}: {self.process.stderr.read()[-4000:]}"
+        assert self.process.returncode == 0, \
+            f"exit code {self.process.returncode}: {self.process.stderr.read()[-4000:]}"
 
     def kill(self) -> None:
         if self.process.poll() is None:

@@ -35,7 +35,8 @@ def test_admin_client_answers_as_kafka_does(weir_process, kafka_broker, topic_na
     weir = scenario(weir_process, topic_name)
     assert list(weir) == list(kafka)
     expected = {step: DEVIATIONS.get(step, lambda answer: answer)(answer) for step, answer in kafka.items()}
-    differences = {step: {"weir": weir[step], "kafka": expected[step]} for step in kafka if weir[step] != expected[step]}
+    differences = {step: {"weir": weir[step], "kafka": expected[step]}
+                   for step in kafka if weir[step] != expected[step]}
     assert differences == {}
 
     # The scenario did what it says (checked on Kafka's answers, which Weir's equal).

@@ -18,7 +18,8 @@ from tests.support.waiting import wait_until
 PARTITIONS = 6
 
 
-def produce_transactions(bootstrap: str, topic: str, txn_id: str, prefix: str, committed: int, aborted: int) -> list[str]:
+def produce_transactions(bootstrap: str, topic: str, txn_id: str, prefix: str, committed: int,
+                         aborted: int) -> list[str]:
     """``committed`` records in one committed transaction, ``aborted`` in an aborted one; the committed values."""
     producer = Producer({"bootstrap.servers": bootstrap, "transactional.id": txn_id})
     producer.init_transactions(30)

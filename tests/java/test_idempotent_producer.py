@@ -38,6 +38,6 @@ def test_every_record_once_in_order_on_the_java_partitioners_partition(any_broke
     # computes for it (murmur2), asked of the Java code itself
     assert all(len(partitions) == 1 for partitions in partition_of_key.values())
     keys = sorted(partition_of_key)
-    answer = subprocess.run(java_command("dev.weir.reference.KeyPartitions"), text=True, capture_output=True, check=True,
-                            input="".join(f"{PARTITIONS} {key.encode().hex()}\n" for key in keys))
+    answer = subprocess.run(java_command("dev.weir.reference.KeyPartitions"), text=True, capture_output=True,
+                            check=True, input="".join(f"{PARTITIONS} {key.encode().hex()}\n" for key in keys))
     assert [int(line) for line in answer.stdout.split()] == [partition_of_key[key].pop() for key in keys]

@@ -110,7 +110,8 @@ def test_consume_transform_produce_commits_offsets_with_the_output(any_broker, t
     assert only(events, "group_offsets")["committed"] == {str(p): end for p, end in ends.items() if end}
 
     output = read_all(any_broker.bootstrap, sink, 3)
-    assert sorted(v for records in output.values() for v in values(records)) == sorted(f"out-v{i}" for i in range(count))
+    written = sorted(v for records in output.values() for v in values(records))
+    assert written == sorted(f"out-v{i}" for i in range(count))
     uncommitted = read_all(any_broker.bootstrap, sink, 3, isolation="read_uncommitted")
     aborted = only(events, "aborted")["records"]
     assert sum(len(records) for records in uncommitted.values()) == count + aborted

@@ -79,7 +79,7 @@ def test_rolls_segments_by_size_and_reads_across_them(tmp_path):
 
 def test_retention_by_size_and_by_time(tmp_path):
     p = open_partition(tmp_path / "size", **{"segment.bytes": 500, "retention.bytes": 1500})
-    for i in range(40):
+    for _ in range(40):
         append(p, b"x" * 100)
     assert log_start.apply_retention(p, now_ms=0) > 0
     assert p.size_bytes - p.segments[0].size < 1500

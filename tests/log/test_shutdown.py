@@ -1,4 +1,5 @@
-"""Shutdown and restart of the log store. Clean shutdown writes only what changed: a producer snapshot for a partition whose producer
+"""Shutdown and restart of the log store. Clean shutdown writes only what changed: a producer snapshot for a
+partition whose producer
 state changed since its newest snapshot, an fsync for a segment written since its last flush
 (and for its directory when that write created a file).
 Counted through the disk layer (every write goes through it), not timed."""

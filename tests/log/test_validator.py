@@ -45,7 +45,8 @@ def test_null_key_on_a_compacted_topic_lists_every_keyless_record(tmp_path):
     message = "Compacted topic cannot accept message without key in topic partition t-0"
     assert error.record_errors == [(0, message), (2, message)]
     assert error.message == ("One or more records have been rejected due to 2 record errors in total, and only "
-                             f"showing the first three errors at most: [RecordError(batchIndex=0, message='{message}'), "
+                             "showing the first three errors at most: "
+                             f"[RecordError(batchIndex=0, message='{message}'), "
                              f"RecordError(batchIndex=2, message='{message}')]")
     delete_topic = open_partition(tmp_path / "d")
     assert delete_topic.validate_client_batch(memoryview(data), 9, NOW).header.records_count == 3

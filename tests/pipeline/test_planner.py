@@ -27,7 +27,7 @@ def test_min_partitions_splits_ranges_by_their_share_of_the_data():
     assert sum(p.size for p in pieces if p.partition == 0) == 90 and sum(p.size for p in pieces) == 100
     assert [p for p in pieces if p.partition == 1] == [OffsetRange("a", 1, 0, 10)]
     covered = sorted((p.start, p.end) for p in pieces if p.partition == 0)
-    assert all(a[1] == b[0] for a, b in zip(covered, covered[1:]))  # contiguous, no overlap
+    assert all(a[1] == b[0] for a, b in zip(covered, covered[1:], strict=False))  # contiguous, no overlap
     assert ranges({A0: 5, A1: 7}, {A0: 5, A1: 9}) == [OffsetRange("a", 1, 7, 9)]  # empty ranges dropped
 
 

@@ -60,7 +60,8 @@ def test_mutated_records_scan_alike(records, data):
             body += data.draw(st.binary(min_size=1, max_size=6))
         elif body:
             at = data.draw(st.integers(0, len(body) - 1))
-            body[at] = data.draw(st.integers(0, 255)) if kind == "byte" else body[at] ^ (1 << data.draw(st.integers(0, 7)))
+            flipped = body[at] ^ (1 << data.draw(st.integers(0, 7)))
+            body[at] = data.draw(st.integers(0, 255)) if kind == "byte" else flipped
     count = data.draw(st.integers(0, len(records) + 1))
     assert _outcome(record_scan.scan, bytes(body), count) == _outcome(record_scan.scan_python, bytes(body), count)
 
@@ -93,7 +94,8 @@ def _fields(*, offset_delta=0, key=b"k", value=b"v", headers=0, timestamp_delta=
     (_record(_fields()), 2, "Found invalid record structure"),
     (_record(_fields(headers=-1)), 1, "Found invalid number of record headers -1"),
     (_record(_fields(headers=1) + b"\x01\x00"), 1, "Invalid negative header key size -1"),
-    (_record(_fields() + b"\x00"), 1, "Invalid record size: expected to read 9 bytes in record payload, but instead read 8"),
+    (_record(_fields() + b"\x00"), 1,
+     "Invalid record size: expected to read 9 bytes in record payload, but instead read 8"),
     (b"\xff\xff\xff\xff\xff\x01", 1, "Found invalid record structure"),  # a varint of six bytes
 ])
 def test_faults_carry_kafkas_messages(scan, body, count, message):

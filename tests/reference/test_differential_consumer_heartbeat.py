@@ -73,7 +73,8 @@ def script(broker, topic):
     join = dict(topics=[topic], owned=[], rebalance_timeout=30_000)
     coordinator_ready(broker, group)
     deadline = time.monotonic() + 60
-    while (joined := beat(broker, group, member, 0, **join))[0] in (14, 15, 16):  # loading, not available, not coordinator
+    # 14, 15, 16: loading, not available, not coordinator
+    while (joined := beat(broker, group, member, 0, **join))[0] in (14, 15, 16):
         assert time.monotonic() < deadline, joined
         time.sleep(0.2)
     epoch = joined[2]  # EPOCH: Kafka's first member gets 2, Weir's 1 (see the module docstring)

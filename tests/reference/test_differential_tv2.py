@@ -76,5 +76,6 @@ async def test_tv2_transactions(any_broker, kafka_broker):
         assert steps["offset fetch after the commit"]["groups"][0]["topics"][0]["partitions"][0][
             "committed_offset"] == 1
         # Transaction 1's late write is nowhere: the log holds the two transactions and their markers.
-        assert log_of(steps["fetch"]) == [b"committed", "COMMIT", b"txn 1", "COMMIT", b"txn 2", "ABORT"], log_of(steps["fetch"])
+        expected = [b"committed", "COMMIT", b"txn 1", "COMMIT", b"txn 2", "ABORT"]
+        assert log_of(steps["fetch"]) == expected, log_of(steps["fetch"])
     await differential(any_broker, kafka_broker, tv2_transactions, facts=facts)

@@ -64,7 +64,7 @@ class Reader:
     def to_end(self):
         ends = self.consumer.end_offsets(self.tps)
         for tp in self.tps:
-            wait_until(lambda: self.consumer.position(tp) >= ends[tp] or self.poll() and False,
+            wait_until(lambda tp=tp: self.consumer.position(tp) >= ends[tp] or self.poll() and False,
                        f"the position of {tp} to reach {ends[tp]}")
         return self.got
 

@@ -116,7 +116,7 @@ def differences(reference: dict, candidate: dict, path: str = "") -> dict[str, t
             found.update(differences(reference.get(key, "<absent>"), candidate.get(key, "<absent>"),
                                      f"{path}.{key}" if path else str(key)))
     elif isinstance(reference, list) and isinstance(candidate, list) and len(reference) == len(candidate):
-        for index, (left, right) in enumerate(zip(reference, candidate)):
+        for index, (left, right) in enumerate(zip(reference, candidate, strict=False)):
             found.update(differences(left, right, f"{path}[{index}]"))
     elif reference != candidate:
         found[path] = (reference, candidate)

@@ -40,7 +40,7 @@ def kafka_python(common: dict, topic: str, count: int) -> None:
     producer.flush(15)
     producer.close()
     consumer = KafkaConsumer(topic, auto_offset_reset="earliest", consumer_timeout_ms=10000, **common)
-    values = [message.value for _, message in zip(range(count), consumer)]
+    values = [message.value for _, message in zip(range(count), consumer, strict=False)]
     consumer.close()
     assert values == [f"kp{i}".encode() for i in range(count)]
 
@@ -72,7 +72,7 @@ def java_perf_tools(bootstrap: str, client_properties, topic: str, count: int) -
                         "--group", f"perf-{topic}", "--timeout", "30000", "--command-config", str(client_properties))
     assert consumed.returncode == 0, consumed.stderr[-3000:]
     header, values = [line.split(", ") for line in consumed.stdout.strip().splitlines()[-2:]]
-    assert dict(zip(header, values))["data.consumed.in.nMsg"] == str(count)
+    assert dict(zip(header, values, strict=False))["data.consumed.in.nMsg"] == str(count)
 
 
 async def ours(bootstrap: str, topic: str, count: int = 3, **security) -> list[bytes]:

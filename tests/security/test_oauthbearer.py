@@ -79,7 +79,8 @@ def oauth_settings(jwks_url: str) -> dict[str, str]:
         "listener.name.sasl_plaintext.oauthbearer.sasl.jaas.config":
             f'{MODULE} required unsecuredLoginStringClaim_sub="broker" '
             f'unsecuredValidatorRequiredScope="{REQUIRED_SCOPE}";',
-        "listener.name.signed.oauthbearer.sasl.jaas.config": f'{MODULE} required unsecuredLoginStringClaim_sub="broker";',
+        "listener.name.signed.oauthbearer.sasl.jaas.config":
+            f'{MODULE} required unsecuredLoginStringClaim_sub="broker";',
         "listener.name.signed.oauthbearer.sasl.server.callback.handler.class": JWKS_VALIDATOR,
         "listener.name.signed.sasl.oauthbearer.jwks.endpoint.url": jwks_url,
         "listener.name.signed.sasl.oauthbearer.expected.issuer": ISSUER,

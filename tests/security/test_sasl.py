@@ -115,7 +115,8 @@ def test_failed_login_answers_once_logs_once_and_closes_and_hides_whether_the_us
     answers = []
     for user in ("alice", "nobody"):
         wire = SaslWire(sasl_broker.bootstrap_for("SASL_PLAINTEXT"))
-        this_connection = "Failed authentication with %s:%d " % wire.sock.getsockname()[:2]
+        host, port = wire.sock.getsockname()[:2]
+        this_connection = f"Failed authentication with {host}:{port} "
         assert wire.handshake("PLAIN").error_code == 0
         answer = wire.authenticate(plain_token(user, "wrong-password"))
         assert answer.error_code == Errors.SASL_AUTHENTICATION_FAILED

@@ -49,7 +49,8 @@ def test_kafka_configs_manages_scram_users_and_they_survive_a_restart(scram_brok
     added = configs("--bootstrap-server", bootstrap, "--alter", "--entity-type", "users", "--entity-name", "carol",
                     "--add-config", "SCRAM-SHA-512=[password=carol-pw]")
     assert added.returncode == 0, added.stderr[-2000:]
-    described = configs("--bootstrap-server", bootstrap, "--describe", "--entity-type", "users", "--entity-name", "carol")
+    described = configs("--bootstrap-server", bootstrap, "--describe", "--entity-type", "users",
+                        "--entity-name", "carol")
     assert described.returncode == 0, described.stderr[-2000:]
     assert ("SCRAM credential configs for user-principal 'carol' are SCRAM-SHA-256=iterations=8192, "
             "SCRAM-SHA-512=iterations=4096") in described.stdout

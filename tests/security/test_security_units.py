@@ -88,7 +88,8 @@ def test_scram_store_follows_kafkas_rules(tmp_path):
     salt, salted = b"salt-bytes", bytes(32)
     results = store.alter([("ghost", SHA256)], [("ann", SHA256, 4096, salt, salted), ("", SHA256, 4096, salt, salted),
                                                 ("bob", 9, 4096, salt, salted), ("cid", SHA256, 100, salt, salted),
-                                                ("dan", SHA512, 20000, salt, salted), ("eve", SHA256, 4096, salt, salted),
+                                                ("dan", SHA512, 20000, salt, salted),
+                                                ("eve", SHA256, 4096, salt, salted),
                                                 ("eve", SHA512, 4096, salt, salted)])
     assert {user: code for user, code, _message in results} == {
         "ghost": Errors.RESOURCE_NOT_FOUND, "ann": 0, "": Errors.UNACCEPTABLE_CREDENTIAL,
@@ -98,7 +99,8 @@ def test_scram_store_follows_kafkas_rules(tmp_path):
     reloaded.load()
     assert reloaded.get("ann", "SCRAM-SHA-256") == store.get("ann", "SCRAM-SHA-256")
     assert reloaded.describe(None) == [("ann", 0, "", [(SHA256, 4096)])]
-    assert [r[1] for r in reloaded.describe(["ann", "zed", "ann"])] == [Errors.DUPLICATE_RESOURCE, Errors.RESOURCE_NOT_FOUND]
+    codes = [r[1] for r in reloaded.describe(["ann", "zed", "ann"])]
+    assert codes == [Errors.DUPLICATE_RESOURCE, Errors.RESOURCE_NOT_FOUND]
 
 
 
@@ -154,7 +156,8 @@ def test_listener_settings():
 def test_server_properties_continue_a_line_ending_in_a_backslash(tmp_path):
     from weir.broker.config import read_properties
     path = tmp_path / "server.properties"
-    path.write_text('listener.name.x.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule \\\n'
+    path.write_text('listener.name.x.plain.sasl.jaas.config='
+                    'org.apache.kafka.common.security.plain.PlainLoginModule \\\n'
                     '    required user_admin="s";\n# a comment \\\nb=2\n')
     assert read_properties(path) == {
         "listener.name.x.plain.sasl.jaas.config":

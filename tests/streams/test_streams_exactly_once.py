@@ -174,7 +174,7 @@ def test_streams_exactly_once_v2_through_application_and_broker_kills(any_broker
             app = StreamsApp(broker.bootstrap, application_id, state_dir, topics)
             apps.append(app)
             app.wait_running()
-            wait_until(lambda: confirmations_written(broker.bootstrap, topics.confirmations) >= kill_after,
+            wait_until(lambda goal=kill_after: confirmations_written(broker.bootstrap, topics.confirmations) >= goal,
                        f"{kill_after} confirmations written", 120)
             app.kill()
         app = StreamsApp(broker.bootstrap, application_id, state_dir, topics)

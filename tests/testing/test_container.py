@@ -13,7 +13,7 @@ OUR_IMPORT = "from weir.testing import WeirContainer as KafkaContainer"
 def test_a_kafkacontainer_suite_runs_on_weir_with_one_import_changed(tmp_path):
     original = SUITE.read_text().splitlines()
     changed = [OUR_IMPORT if line == THEIR_IMPORT else line for line in original]
-    assert [pair for pair in zip(original, changed) if pair[0] != pair[1]] == [(THEIR_IMPORT, OUR_IMPORT)]
+    assert [pair for pair in zip(original, changed, strict=False) if pair[0] != pair[1]] == [(THEIR_IMPORT, OUR_IMPORT)]
     (tmp_path / "test_kafkacontainer_suite.py").write_text("\n".join(changed) + "\n")
     result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                              "test_kafkacontainer_suite.py"], cwd=tmp_path, capture_output=True, text=True,

@@ -60,7 +60,7 @@ def test_kafka_python(weir_broker, weir_topic):
     producer.close()
     consumer = kafka.KafkaConsumer(topic, bootstrap_servers=weir_broker.bootstrap_servers,
                                    auto_offset_reset="earliest", consumer_timeout_ms=10000)
-    values = [int(message.value) for _, message in zip(range(5), consumer)]
+    values = [int(message.value) for _, message in zip(range(5), consumer, strict=False)]
     consumer.close()
     assert values == list(range(5))
 

@@ -100,7 +100,8 @@ def run_pytest(tmp_path: Path, suite: str, *args: str) -> tuple[subprocess.Compl
     out = tmp_path / "out"
     out.mkdir()
     result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                             "-o", "asyncio_mode=auto", "-o", "asyncio_default_fixture_loop_scope=function", *args], cwd=project, capture_output=True, text=True,
+                             "-o", "asyncio_mode=auto", "-o", "asyncio_default_fixture_loop_scope=function", *args],
+                            cwd=project, capture_output=True, text=True,
                             env={**os.environ, "WEIR_PLUGIN_OUT": str(out)}, timeout=240)
     return result, out
 

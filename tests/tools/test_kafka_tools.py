@@ -256,11 +256,11 @@ def test_kafka_producer_and_consumer_perf(any_broker):
     consumed = ok(run_tool(CONSUMER_PERF, "--bootstrap-server", bootstrap, "--topic", topic, "--num-records", "5000",
                            "--group", group, "--timeout", "30000"))
     header, values = [line.split(", ") for line in consumed.strip().splitlines()[-2:]]
-    row = dict(zip(header, values))
+    row = dict(zip(header, values, strict=False))
     assert row["data.consumed.in.nMsg"] == "5000"
     # the transactional run committed, so a read_committed reader sees all of it too
     committed = ok(run_tool(CONSUMER_PERF, "--bootstrap-server", bootstrap, "--topic", topic, "--num-records",
                             "5000", "--group", unique("perf-group"), "--timeout", "30000", "--command-property",
                             "isolation.level=read_committed"))
     header, values = [line.split(", ") for line in committed.strip().splitlines()[-2:]]
-    assert dict(zip(header, values))["data.consumed.in.nMsg"] == "5000"
+    assert dict(zip(header, values, strict=False))["data.consumed.in.nMsg"] == "5000"

@@ -94,7 +94,8 @@ def test_transactional_copy_is_exactly_once_across_kill_9(any_broker_to_kill):
     # Progress survives a copier restart: a new one starts from the committed offsets, and its
     # "remaining" counts only what is left.
     def progress() -> float:
-        done = sum(total - (c.remaining if c.remaining >= 0 else total) for c, total in zip(copiers, per_partition))
+        done = sum(total - (c.remaining if c.remaining >= 0 else total)
+                   for c, total in zip(copiers, per_partition, strict=False))
         return done / RECORDS
 
     unexpected_exits = []
@@ -116,7 +117,7 @@ def test_transactional_copy_is_exactly_once_across_kill_9(any_broker_to_kill):
     bounces = 0
     for target, index in BOUNCES:
         goal = min(0.9, progress() + PROGRESS_STEP)
-        wait_until(lambda: progress() >= goal or all(c.finished.is_set() for c in copiers), 60,
+        wait_until(lambda goal=goal: progress() >= goal or all(c.finished.is_set() for c in copiers), 60,
                    f"no progress before bounce {bounces}")
         if all(c.finished.is_set() for c in copiers):
             break

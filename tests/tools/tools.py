@@ -72,7 +72,8 @@ def run_tool(main_class: str, *args: str, timeout: float = 120.0) -> subprocess.
 
 def table(stdout: str) -> list[dict[str, str]]:
     """Rows of a tool's table (the first non-blank line that is not a note is the header): cells
-    between tabs, or, in a space-aligned table, cut at the header's column starts, since a cell may be empty (the shared Kafka of a
+    between tabs, or, in a space-aligned table, cut at the header's column starts, since a cell may be empty (the
+    shared Kafka of a
     test session can hold a group with the empty id, which Kafka accepts)."""
     lines = [line for line in stdout.splitlines() if line.strip() and not line.startswith(("Consumer group ", "Error"))]
     if not lines:
@@ -80,11 +81,12 @@ def table(stdout: str) -> list[dict[str, str]]:
     header = lines[0]
     if "\t" in header:  # kafka-transactions: padded cells between tabs
         names = [name.strip() for name in header.split("\t")]
-        return [dict(zip(names, (cell.strip() for cell in line.split("\t")))) for line in lines[1:]]
+        return [dict(zip(names, (cell.strip() for cell in line.split("\t")), strict=False)) for line in lines[1:]]
     starts = [i for i, ch in enumerate(header) if ch != " " and (i == 0 or header[i - 1] == " ")]
-    bounds = list(zip(starts, starts[1:] + [None]))
+    bounds = list(zip(starts, starts[1:] + [None], strict=False))
     names = [header[start:end].strip() for start, end in bounds]
-    return [{name: line[start:end].strip() for name, (start, end) in zip(names, bounds)} for line in lines[1:]]
+    return [{name: line[start:end].strip() for name, (start, end) in zip(names, bounds, strict=False)}
+            for line in lines[1:]]
 
 
 @dataclass
