@@ -72,3 +72,20 @@ def test_garbage_and_oversized_frames_before_authentication_close_only_that_conn
         assert broker.alive()
     finally:
         broker.stop()
+
+
+def test_a_client_that_never_finishes_its_sasl_handshake_is_closed_when_idle(tmp_path):
+    """connections.max.idle.ms applies before authentication too (as in Kafka): a client that opens a
+    SASL connection, asks for ApiVersions and stops there holds its slot only until it is idle that long."""
+    settings, ports = listeners_setting({"PLAINTEXT": "PLAINTEXT", "SASL_PLAINTEXT": "SASL_PLAINTEXT"})
+    settings.update({**sasl_settings(["SASL_PLAINTEXT"]), "connections.max.idle.ms": "1000"})
+    broker = ConfiguredBroker(tmp_path, settings, ports).start()
+    try:
+        stalled = SaslWire(broker.bootstrap_for("SASL_PLAINTEXT"))
+        assert stalled.api_versions().error_code == 0
+        began = time.monotonic()
+        assert _closed(stalled.sock)  # blocks until the broker closes it (the socket's timeout is 10 s)
+        assert 0.9 < time.monotonic() - began < 8
+        stalled.close()
+    finally:
+        broker.stop()
