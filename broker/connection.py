@@ -334,6 +334,11 @@ class KafkaConnection(asyncio.Protocol):
                         sent = await sender.send(fd, region.position, region.length)
                     except NotImplementedError:
                         pass  # copied below, and from now on
+                    except (BrokenPipeError, ConnectionResetError):
+                        # the client went away mid-response (a consumer closed): ordinary, as Kafka logs it
+                        log.debug("client %s closed its connection while a fetch response was sent", self._peer)
+                        transport.close()
+                        return False
                     except OSError as exc:
                         self._close(f"sending a fetch response failed: {exc}")
                         return False
