@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from weir.protocol.errors import Errors, KafkaError
 
-from .model import CLUSTER, CLUSTER_ACTION, CLUSTER_NAME, CREATE, GROUP, READ, TOPIC, TRANSACTIONAL_ID, WRITE
+from .model import ALTER, CLUSTER, CLUSTER_ACTION, CLUSTER_NAME, CREATE, GROUP, READ, TOPIC, TRANSACTIONAL_ID, WRITE
 
 _TRANSACTIONAL_BIT = 0x10  # RecordBatch attributes (offset 21, int16): bit 4
 _NOTHING: dict[str, Errors] = {}
@@ -81,3 +81,13 @@ def check_config_access(authorizer, session, config_type: int, name: str, operat
     resource_type, code, message = _CONFIG_RESOURCES[config_type]
     if not authorizer.allows(session, operation, resource_type, CLUSTER_NAME if resource_type == CLUSTER else name):
         raise KafkaError(code, message)
+
+
+def acl_change_refusal(authorizer, session) -> tuple[int, str] | None:
+    """What CreateAcls and DeleteAcls answer every entry when they may not act (KafkaApis / the
+    controller's AclControlManager): ALTER on the cluster first, then an authorizer at all."""
+    if not authorizer.allows_cluster(session, ALTER):
+        return Errors.CLUSTER_AUTHORIZATION_FAILED, "Cluster authorization failed."
+    if not authorizer.enabled:
+        return Errors.SECURITY_DISABLED, "No Authorizer is configured."
+    return None

@@ -14,17 +14,17 @@ from weir.protocol.api_keys import ApiKey
 from weir.protocol.errors import Errors, KafkaError
 from weir.protocol.messages import create_acls as msg
 
-from ..acl.model import ALTER, AclBinding, creation_error, has_concrete_codes
+from ..acl.checks import acl_change_refusal
+from ..acl.model import AclBinding, creation_error, has_concrete_codes
 from ..dispatcher import handles
 
 
 @handles(ApiKey.CREATE_ACLS, versions=(1, 3))
 def handle(context, header, request, session=None):
     authorizer = context.authorizer
-    if not authorizer.allows_cluster(session, ALTER):
-        return _all(request, Errors.CLUSTER_AUTHORIZATION_FAILED, "Cluster authorization failed.")
-    if not authorizer.enabled:
-        return _all(request, Errors.SECURITY_DISABLED, "No Authorizer is configured.")
+    refusal = acl_change_refusal(authorizer, session)
+    if refusal is not None:
+        return _all(request, *refusal)
     bindings = [AclBinding(c.resource_type, c.resource_name, c.resource_pattern_type, c.principal, c.host,
                            c.operation, c.permission_type) for c in request.creations]
     if not all(has_concrete_codes(acl) for acl in bindings):

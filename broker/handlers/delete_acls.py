@@ -10,7 +10,7 @@ from weir.protocol.api_keys import ApiKey
 from weir.protocol.errors import Errors, KafkaError
 from weir.protocol.messages import delete_acls as msg
 
-from ..acl.model import ALTER
+from ..acl.checks import acl_change_refusal
 from ..dispatcher import handles
 from .describe_acls import acl_filter
 
@@ -18,10 +18,9 @@ from .describe_acls import acl_filter
 @handles(ApiKey.DELETE_ACLS, versions=(1, 3))
 def handle(context, header, request, session=None):
     authorizer = context.authorizer
-    if not authorizer.allows_cluster(session, ALTER):
-        return _all(request, Errors.CLUSTER_AUTHORIZATION_FAILED, "Cluster authorization failed.")
-    if not authorizer.enabled:
-        return _all(request, Errors.SECURITY_DISABLED, "No Authorizer is configured.")
+    refusal = acl_change_refusal(authorizer, session)
+    if refusal is not None:
+        return _all(request, *refusal)
     filters = [acl_filter(f) for f in request.filters]
     valid = [f for f in filters if not f.is_unknown()]
     try:
