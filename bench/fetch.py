@@ -89,7 +89,8 @@ def run(broker, args) -> dict:
     return figures
 
 
-def main(argv=None) -> int:
+def bench_results(argv=None) -> dict:
+    """The run ``main`` prints, its figures returned (``summarise``): for bench/report.py."""
     from bench.peers import add_arguments
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--records", type=int, default=200_000)
@@ -104,8 +105,13 @@ def main(argv=None) -> int:
     args.partition_counts = [int(p) for p in args.partitions.split(",")]
     args.isolation_levels = args.isolation.split(",")
     print(f"load average at start: {os.getloadavg()}", flush=True)
-    compare(run, args, f"{args.records} x {args.size} B read back, every value read")
+    summary = compare(run, args, f"{args.records} x {args.size} B read back, every value read")
     print(f"load average at end: {os.getloadavg()}")
+    return summary
+
+
+def main(argv=None) -> int:
+    bench_results(argv)
     return 0
 
 

@@ -80,7 +80,8 @@ def run(broker, args) -> dict:
     return figures
 
 
-def main(argv=None) -> int:
+def bench_results(argv=None) -> dict:
+    """The run ``main`` prints, its figures returned (``summarise``): for bench/report.py."""
     from bench.peers import add_arguments
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rates", default="1000,10000,50000")
@@ -93,8 +94,14 @@ def main(argv=None) -> int:
     args.rate_values = [int(rate) for rate in args.rates.split(",")]
     args.mode_names = args.modes.split(",")
     print(f"load average at start: {os.getloadavg()}", flush=True)
-    compare(run, args, f"records of {args.size} B for {args.seconds:g} s a rate, 1 partition, acks=all, linger 0")
+    summary = compare(run, args, f"records of {args.size} B for {args.seconds:g} s a rate, 1 partition, acks=all, "
+                                 "linger 0")
     print(f"load average at end: {os.getloadavg()}")
+    return summary
+
+
+def main(argv=None) -> int:
+    bench_results(argv)
     return 0
 
 

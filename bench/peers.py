@@ -10,8 +10,10 @@ so that the measured rounds run compiled code, as a long-running broker does.
 
 from __future__ import annotations
 
+import subprocess
 import sys
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -78,12 +80,33 @@ def kafka_starter(jvm: str = "production"):
     return start_kafka
 
 
+def restart(broker: Broker) -> float | str:
+    """Stop ``broker`` cleanly and start it again on the same data directory and port; the
+    monotonic time of the new process's spawn, or why the peer cannot restart with its data."""
+    if isinstance(broker.process, _KafkaHandle):
+        kafka = broker.process.kafka
+        kafka.stop()
+        began = time.monotonic()
+        kafka.start(timeout=600)  # returns once Metadata is answered (reference/kafka.py)
+        return began
+    if broker.name == "tansu":
+        return "memory storage (memory://): nothing survives a restart"
+    broker.process.terminate()
+    broker.process.wait(120)
+    began = time.monotonic()
+    broker.process = subprocess.Popen(broker.command, cwd=broker.cwd, stdout=subprocess.DEVNULL,
+                                      stderr=subprocess.DEVNULL)
+    return began
+
+
 def starters(args) -> list:
-    """The brokers named by ``--peers`` (weir, weir-tv1, weir-before, tansu, kafka), in that order."""
+    """The brokers named by ``--peers`` (weir, weir-tv1, weir-before, tansu, kafka), in that order;
+    ``args.weir_args``, where set, are further command-line arguments for Weir."""
     chosen = []
+    weir_args = tuple(getattr(args, "weir_args", ()))
     for name in getattr(args, "peers", "weir,tansu").split(","):
         if name == "weir":
-            chosen.append(weir_starter())
+            chosen.append(weir_starter(REPO, "weir", weir_args))
         elif name == "weir-tv1":  # this tree formatted at transaction.version=1 (Weir's default is 2)
             chosen.append(weir_starter(REPO, "weir-tv1", ("--feature", "transaction.version=1")))
         elif name == "weir-before":

@@ -150,15 +150,20 @@ def run(broker, args) -> dict:
     return results
 
 
-def main(argv=None) -> int:
+def bench_results(argv=None) -> dict:
+    """The run ``main`` prints, its figures returned (``summarise``): for bench/report.py."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--records", type=int, default=100_000)
     parser.add_argument("--partitions", type=int, default=3)
     parser.add_argument("--commit-ms", type=int, default=100)
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args(argv)
-    compare(run, args, f"{args.records} orders -> confirmation + inventory update, {args.partitions} partitions, "
-                       f"commit every {args.commit_ms} ms; confluent-kafka")
+    return compare(run, args, f"{args.records} orders -> confirmation + inventory update, "
+                              f"{args.partitions} partitions, commit every {args.commit_ms} ms; confluent-kafka")
+
+
+def main(argv=None) -> int:
+    bench_results(argv)
     return 0
 
 

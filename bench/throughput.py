@@ -41,6 +41,7 @@ Where Weir's produce time goes (issue 13, measured on the shared 2-core machine)
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import statistics
 import shutil
@@ -84,6 +85,8 @@ class Broker:
     port: int
     startup_s: float
     workdir: Path
+    command: list[str] | None = None  # how it was started, for a restart on its data (bench/peers.py restart)
+    cwd: Path | None = None
 
     @property
     def bootstrap(self) -> str:
@@ -114,7 +117,7 @@ def start(name: str, command, port: int, workdir: Path, cwd: Path) -> Broker:
     began = time.monotonic()
     process = subprocess.Popen(command, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     wait_until_serving(f"127.0.0.1:{port}", began + 30)
-    return Broker(name, process, port, time.monotonic() - began, workdir)
+    return Broker(name, process, port, time.monotonic() - began, workdir, list(command), cwd)
 
 
 def create_topic(bootstrap: str, topic: str, partitions: int, client: dict | None = None) -> None:
@@ -195,15 +198,17 @@ def run(broker: Broker, args) -> dict:
     return {**figures, "start-up ms": broker.startup_s * 1000, "idle RSS MiB": idle}
 
 
-def compare(run, args, title: str) -> None:
+def compare(run, args, title: str) -> dict:
     """``run(broker, args)`` on each peer (``--peers``) for ``args.rounds`` interleaved rounds, a fresh
-    broker and data directory each time; print the medians, their spread and Weir's ratios.
+    broker and data directory each time; print the medians, their spread and Weir's ratios, and
+    return them (``summarise``) for bench/report.py.
 
-    A metric is better higher when its name holds "/s", lower otherwise.
+    A metric is better higher when its name holds "/s", lower otherwise. ``run`` may give a metric
+    a string instead of a number: the peer cannot be measured there, and the string says why (n/a).
     """
     from bench.peers import starters
     chosen = starters(args)
-    rounds: dict[str, list[dict]] = {starter.peer: [] for starter in chosen}
+    rounds: dict[str, list[dict[str, float | str]]] = {starter.peer: [] for starter in chosen}
     for number in range(args.rounds):
         order = chosen if number % 2 == 0 else chosen[::-1]  # alternate who runs first
         for starter in order:
@@ -213,28 +218,63 @@ def compare(run, args, title: str) -> None:
             finally:
                 broker.stop()
             print(f"round {number + 1} {broker.name}: " + ", ".join(
-                f"{k} {v:.1f}" for k, v in rounds[broker.name][-1].items()), flush=True)
-    names = list(rounds)
-    results = {name: {metric: statistics.median(r[metric] for r in runs) for metric in runs[0]}
-               for name, runs in rounds.items()}
-    spread = {name: {metric: (max(r[metric] for r in runs) - min(r[metric] for r in runs))
-                     / max(statistics.median(r[metric] for r in runs), 1e-9) for metric in runs[0]}
-              for name, runs in rounds.items()}
-    base = names[0]
-    print(f"\nmedians of {args.rounds} round(s) (spread = (max-min)/median): {title}")
-    width = max(20, *(len(metric) + 1 for metric in results[base]))
+                f"{k} {_cell(v, 0)}" for k, v in rounds[broker.name][-1].items()), flush=True)
+    summary = summarise(rounds, title)
+    print_summary(summary)
+    return summary
+
+
+def _cell(value: float | str | None, width: int) -> str:
+    return f"{value:>{width}.1f}" if isinstance(value, (int, float)) else f"{'n/a':>{width}}"
+
+
+def summarise(rounds: dict[str, list[dict[str, float | str]]], title: str) -> dict:
+    """Per peer and metric the median over rounds (None where no round measured it), the spread
+    ((max-min)/median) and the reason a metric is n/a; JSON-ready."""
+    metrics = list(dict.fromkeys(metric for runs in rounds.values() for r in runs for metric in r))
+    medians: dict[str, dict[str, float | None]] = {}
+    spread: dict[str, dict[str, float]] = {}
+    notes: dict[str, dict[str, str]] = {}
+    for name, runs in rounds.items():
+        medians[name], spread[name], notes[name] = {}, {}, {}
+        for metric in metrics:
+            values = [r.get(metric) for r in runs]
+            numbers = [v for v in values if isinstance(v, (int, float)) and not math.isnan(v)]
+            if numbers:
+                middle = statistics.median(numbers)
+                medians[name][metric] = middle
+                spread[name][metric] = (max(numbers) - min(numbers)) / max(abs(middle), 1e-9)
+            else:
+                medians[name][metric] = None
+                notes[name][metric] = next((v for v in values if isinstance(v, str)), "not measured")
+    return {"title": title, "rounds": max((len(runs) for runs in rounds.values()), default=0),
+            "peers": list(rounds), "metrics": metrics,
+            "better": {metric: "higher" if "/s" in metric else "lower" for metric in metrics},
+            "medians": medians, "spread": spread, "notes": {n: v for n, v in notes.items() if v}}
+
+
+def print_summary(summary: dict) -> None:
+    names, results, base = summary["peers"], summary["medians"], summary["peers"][0]
+    print(f"\nmedians of {summary['rounds']} round(s) (spread = (max-min)/median): {summary['title']}")
+    width = max(20, *(len(metric) + 1 for metric in summary["metrics"]))
     print(f"{'metric':<{width}}" + "".join(f"{n:>13}" for n in names)
           + "".join(f"{base + '/' + n:>20}" for n in names[1:]) + "  better")
-    for metric in results[base]:
-        better = "higher" if "/s" in metric else "lower"
-        cells = "".join(f"{results[n][metric]:>13.1f}" for n in names)
-        ratios = "".join(f"{results[base][metric] / results[n][metric]:>19.2f}x" for n in names[1:])
-        print(f"{metric:<{width}}{cells}{ratios}  {better}")
-    spreads = "".join(f"{max(spread[n].values()):>12.0%} " for n in names)
+    for metric in summary["metrics"]:
+        cells = "".join(_cell(results[n][metric], 13) for n in names)
+        ratios = ""
+        for n in names[1:]:
+            ours, theirs = results[base][metric], results[n][metric]
+            ratios += f"{ours / theirs:>19.2f}x" if ours is not None and theirs else f"{'n/a':>20}"
+        print(f"{metric:<{width}}{cells}{ratios}  {summary['better'][metric]}")
+    spreads = "".join(f"{max(summary['spread'][n].values(), default=0):>12.0%} " for n in names)
     print(f"{'spread':<{width}}" + spreads + "  (largest over metrics)")
+    for name, reasons in summary["notes"].items():
+        for metric, reason in reasons.items():
+            print(f"n/a: {name} {metric}: {reason}")
 
 
-def main(argv=None) -> int:
+def bench_results(argv=None) -> dict:
+    """The run ``main`` prints, its figures returned (``summarise``): for bench/report.py."""
     from bench.peers import add_arguments
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--messages", type=int, default=200_000)
@@ -250,10 +290,15 @@ def main(argv=None) -> int:
         from bench import authorizer, security
         common = ["--messages", str(min(args.messages, 100_000)), "--size", str(args.size),
                   "--rounds", str(args.rounds)]
-        return security.main(common) or authorizer.main(common)
+        raise SystemExit(security.main(common) or authorizer.main(common))
     if args.idempotent_messages is None:
         args.idempotent_messages = args.messages
-    compare(run, args, f"{args.messages} x {args.size} B, {args.partitions} partition(s), acks=all, confluent-kafka")
+    return compare(run, args, f"{args.messages} x {args.size} B, {args.partitions} partition(s), acks=all, "
+                                "confluent-kafka")
+
+
+def main(argv=None) -> int:
+    bench_results(argv)
     return 0
 
 

@@ -162,7 +162,8 @@ def run(broker, args) -> dict:
                 concurrent_cpu * 1000 / (args.producers * args.concurrent_commits)}
 
 
-def main(argv=None) -> int:
+def bench_results(argv=None) -> dict:
+    """The run ``main`` prints, its figures returned (``summarise``): for bench/report.py."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--messages", type=int, default=200_000)
     parser.add_argument("--per-txn", type=int, default=10_000)
@@ -181,12 +182,16 @@ def main(argv=None) -> int:
         if args.peers == parser.get_default("peers"):
             args.peers = "weir,weir-tv1,kafka"
         print(f"load average before: {' '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
-        compare(run_per_transaction, args, f"{args.transactions} transactions of one record to each of "
-                                           f"{args.txn_partitions} partitions; our client (weir = version 2)")
+        summary = compare(run_per_transaction, args, f"{args.transactions} transactions of one record to each of "
+                                                     f"{args.txn_partitions} partitions; our client (weir = version 2)")
         print(f"load average after: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
-        return 0
-    compare(run, args, f"{args.messages} x {args.size} B committed every {args.per_txn}; "
-                       f"{args.commits} one-message transactions; confluent-kafka")
+        return summary
+    return compare(run, args, f"{args.messages} x {args.size} B committed every {args.per_txn}; "
+                              f"{args.commits} one-message transactions; confluent-kafka")
+
+
+def main(argv=None) -> int:
+    bench_results(argv)
     return 0
 
 

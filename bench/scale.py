@@ -1,0 +1,214 @@
+"""Scale: many partitions, connections, group members and transactional producers; Weir next to
+Tansu and Apache Kafka (bench/peers.py), each round a fresh broker of each peer.
+
+Scenarios, in this order on each broker (sizes are options; the defaults run in a few minutes):
+
+- connections (``--connections`` 1,000, ``--requests`` 10 each): idle RSS per connection, then
+  every connection sending ApiVersions and Metadata in turn at once: latency p50/p99/max and
+  requests/s (bench/scale_clients.py);
+- group (``--members`` 100, aiokafka, classic protocol): seconds until all members own
+  ``--group-partitions`` (200) partitions, then until one member more is taken in;
+- transactional producers (``--txn-producers`` 1,000 of our client, ``--txn-commits`` 3 each):
+  initialisations/s and commits/s with all of them at once;
+- wide produce and fetch (``--wide-partitions`` 1,000, ``--wide-records`` 100,000 of 1 KiB,
+  librdkafka as bench/throughput.py loads and reads): MB/s;
+- partitions (``--partitions`` 10,000 in topics of ``--per-topic`` 100): seconds from
+  CreateTopics until a Metadata answer lists every partition with a leader, one full
+  (all-topic) Metadata request's time to its last byte (median of 3), RSS per partition, and
+  start-up with them: a clean stop, then seconds from spawn until Metadata lists them all again.
+
+    python -m bench.scale [--rounds 1] [--peers weir,tansu,kafka] [--scenarios connections,group,txn,wide,partitions]
+
+Weir runs with group.initial.rebalance.delay.ms 0, as the Kafka of bench/peers.py does
+(reference/kafka.py SHARED_TEST_SETTINGS): with Weir's default of 3 s the group figure would
+measure the delay. The soft RLIMIT_NOFILE of this process (and so of the brokers it starts) is
+raised to the hard limit: a thousand connections and ten thousand partitions need descriptors.
+A figure a peer cannot give is printed n/a with the reason (Tansu keeps its data in memory, so
+it has no start-up with partitions).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import resource
+import socket
+import statistics
+import sys
+import time
+
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from weir.protocol.api_keys import ApiKey
+from weir.protocol.connection import ClientConnection
+from weir.protocol.messages import metadata
+
+from bench import scale_clients
+from bench.throughput import compare, create_topic, fetch, produce, rss_mib
+
+SCENARIOS = ("connections", "group", "txn", "wide", "partitions")
+DEADLINE_S = 600.0  # for the partitions to be created or loaded; past it the figure is n/a
+
+
+def raise_open_files_limit() -> int:
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != hard:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    return hard
+
+
+def full_metadata(port: int) -> tuple[float, object]:
+    """One Metadata request for every topic on a fresh connection: (seconds to the answer's last
+    byte, the answer). Timed before decoding, which is this process's cost, not the broker's."""
+    codec = ClientConnection("weir-bench-scale")
+    with socket.create_connection(("127.0.0.1", port), timeout=120) as sock:
+        frame = codec.send_request(ApiKey.METADATA, scale_clients.METADATA_V,
+                                   metadata.REQUEST(topics=None, allow_auto_topic_creation=False))
+        began = time.monotonic()
+        sock.sendall(frame)
+        received = bytearray()
+        while len(received) < 4 or len(received) < 4 + int.from_bytes(received[:4], "big"):
+            chunk = sock.recv(1 << 20)
+            if not chunk:
+                raise ConnectionError("the broker closed the connection")
+            received += chunk
+        elapsed = time.monotonic() - began
+    return elapsed, codec.receive_data(bytes(received))[0]
+
+
+def led_partitions(port: int, prefix: str) -> int:
+    """Partitions of the topics named ``prefix``* that a Metadata answer lists with a leader."""
+    try:
+        _elapsed, answer = full_metadata(port)
+    except OSError:  # not listening yet (start-up)
+        return 0
+    return sum(1 for topic in answer.topics if topic.error_code == 0 and (topic.name or "").startswith(prefix)
+               for partition in topic.partitions if partition.error_code == 0 and partition.leader_id >= 0)
+
+
+def wait_for_partitions(port: int, prefix: str, expected: int) -> None:
+    deadline = time.monotonic() + DEADLINE_S
+    while (led := led_partitions(port, prefix)) < expected:
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{led} of {expected} partitions led after {DEADLINE_S:g} s")
+        time.sleep(0.1)  # poll interval of a deadline-bounded wait
+
+
+def partitions_scenario(broker, args) -> dict[str, float | str]:
+    from bench.peers import restart
+    prefix, per_topic = "scale-many-", min(args.per_topic, args.partitions)
+    topics = [NewTopic(f"{prefix}{number:05d}", num_partitions=per_topic, replication_factor=1)
+              for number in range(args.partitions // per_topic)]
+    total = per_topic * len(topics)
+    rss_before = rss_mib(broker.process.pid)
+    began = time.monotonic()
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    for future in admin.create_topics(topics, operation_timeout=DEADLINE_S, request_timeout=DEADLINE_S).values():
+        future.result(DEADLINE_S)
+    wait_for_partitions(broker.port, prefix, total)
+    figures: dict[str, float | str] = {"partitions: create s": time.monotonic() - began}
+    figures["partitions: full Metadata ms"] = statistics.median(
+        full_metadata(broker.port)[0] for _ in range(3)) * 1000
+    figures["partitions: RSS KiB/partition"] = (rss_mib(broker.process.pid) - rss_before) * 1024 / total
+    spawned = restart(broker)
+    if isinstance(spawned, str):
+        figures["partitions: start-up s"] = spawned
+    else:
+        wait_for_partitions(broker.port, prefix, total)
+        figures["partitions: start-up s"] = time.monotonic() - spawned
+    return figures
+
+
+def wide_scenario(broker, args) -> dict[str, float | str]:
+    create_topic(broker.bootstrap, "scale-wide", args.wide_partitions)
+    return {"wide: produce MB/s": produce(broker.bootstrap, "scale-wide", args.wide_records, 1024),
+            "wide: fetch MB/s": fetch(broker.bootstrap, "scale-wide", args.wide_partitions, args.wide_records, 1024)}
+
+
+def connections_scenario(broker, args) -> dict[str, float | str]:
+    create_topic(broker.bootstrap, "scale-connections", 1)
+    return asyncio.run(scale_clients.connections(broker.port, broker.process.pid, args.connections, args.requests,
+                                                 "scale-connections"))
+
+
+def group_scenario(broker, args) -> dict[str, float | str]:
+    create_topic(broker.bootstrap, "scale-group", args.group_partitions)
+    return asyncio.run(scale_clients.group(broker.bootstrap, "scale-group", args.group_partitions, args.members))
+
+
+def txn_scenario(broker, args) -> dict[str, float | str]:
+    create_topic(broker.bootstrap, "scale-txn", 1)
+    return asyncio.run(scale_clients.transactional_producers(broker.bootstrap, "scale-txn", args.txn_producers,
+                                                             args.txn_commits))
+
+
+RUNNERS = {"connections": (connections_scenario, ("connections: idle RSS KiB/connection", "connections: requests/s")),
+           "group": (group_scenario, ("group: all members joined s", "group: one member more s")),
+           "txn": (txn_scenario, ("txn producers: init/s", "txn producers: commits/s")),
+           "wide": (wide_scenario, ("wide: produce MB/s", "wide: fetch MB/s")),
+           "partitions": (partitions_scenario, ("partitions: create s", "partitions: start-up s"))}
+
+
+def run(broker, args) -> dict[str, float | str]:
+    """Every chosen scenario on one broker; a scenario that fails gives its figures as n/a with
+    the reason, and the next one runs (on the same broker, which it may have left loaded)."""
+    figures: dict[str, float | str] = {}
+    loads = []
+    for name in args.scenario_names:
+        scenario, headline = RUNNERS[name]
+        began = time.monotonic()
+        try:
+            figures.update(scenario(broker, args))
+        except Exception as exc:  # reported as n/a: one peer's failure must not hide the others' figures
+            reason = f"{type(exc).__name__}: {exc}"[:300]
+            print(f"  {broker.name} {name} failed: {reason}", flush=True)
+            figures.update(dict.fromkeys(headline, reason))
+        loads.append(os.getloadavg()[0])
+        print(f"  {broker.name} {name}: {time.monotonic() - began:.1f} s, load {loads[-1]:.1f}", flush=True)
+    figures["load (1 min)"] = sum(loads) / len(loads)
+    return figures
+
+
+def bench_results(argv=None) -> dict:
+    """The run ``main`` prints, its figures returned (``summarise``): for bench/report.py."""
+    from bench.peers import add_arguments
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--scenarios", default=",".join(SCENARIOS))
+    parser.add_argument("--partitions", type=int, default=10_000)
+    parser.add_argument("--per-topic", type=int, default=100)
+    parser.add_argument("--wide-partitions", type=int, default=1000)
+    parser.add_argument("--wide-records", type=int, default=100_000)
+    parser.add_argument("--connections", type=int, default=1000)
+    parser.add_argument("--requests", type=int, default=10, help="per connection")
+    parser.add_argument("--members", type=int, default=100)
+    parser.add_argument("--group-partitions", type=int, default=200)
+    parser.add_argument("--txn-producers", type=int, default=1000)
+    parser.add_argument("--txn-commits", type=int, default=3, help="per producer")
+    parser.add_argument("--rounds", type=int, default=1)
+    add_arguments(parser)
+    args = parser.parse_args(argv)
+    args.scenario_names = args.scenarios.split(",")
+    unknown = set(args.scenario_names) - set(SCENARIOS)
+    if unknown:
+        parser.error(f"unknown scenarios {sorted(unknown)}")
+    args.weir_args = ("--override", "group.initial.rebalance.delay.ms=0")
+    descriptors = raise_open_files_limit()
+    print(f"load average at start: {os.getloadavg()} on {os.cpu_count()} cores; open files limit {descriptors}",
+          flush=True)
+    summary = compare(run, args, f"{args.connections} connections x {args.requests} requests; {args.members}-member "
+                                 f"group on {args.group_partitions} partitions; {args.txn_producers} transactional "
+                                 f"producers x {args.txn_commits} commits; {args.wide_records} x 1 KiB over "
+                                 f"{args.wide_partitions} partitions; {args.partitions} partitions "
+                                 f"({args.per_topic} a topic)")
+    print(f"load average at end: {os.getloadavg()}")
+    return summary
+
+
+def main(argv=None) -> int:
+    bench_results(argv)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
