@@ -76,16 +76,15 @@ FAST_TESTS := tests/protocol tests/log tests/txn tests/group tests/server tests/
 	tests/client/test_list_offsets_retry.py tests/client/test_errors.py tests/client/test_coordinator_loading.py \
 	tests/features/test_finalized_features.py \
 	tests/testing/test_container_api.py tests/security/test_security_units.py \
-	tests/client/test_security_options.py tests/security/test_acl_units.py
+	tests/client/test_security_options.py tests/security/test_acl_units.py \
+	tests/bench
 test-fast: $(VENV)/.installed-test typecheck lint
 	WEIR_TEST_FAST=1 $(PY) -m pytest -q $(FAST_TESTS)
 
+# Every benchmark at reduced sizes, one round each (bench/report.py's "make" profile, under 15 minutes):
+# bench/results/<date>.json and the charts README.md shows. Each bench alone: python -m bench.<name>.
 bench: $(VENV)/.installed-bench
-	$(PY) -m bench.throughput
-	$(PY) -m bench.transactions
-	$(PY) -m bench.pipeline
-	$(PY) -m bench.fetch
-	$(PY) -m bench.latency
+	$(PY) -m bench.report --profile make
 
 clean:
 	rm -rf $(VENV) .pytest_cache build *.egg-info reference/target

@@ -13,9 +13,11 @@ Scenarios, in this order on each broker (sizes are options; the defaults run in 
 - wide produce and fetch (``--wide-partitions`` 1,000, ``--wide-records`` 100,000 of 1 KiB,
   librdkafka as bench/throughput.py loads and reads): MB/s;
 - partitions (``--partitions`` 10,000 in topics of ``--per-topic`` 100): seconds from
-  CreateTopics until a Metadata answer lists every partition with a leader, one full
+  CreateTopics until every partition answers, one full
   (all-topic) Metadata request's time to its last byte (median of 3), RSS per partition, and
-  start-up with them: a clean stop, then seconds from spawn until Metadata lists them all again.
+  start-up with them: a clean stop, then seconds from spawn until they all answer again.
+  A partition counts as there once it answers ListOffsets: Kafka lists partitions in Metadata
+  before it has made their logs.
 
     python -m bench.scale [--rounds 1] [--peers weir,tansu,kafka] [--scenarios connections,group,txn,wide,partitions]
 
@@ -42,10 +44,10 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from weir.protocol.api_keys import ApiKey
 from weir.protocol.connection import ClientConnection
-from weir.protocol.messages import metadata
+from weir.protocol.messages import list_offsets, metadata
 
 from bench import scale_clients
-from bench.throughput import compare, create_topic, fetch, produce, rss_mib
+from bench.throughput import compare, cpu_seconds, create_topic, fetch, produce, rss_mib
 
 SCENARIOS = ("connections", "group", "txn", "wide", "partitions")
 DEADLINE_S = 600.0  # for the partitions to be created or loaded; past it the figure is n/a
@@ -77,22 +79,43 @@ def full_metadata(port: int) -> tuple[float, object]:
     return elapsed, codec.receive_data(bytes(received))[0]
 
 
-def led_partitions(port: int, prefix: str) -> int:
-    """Partitions of the topics named ``prefix``* that a Metadata answer lists with a leader."""
+def serving_partitions(port: int, topics: dict[str, int]) -> int:
+    """How many partitions of ``topics`` (name: partition count) answer a ListOffsets (latest)
+    without an error: their logs exist and are loaded. Kafka lists a partition's leader in
+    Metadata before its broker has made the log, so Metadata alone would flatter it."""
+    codec = ClientConnection("weir-bench-scale")
+    request = list_offsets.REQUEST(replica_id=-1, isolation_level=0, topics=[
+        list_offsets.RequestTopic(name=name, partitions=[
+            list_offsets.RequestPartition(partition_index=index, timestamp=-1) for index in range(count)])
+        for name, count in topics.items()])
     try:
-        _elapsed, answer = full_metadata(port)
+        with socket.create_connection(("127.0.0.1", port), timeout=120) as sock:
+            sock.sendall(codec.send_request(ApiKey.LIST_OFFSETS, 7, request))
+            answers: list = []
+            while not answers:
+                chunk = sock.recv(1 << 20)
+                if not chunk:
+                    return 0
+                answers = codec.receive_data(chunk)
     except OSError:  # not listening yet (start-up)
         return 0
-    return sum(1 for topic in answer.topics if topic.error_code == 0 and (topic.name or "").startswith(prefix)
-               for partition in topic.partitions if partition.error_code == 0 and partition.leader_id >= 0)
+    return sum(1 for topic in answers[0].topics for partition in topic.partitions if partition.error_code == 0)
 
 
-def wait_for_partitions(port: int, prefix: str, expected: int) -> None:
+def wait_for_partitions(port: int, topics: dict[str, int]) -> None:
     deadline = time.monotonic() + DEADLINE_S
-    while (led := led_partitions(port, prefix)) < expected:
+    expected = sum(topics.values())
+    while (serving := serving_partitions(port, topics)) < expected:
         if time.monotonic() > deadline:
-            raise TimeoutError(f"{led} of {expected} partitions led after {DEADLINE_S:g} s")
+            raise TimeoutError(f"{serving} of {expected} partitions served after {DEADLINE_S:g} s")
         time.sleep(0.1)  # poll interval of a deadline-bounded wait
+
+
+def create(broker, topic: str, partitions: int) -> None:
+    """Create ``topic`` and wait until Metadata gives every partition a leader (Kafka answers
+    CreateTopics before its metadata has them)."""
+    create_topic(broker.bootstrap, topic, partitions)
+    wait_for_partitions(broker.port, {topic: partitions})
 
 
 def partitions_scenario(broker, args) -> dict[str, float | str]:
@@ -101,12 +124,13 @@ def partitions_scenario(broker, args) -> dict[str, float | str]:
     topics = [NewTopic(f"{prefix}{number:05d}", num_partitions=per_topic, replication_factor=1)
               for number in range(args.partitions // per_topic)]
     total = per_topic * len(topics)
+    counts = {topic.topic: per_topic for topic in topics}
     rss_before = rss_mib(broker.process.pid)
     began = time.monotonic()
     admin = AdminClient({"bootstrap.servers": broker.bootstrap})
     for future in admin.create_topics(topics, operation_timeout=DEADLINE_S, request_timeout=DEADLINE_S).values():
         future.result(DEADLINE_S)
-    wait_for_partitions(broker.port, prefix, total)
+    wait_for_partitions(broker.port, counts)
     figures: dict[str, float | str] = {"partitions: create s": time.monotonic() - began}
     figures["partitions: full Metadata ms"] = statistics.median(
         full_metadata(broker.port)[0] for _ in range(3)) * 1000
@@ -115,32 +139,38 @@ def partitions_scenario(broker, args) -> dict[str, float | str]:
     if isinstance(spawned, str):
         figures["partitions: start-up s"] = spawned
     else:
-        wait_for_partitions(broker.port, prefix, total)
+        wait_for_partitions(broker.port, counts)
         figures["partitions: start-up s"] = time.monotonic() - spawned
     return figures
 
 
 def wide_scenario(broker, args) -> dict[str, float | str]:
-    create_topic(broker.bootstrap, "scale-wide", args.wide_partitions)
+    create(broker, "scale-wide", args.wide_partitions)
     return {"wide: produce MB/s": produce(broker.bootstrap, "scale-wide", args.wide_records, 1024),
             "wide: fetch MB/s": fetch(broker.bootstrap, "scale-wide", args.wide_partitions, args.wide_records, 1024)}
 
 
 def connections_scenario(broker, args) -> dict[str, float | str]:
-    create_topic(broker.bootstrap, "scale-connections", 1)
-    return asyncio.run(scale_clients.connections(broker.port, broker.process.pid, args.connections, args.requests,
-                                                 "scale-connections"))
+    create(broker, "scale-connections", 1)
+    began = cpu_seconds(broker.process.pid)
+    figures: dict[str, float | str] = asyncio.run(scale_clients.connections(
+        broker.port, broker.process.pid, args.connections, args.requests, "scale-connections", args.deadline))
+    # the broker's own cost, steadier than latency on a shared machine (the connects counted too)
+    figures["connections: broker CPU ms/1000 requests"] = (cpu_seconds(broker.process.pid) - began) * 1e6 / (
+        args.connections * (args.requests + 1))
+    return figures
 
 
 def group_scenario(broker, args) -> dict[str, float | str]:
-    create_topic(broker.bootstrap, "scale-group", args.group_partitions)
-    return asyncio.run(scale_clients.group(broker.bootstrap, "scale-group", args.group_partitions, args.members))
+    create(broker, "scale-group", args.group_partitions)
+    return asyncio.run(scale_clients.group(broker.bootstrap, "scale-group", args.group_partitions, args.members,
+                                           args.deadline))
 
 
 def txn_scenario(broker, args) -> dict[str, float | str]:
-    create_topic(broker.bootstrap, "scale-txn", 1)
+    create(broker, "scale-txn", 1)
     return asyncio.run(scale_clients.transactional_producers(broker.bootstrap, "scale-txn", args.txn_producers,
-                                                             args.txn_commits))
+                                                             args.txn_commits, args.deadline))
 
 
 RUNNERS = {"connections": (connections_scenario, ("connections: idle RSS KiB/connection", "connections: requests/s")),
@@ -185,6 +215,8 @@ def bench_results(argv=None) -> dict:
     parser.add_argument("--group-partitions", type=int, default=200)
     parser.add_argument("--txn-producers", type=int, default=1000)
     parser.add_argument("--txn-commits", type=int, default=3, help="per producer")
+    parser.add_argument("--deadline", type=float, default=120.0,
+                        help="seconds a client scenario may take on one broker before its figures are n/a")
     parser.add_argument("--rounds", type=int, default=1)
     add_arguments(parser)
     args = parser.parse_args(argv)

@@ -26,7 +26,6 @@ from weir.protocol.messages import api_versions, metadata
 from bench.throughput import rss_mib
 
 API_VERSIONS_V, METADATA_V = 3, 12  # both answered by Weir, Tansu and Kafka 4.x
-DEADLINE_S = 300.0  # one scenario on one broker; longer counts as a failure, not a slow figure
 POLL_S = 0.05  # how often a group's assignments are looked at (a deadline-bounded poll)
 
 
@@ -54,7 +53,7 @@ def _quantile(ordered: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-async def connections(port: int, pid: int, count: int, requests: int, topic: str) -> dict[str, float]:
+async def connections(port: int, pid: int, count: int, requests: int, topic: str, deadline: float) -> dict[str, float]:
     async def open_link() -> _Link:
         reader, writer = await asyncio.open_connection("127.0.0.1", port)
         link = _Link(reader, writer)
@@ -68,7 +67,7 @@ async def connections(port: int, pid: int, count: int, requests: int, topic: str
         # opened in waves so that the listen backlog (Kafka's and Tansu's default is small) is not the test
         for first in range(0, count, 100):
             links += await asyncio.wait_for(
-                asyncio.gather(*(open_link() for _ in range(first, min(count, first + 100)))), DEADLINE_S)
+                asyncio.gather(*(open_link() for _ in range(first, min(count, first + 100)))), deadline)
         idle_kib = (rss_mib(pid) - rss_before) * 1024 / count
         topics = [metadata.RequestTopic(name=topic)]
 
@@ -84,7 +83,7 @@ async def connections(port: int, pid: int, count: int, requests: int, topic: str
             return latencies
 
         began = time.monotonic()
-        answered = await asyncio.wait_for(asyncio.gather(*(talk(link) for link in links)), DEADLINE_S)
+        answered = await asyncio.wait_for(asyncio.gather(*(talk(link) for link in links)), deadline)
         elapsed = time.monotonic() - began
     finally:
         for link in links:
@@ -99,8 +98,11 @@ async def connections(port: int, pid: int, count: int, requests: int, topic: str
             "connections: requests/s": len(ordered) / elapsed}
 
 
-async def group(bootstrap: str, topic: str, partitions: int, members: int) -> dict[str, float]:
+async def group(bootstrap: str, topic: str, partitions: int, members: int, deadline: float) -> dict[str, float]:
+    import logging
+
     from aiokafka import AIOKafkaConsumer
+    logging.getLogger("aiokafka").setLevel(logging.ERROR)  # members waiting out a rebalance warn at every heartbeat
 
     def member() -> AIOKafkaConsumer:
         return AIOKafkaConsumer(topic, bootstrap_servers=bootstrap, group_id="scale-group", enable_auto_commit=False,
@@ -109,18 +111,18 @@ async def group(bootstrap: str, topic: str, partitions: int, members: int) -> di
     async def whole(consumers: list[AIOKafkaConsumer]) -> float:
         """Seconds until the partitions are shared among all ``consumers`` completely and disjointly."""
         began = time.monotonic()
-        while time.monotonic() - began < DEADLINE_S:
+        while time.monotonic() - began < deadline:
             owned = [consumer.assignment() for consumer in consumers]
             if sum(map(len, owned)) == partitions and len(set().union(*owned)) == partitions \
                     and all(owned[: min(len(owned), partitions)]):
                 return time.monotonic() - began
             await asyncio.sleep(POLL_S)
-        raise TimeoutError(f"{len(consumers)} members did not share {partitions} partitions in {DEADLINE_S:g} s")
+        raise TimeoutError(f"{len(consumers)} members did not share {partitions} partitions in {deadline:g} s")
 
     consumers = [member() for _ in range(members)]
     try:
         began = time.monotonic()
-        await asyncio.wait_for(asyncio.gather(*(consumer.start() for consumer in consumers)), DEADLINE_S)
+        await asyncio.wait_for(asyncio.gather(*(consumer.start() for consumer in consumers)), deadline)
         await whole(consumers)
         join_s = time.monotonic() - began
         consumers.append(member())
@@ -133,7 +135,8 @@ async def group(bootstrap: str, topic: str, partitions: int, members: int) -> di
     return {"group: all members joined s": join_s, "group: one member more s": one_more_s}
 
 
-async def transactional_producers(bootstrap: str, topic: str, count: int, transactions: int) -> dict[str, float]:
+async def transactional_producers(bootstrap: str, topic: str, count: int, transactions: int,
+                                  deadline: float) -> dict[str, float]:
     from weir.client import Producer
     producers = [Producer(bootstrap, transactional_id=f"scale-txn-{number}", linger_ms=0) for number in range(count)]
 
@@ -144,10 +147,10 @@ async def transactional_producers(bootstrap: str, topic: str, count: int, transa
 
     try:
         began = time.monotonic()
-        await asyncio.wait_for(asyncio.gather(*(producer.start() for producer in producers)), DEADLINE_S)
+        await asyncio.wait_for(asyncio.gather(*(producer.start() for producer in producers)), deadline)
         init_s = time.monotonic() - began
         began = time.monotonic()
-        await asyncio.wait_for(asyncio.gather(*(commit(producer) for producer in producers)), DEADLINE_S)
+        await asyncio.wait_for(asyncio.gather(*(commit(producer) for producer in producers)), deadline)
         commit_s = time.monotonic() - began
     finally:
         await asyncio.gather(*(producer.close() for producer in producers), return_exceptions=True)

@@ -1,0 +1,147 @@
+"""Charts of a results document (bench/report.py): SVG files that README.md shows.
+
+- ``throughput.svg``: produce, fetch and transactional MB/s per peer (bench.throughput,
+  bench.transactions), and commits and pipeline records per second (log scale);
+- ``latency.svg``: end-to-end and acknowledgement p50/p99/p99.9/max per rate, one panel per
+  mode (plain, transactional) and kind, per peer (bench.latency; log scale);
+- ``fetch.svg``: MB/s per client, one panel per partition count and isolation level (bench.fetch);
+- ``scale.svg``: one panel per figure of bench.scale.
+
+Every chart is titled with the run's date, profile, commit and load average, since figures
+from a busy machine are not a quiet machine's. A figure a peer could not give is marked n/a.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")  # files only, no display
+import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.axes import Axes  # noqa: E402
+
+COLOURS = {"weir": "#1f77b4", "tansu": "#ff7f0e", "kafka": "#2ca02c"}
+OTHER_COLOURS = ("#9467bd", "#8c564b", "#e377c2", "#7f7f7f")
+plt.rcParams.update({"svg.fonttype": "none", "font.size": 8})  # text stays text: small files
+
+
+def colour(peer: str, peers: list[str]) -> str:
+    return COLOURS.get(peer) or OTHER_COLOURS[peers.index(peer) % len(OTHER_COLOURS)]
+
+
+def caption(document: dict) -> str:
+    loads = [entry[key][0] for entry in document["benches"].values() for key in ("load before", "load after")
+             if key in entry]
+    load = f"load {min(loads):.1f}-{max(loads):.1f}" if loads else "load unknown"
+    return (f"{document['date'][:16].replace('T', ' ')} UTC, profile {document['profile']}, "
+            f"commit {document['git']['commit'][:10]}, {document['machine']['cpus']} cores, {load} (1-minute average)")
+
+
+def grouped(ax: Axes, summary: dict, labels: list[str], metrics: list[str], title: str, log: bool = False) -> None:
+    """Bars of ``metrics`` (x labels ``labels``), one bar per peer in each group; n/a where missing."""
+    peers = summary["peers"]
+    width = 0.8 / len(peers)
+    for number, peer in enumerate(peers):
+        offsets = [x + (number - (len(peers) - 1) / 2) * width for x in range(len(metrics))]
+        values = [summary["medians"][peer].get(metric) for metric in metrics]
+        ax.bar(offsets, [value or 0 for value in values], width, label=peer, color=colour(peer, peers))
+        for x, value in zip(offsets, values, strict=True):
+            if value is None:
+                ax.text(x, 0, "n/a", rotation=90, ha="center", va="bottom", fontsize=6)
+    ax.set_xticks(range(len(metrics)), labels, rotation=30 if max(map(len, labels), default=0) > 12 else 0,
+                  ha="right" if max(map(len, labels), default=0) > 12 else "center")
+    ax.set_title(title)
+    if log:
+        ax.set_yscale("log")
+    ax.grid(axis="y", alpha=0.3)
+
+
+def _summary(document: dict, bench: str) -> dict | None:
+    return document["benches"].get(bench, {}).get("summary")
+
+
+def _save(figure: plt.Figure, document: dict, path: Path) -> Path:
+    figure.suptitle(caption(document), fontsize=7)
+    figure.tight_layout()
+    figure.savefig(path)
+    plt.close(figure)
+    return path
+
+
+def throughput(document: dict, path: Path) -> Path | None:
+    panels = [(name, summary) for name in ("throughput", "transactions", "pipeline")
+              if (summary := _summary(document, name))]
+    if not panels:
+        return None
+    figure, axes = plt.subplots(1, len(panels), figsize=(4 * len(panels), 3.6), squeeze=False)
+    for ax, (name, summary) in zip(axes[0], panels, strict=True):
+        metrics = [m for m in summary["metrics"] if "/s" in m]
+        grouped(ax, summary, metrics, metrics, f"bench.{name} (higher is better)",
+                log=any("MB/s" not in m for m in metrics))
+    axes[0][0].legend()
+    return _save(figure, document, path)
+
+
+def latency(document: dict, path: Path) -> Path | None:
+    summary = _summary(document, "latency")
+    if not summary:
+        return None
+    pattern = re.compile(r"(?P<mode>\w+) (?P<rate>\S+ rps) (?P<kind>e2e|ack) (?P<q>\S+) ms")
+    found = [(match, metric) for metric in summary["metrics"] if (match := pattern.fullmatch(metric))]
+    panels = list(dict.fromkeys((match["mode"], match["kind"]) for match, _ in found))
+    if not panels:
+        return None
+    figure, axes = plt.subplots(1, len(panels), figsize=(4 * len(panels), 3.6), squeeze=False)
+    for ax, (mode, kind) in zip(axes[0], panels, strict=True):
+        chosen = [(match, metric) for match, metric in found if (match["mode"], match["kind"]) == (mode, kind)]
+        grouped(ax, summary, [f"{match['rate']} {match['q']}" for match, _ in chosen], [m for _, m in chosen],
+                f"{mode} {'end-to-end' if kind == 'e2e' else 'acknowledgement'} ms (lower is better)", log=True)
+    axes[0][0].legend()
+    return _save(figure, document, path)
+
+
+def fetch(document: dict, path: Path) -> Path | None:
+    summary = _summary(document, "fetch")
+    if not summary:
+        return None
+    pattern = re.compile(r"(?P<client>\S+) (?P<panel>\d+p \w+) MB/s")
+    found = [(match, metric) for metric in summary["metrics"] if (match := pattern.fullmatch(metric))]
+    panels = list(dict.fromkeys(match["panel"] for match, _ in found))
+    if not panels:
+        return None
+    figure, axes = plt.subplots(1, len(panels), figsize=(3.5 * len(panels), 3.6), squeeze=False)
+    for ax, panel in zip(axes[0], panels, strict=True):
+        chosen = [(match, metric) for match, metric in found if match["panel"] == panel]
+        grouped(ax, summary, [match["client"] for match, _ in chosen], [m for _, m in chosen],
+                f"fetch MB/s, {panel} (higher is better)")
+    axes[0][0].legend()
+    return _save(figure, document, path)
+
+
+def scale(document: dict, path: Path) -> Path | None:
+    summary = _summary(document, "scale")
+    if not summary:
+        return None
+    metrics = [metric for metric in summary["metrics"] if not metric.startswith("load")]
+    if not metrics:
+        return None
+    columns = 4
+    rows = -(-len(metrics) // columns)
+    figure, axes = plt.subplots(rows, columns, figsize=(3 * columns, 2.4 * rows), squeeze=False)
+    for ax, metric in zip(axes.flat, metrics, strict=False):
+        grouped(ax, summary, [""], [metric], "")
+        ax.set_xticks([])
+        ax.set_title(f"{metric}\n({summary['better'][metric]} is better)", fontsize=7)
+    for ax in list(axes.flat)[len(metrics):]:
+        ax.set_visible(False)
+    axes[0][0].legend(fontsize=6)
+    return _save(figure, document, path)
+
+
+def draw(document: dict, directory: Path) -> list[Path]:
+    """The charts the document has figures for, written into ``directory``; their paths."""
+    directory.mkdir(parents=True, exist_ok=True)
+    drawn = [chart(document, directory / f"{chart.__name__}.svg") for chart in (throughput, latency, fetch, scale)]
+    return [path for path in drawn if path is not None]

@@ -1,0 +1,125 @@
+"""Every benchmark in one run: their figures in ``bench/results/<date>.json`` and charts beside it.
+
+    python -m bench.report [--profile make|full] [--only throughput,latency,...] [--out bench/results]
+    python -m bench.report --draw bench/results/2026-11-25.json   # charts again from a results file
+
+Each bench module gives ``bench_results(argv)``: what ``bench.throughput.summarise`` returns
+(peers, metrics, medians per peer, spreads, n/a reasons). This module runs them one after the
+other in this process with a profile's arguments, and writes one JSON document: the date, the
+git commit (and whether the tree had changes), the machine (cores, memory, the load average
+before and after every bench), each bench's arguments, seconds and figures, or its error. The
+charts (bench/charts.py) are drawn from that document alone.
+
+Profiles: ``full`` runs each bench with its own defaults (three interleaved rounds; well over an
+hour with Apache Kafka started for every round); ``make`` (``make bench``) one round each at
+reduced sizes, under 15 minutes on a 2-core machine. The figures of a busy machine are not a
+quiet machine's: the load is in the document and on every chart.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import importlib
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+import traceback
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+RESULTS = REPO / "bench" / "results"
+
+#: bench module -> its arguments, per profile
+PROFILES: dict[str, dict[str, list[str]]] = {
+    "full": {name: [] for name in ("throughput", "transactions", "pipeline", "fetch", "latency", "scale")},
+    "make": {
+        "throughput": ["--messages", "100000", "--rounds", "1"],
+        "transactions": ["--messages", "100000", "--commits", "300", "--producers", "8", "--concurrent-commits", "50",
+                         "--rounds", "1"],
+        "pipeline": ["--records", "20000", "--rounds", "1"],
+        "fetch": ["--records", "50000", "--clients", "librdkafka-fqb10,java,aiokafka,ours", "--partitions", "1,6",
+                  "--isolation", "read_uncommitted,read_committed", "--rounds", "1"],
+        "latency": ["--rates", "1000,10000", "--seconds", "3", "--rounds", "1"],
+        "scale": ["--partitions", "10000", "--connections", "1000", "--members", "100", "--txn-producers", "1000",
+                  "--wide-partitions", "1000", "--wide-records", "100000", "--rounds", "1"],
+    },
+}
+
+
+def git_commit() -> dict[str, object]:
+    def git(*args: str) -> str:
+        return subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True, check=False).stdout.strip()
+    return {"commit": git("rev-parse", "HEAD"), "branch": git("rev-parse", "--abbrev-ref", "HEAD"),
+            "changed": bool(git("status", "--porcelain", "--untracked-files=no"))}
+
+
+def machine() -> dict[str, object]:
+    memory_kib = next((int(line.split()[1]) for line in Path("/proc/meminfo").read_text().splitlines()
+                       if line.startswith("MemTotal:")), 0)
+    return {"cpus": os.cpu_count(), "memory GiB": round(memory_kib / 2**20, 1), "platform": platform.platform(),
+            "python": platform.python_version()}
+
+
+def load() -> list[float]:
+    return [round(value, 2) for value in os.getloadavg()]
+
+
+def collect(profile: str, only: list[str] | None = None) -> dict:
+    """Run the profile's benches (those named in ``only``, if given) and gather their figures; a
+    bench that fails is recorded with its error and the others still run."""
+    began = time.monotonic()
+    document: dict = {"date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+                      "profile": profile, "git": git_commit(), "machine": machine(), "benches": {}}
+    for name, argv in PROFILES[profile].items():
+        if only and name not in only:
+            continue
+        entry: dict = {"argv": argv, "load before": load()}
+        print(f"\n=== bench.{name} {' '.join(argv)} (load {entry['load before']})", flush=True)
+        started = time.monotonic()
+        try:
+            entry["summary"] = importlib.import_module(f"bench.{name}").bench_results(argv)
+        except Exception as exc:  # recorded: one bench's failure must not lose the others' figures
+            traceback.print_exc()
+            entry["error"] = f"{type(exc).__name__}: {exc}"[:1000]
+        entry["seconds"] = round(time.monotonic() - started, 1)
+        entry["load after"] = load()
+        document["benches"][name] = entry
+    document["seconds"] = round(time.monotonic() - began, 1)
+    return document
+
+
+def write(document: dict, directory: Path) -> Path:
+    """``<directory>/<date>.json`` (the run's UTC date; a second run that day replaces it)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / f"{document['date'][:10]}.json"
+    path.write_text(json.dumps(document, indent=1, allow_nan=False) + "\n")
+    return path
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--profile", choices=sorted(PROFILES), default="make")
+    parser.add_argument("--only", help="comma-separated bench modules (default: all of the profile)")
+    parser.add_argument("--out", type=Path, default=RESULTS, help="where the JSON and charts go")
+    parser.add_argument("--draw", type=Path, help="draw the charts of an existing results file; run nothing")
+    args = parser.parse_args(argv)
+    from bench import charts
+    if args.draw:
+        document = json.loads(args.draw.read_text())
+    else:
+        document = collect(args.profile, args.only.split(",") if args.only else None)
+        print(f"\nresults: {write(document, args.out)} ({document['seconds']:.0f} s)")
+    for path in charts.draw(document, args.out):
+        print(f"chart: {path}")
+    failed = [name for name, entry in document["benches"].items() if "error" in entry]
+    if failed:
+        print(f"failed: {', '.join(failed)}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
