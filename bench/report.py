@@ -5,7 +5,7 @@
 
 Each bench module gives ``bench_results(argv)``: what ``bench.throughput.summarise`` returns
 (peers, metrics, medians per peer, spreads, n/a reasons). This module runs them one after the
-other in this process with a profile's arguments, and writes one JSON document: the date, the
+other, each in a process of its own, with a profile's arguments, and writes one JSON document: the date, the
 git commit (and whether the tree had changes), the machine (cores, memory, the load average
 before and after every bench), each bench's arguments, seconds and figures, or its error. The
 charts (bench/charts.py) are drawn from that document alone.
@@ -20,14 +20,13 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import importlib
 import json
 import os
 import platform
 import subprocess
 import sys
+import tempfile
 import time
-import traceback
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -70,6 +69,20 @@ def load() -> list[float]:
     return [round(value, 2) for value in os.getloadavg()]
 
 
+def run_alone(name: str, argv: list[str]) -> dict:
+    """``bench.<name>.bench_results(argv)`` in a process of its own (its output shown as it comes):
+    clients a bench leaves behind (a librdkafka instance still dialling a stopped broker) end with
+    it instead of loading the benches after it."""
+    with tempfile.TemporaryDirectory(prefix="weir-bench-") as scratch:
+        out = Path(scratch) / "summary.json"
+        code = (f"import json, sys; from bench import {name}; "
+                f"json.dump({name}.bench_results(sys.argv[2:]), open(sys.argv[1], 'w'), allow_nan=False)")
+        finished = subprocess.run([sys.executable, "-c", code, str(out), *argv], cwd=REPO, check=False)
+        if finished.returncode or not out.exists():
+            raise RuntimeError(f"bench.{name} exited with {finished.returncode}")
+        return json.loads(out.read_text())
+
+
 def collect(profile: str, only: list[str] | None = None) -> dict:
     """Run the profile's benches (those named in ``only``, if given) and gather their figures; a
     bench that fails is recorded with its error and the others still run."""
@@ -83,9 +96,8 @@ def collect(profile: str, only: list[str] | None = None) -> dict:
         print(f"\n=== bench.{name} {' '.join(argv)} (load {entry['load before']})", flush=True)
         started = time.monotonic()
         try:
-            entry["summary"] = importlib.import_module(f"bench.{name}").bench_results(argv)
+            entry["summary"] = run_alone(name, argv)
         except Exception as exc:  # recorded: one bench's failure must not lose the others' figures
-            traceback.print_exc()
             entry["error"] = f"{type(exc).__name__}: {exc}"[:1000]
         entry["seconds"] = round(time.monotonic() - started, 1)
         entry["load after"] = load()
