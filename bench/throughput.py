@@ -155,6 +155,7 @@ def produce(bootstrap: str, topic: str, messages: int, size: int, idempotent: bo
     if producer.flush(300):
         raise RuntimeError("produce did not finish")
     elapsed = time.monotonic() - began
+    producer.close()  # else it can outlive this call and keep dialling the broker once it has stopped
     if failures:
         raise RuntimeError(f"{len(failures)} failed deliveries, first: {failures[0]}")
     return messages * size / elapsed / 1e6

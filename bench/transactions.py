@@ -64,6 +64,7 @@ def txn_throughput(bootstrap: str, topic: str, messages: int, per_txn: int, size
         producer.commit_transaction(60)
         sent += len(batch)
     elapsed = time.monotonic() - began
+    producer.close()
     return messages * size / elapsed / 1e6
 
 
@@ -78,7 +79,9 @@ def commits_per_second(bootstrap: str, topic: str, commits: int) -> float:
         producer.begin_transaction()
         producer.produce(topic, value=b"%d" % i)
         producer.commit_transaction(30)
-    return commits / (time.monotonic() - began)
+    elapsed = time.monotonic() - began
+    producer.close()
+    return commits / elapsed
 
 
 def concurrent_commits_per_second(bootstrap: str, topic: str, producers: int, commits: int) -> float:
@@ -110,6 +113,8 @@ def concurrent_commits_per_second(bootstrap: str, topic: str, producers: int, co
     for thread in threads:
         thread.join()
     elapsed = time.monotonic() - began
+    for producer in clients:
+        producer.close()
     if errors:
         raise RuntimeError(f"{len(errors)} producers failed, first: {errors[0]!r}")
     return producers * commits / elapsed
