@@ -36,17 +36,18 @@ RESULTS = REPO / "bench" / "results"
 PROFILES: dict[str, dict[str, list[str]]] = {
     "full": {name: [] for name in ("throughput", "transactions", "pipeline", "fetch", "latency", "scale")},
     "make": {
-        "throughput": ["--messages", "100000", "--rounds", "1"],
-        "transactions": ["--messages", "100000", "--commits", "300", "--producers", "8", "--concurrent-commits", "50",
+        "throughput": ["--messages", "50000", "--rounds", "1"],
+        "transactions": ["--messages", "50000", "--commits", "200", "--producers", "8", "--concurrent-commits", "30",
                          "--rounds", "1"],
         "pipeline": ["--records", "20000", "--rounds", "1"],
-        "fetch": ["--records", "50000", "--clients", "librdkafka-fqb10,java,aiokafka,ours", "--partitions", "1,6",
+        "fetch": ["--records", "20000", "--clients", "librdkafka-fqb10,java,aiokafka,ours", "--partitions", "6",
                   "--isolation", "read_uncommitted,read_committed", "--rounds", "1"],
-        "latency": ["--rates", "1000,10000", "--seconds", "3", "--rounds", "1"],
+        "latency": ["--rates", "1000,10000", "--seconds", "2", "--rounds", "1"],
         # Kafka takes minutes per thousand partitions on a busy 2-core machine (create and start-up):
-        # the partition counts are cut, the client counts are the issue's
-        "scale": ["--partitions", "1000", "--wide-partitions", "300", "--wide-records", "50000",
-                  "--connections", "1000", "--members", "100", "--txn-producers", "1000", "--rounds", "1"],
+        # the partition counts are cut, and the clients' too
+        "scale": ["--partitions", "1000", "--wide-partitions", "300", "--wide-records", "30000",
+                  "--connections", "1000", "--members", "50", "--group-partitions", "100", "--txn-producers", "300",
+                  "--deadline", "60", "--rounds", "1"],
     },
 }
 
