@@ -15,12 +15,17 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import matplotlib
 
 matplotlib.use("Agg")  # files only, no display
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.axes import Axes  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+
+Document = dict[str, Any]  # a results document (bench/report.py)
+Summary = dict[str, Any]  # one bench's figures (bench.throughput.summarise)
 
 COLOURS = {"weir": "#1f77b4", "tansu": "#ff7f0e", "kafka": "#2ca02c"}
 OTHER_COLOURS = ("#9467bd", "#8c564b", "#e377c2", "#7f7f7f")
@@ -31,7 +36,7 @@ def colour(peer: str, peers: list[str]) -> str:
     return COLOURS.get(peer) or OTHER_COLOURS[peers.index(peer) % len(OTHER_COLOURS)]
 
 
-def caption(document: dict) -> str:
+def caption(document: Document) -> str:
     loads = [entry[key][0] for entry in document["benches"].values() for key in ("load before", "load after")
              if key in entry]
     load = f"load {min(loads):.1f}-{max(loads):.1f}" if loads else "load unknown"
@@ -39,7 +44,7 @@ def caption(document: dict) -> str:
             f"commit {document['git']['commit'][:10]}, {document['machine']['cpus']} cores, {load} (1-minute average)")
 
 
-def grouped(ax: Axes, summary: dict, labels: list[str], metrics: list[str], title: str, log: bool = False) -> None:
+def grouped(ax: Axes, summary: Summary, labels: list[str], metrics: list[str], title: str, log: bool = False) -> None:
     """Bars of ``metrics`` (x labels ``labels``), one bar per peer in each group; n/a where missing."""
     peers = summary["peers"]
     width = 0.8 / len(peers)
@@ -58,11 +63,12 @@ def grouped(ax: Axes, summary: dict, labels: list[str], metrics: list[str], titl
     ax.grid(axis="y", alpha=0.3)
 
 
-def _summary(document: dict, bench: str) -> dict | None:
-    return document["benches"].get(bench, {}).get("summary")
+def _summary(document: Document, bench: str) -> Summary | None:
+    summary: Summary | None = document["benches"].get(bench, {}).get("summary")
+    return summary
 
 
-def _save(figure: plt.Figure, document: dict, path: Path) -> Path:
+def _save(figure: Figure, document: Document, path: Path) -> Path:
     figure.suptitle(caption(document), fontsize=7)
     figure.tight_layout()
     figure.savefig(path)
@@ -70,7 +76,7 @@ def _save(figure: plt.Figure, document: dict, path: Path) -> Path:
     return path
 
 
-def throughput(document: dict, path: Path) -> Path | None:
+def throughput(document: Document, path: Path) -> Path | None:
     panels = [(name, summary) for name in ("throughput", "transactions", "pipeline")
               if (summary := _summary(document, name))]
     if not panels:
@@ -84,7 +90,7 @@ def throughput(document: dict, path: Path) -> Path | None:
     return _save(figure, document, path)
 
 
-def latency(document: dict, path: Path) -> Path | None:
+def latency(document: Document, path: Path) -> Path | None:
     summary = _summary(document, "latency")
     if not summary:
         return None
@@ -102,7 +108,7 @@ def latency(document: dict, path: Path) -> Path | None:
     return _save(figure, document, path)
 
 
-def fetch(document: dict, path: Path) -> Path | None:
+def fetch(document: Document, path: Path) -> Path | None:
     summary = _summary(document, "fetch")
     if not summary:
         return None
@@ -120,7 +126,7 @@ def fetch(document: dict, path: Path) -> Path | None:
     return _save(figure, document, path)
 
 
-def scale(document: dict, path: Path) -> Path | None:
+def scale(document: Document, path: Path) -> Path | None:
     summary = _summary(document, "scale")
     if not summary:
         return None
@@ -140,7 +146,7 @@ def scale(document: dict, path: Path) -> Path | None:
     return _save(figure, document, path)
 
 
-def draw(document: dict, directory: Path) -> list[Path]:
+def draw(document: Document, directory: Path) -> list[Path]:
     """The charts the document has figures for, written into ``directory``; their paths."""
     directory.mkdir(parents=True, exist_ok=True)
     drawn = [chart(document, directory / f"{chart.__name__}.svg") for chart in (throughput, latency, fetch, scale)]

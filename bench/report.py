@@ -28,6 +28,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 RESULTS = REPO / "bench" / "results"
@@ -70,7 +71,7 @@ def load() -> list[float]:
     return [round(value, 2) for value in os.getloadavg()]
 
 
-def run_alone(name: str, argv: list[str]) -> dict:
+def run_alone(name: str, argv: list[str]) -> dict[str, Any]:
     """``bench.<name>.bench_results(argv)`` in a process of its own (its output shown as it comes):
     clients a bench leaves behind (a librdkafka instance still dialling a stopped broker) end with
     it instead of loading the benches after it."""
@@ -81,19 +82,20 @@ def run_alone(name: str, argv: list[str]) -> dict:
         finished = subprocess.run([sys.executable, "-c", code, str(out), *argv], cwd=REPO, check=False)
         if finished.returncode or not out.exists():
             raise RuntimeError(f"bench.{name} exited with {finished.returncode}")
-        return json.loads(out.read_text())
+        summary: dict[str, Any] = json.loads(out.read_text())
+        return summary
 
 
-def collect(profile: str, only: list[str] | None = None) -> dict:
+def collect(profile: str, only: list[str] | None = None) -> dict[str, Any]:
     """Run the profile's benches (those named in ``only``, if given) and gather their figures; a
     bench that fails is recorded with its error and the others still run."""
     began = time.monotonic()
-    document: dict = {"date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+    document: dict[str, Any] = {"date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
                       "profile": profile, "git": git_commit(), "machine": machine(), "benches": {}}
     for name, argv in PROFILES[profile].items():
         if only and name not in only:
             continue
-        entry: dict = {"argv": argv, "load before": load()}
+        entry: dict[str, Any] = {"argv": argv, "load before": load()}
         print(f"\n=== bench.{name} {' '.join(argv)} (load {entry['load before']})", flush=True)
         started = time.monotonic()
         try:
@@ -107,7 +109,7 @@ def collect(profile: str, only: list[str] | None = None) -> dict:
     return document
 
 
-def write(document: dict, directory: Path) -> Path:
+def write(document: dict[str, Any], directory: Path) -> Path:
     """``<directory>/<date>.json`` (the run's UTC date; a second run that day replaces it)."""
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / f"{document['date'][:10]}.json"

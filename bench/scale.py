@@ -39,15 +39,18 @@ import socket
 import statistics
 import sys
 import time
+from typing import Any
 
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 
 from weir.protocol.api_keys import ApiKey
 from weir.protocol.connection import ClientConnection
 from weir.protocol.messages import list_offsets, metadata
 
 from bench import scale_clients
-from bench.throughput import compare, cpu_seconds, create_topic, fetch, produce, rss_mib
+from bench.throughput import Broker, compare, cpu_seconds, create_topic, fetch, produce, rss_mib
+
+Figures = dict[str, float | str]  # a figure, or why a peer cannot give it (n/a)
 
 SCENARIOS = ("connections", "group", "txn", "wide", "partitions")
 DEADLINE_S = 600.0  # for the partitions to be created or loaded; past it the figure is n/a
@@ -91,7 +94,7 @@ def serving_partitions(port: int, topics: dict[str, int]) -> int:
     try:
         with socket.create_connection(("127.0.0.1", port), timeout=120) as sock:
             sock.sendall(codec.send_request(ApiKey.LIST_OFFSETS, 7, request))
-            answers: list = []
+            answers: list[Any] = []
             while not answers:
                 chunk = sock.recv(1 << 20)
                 if not chunk:
@@ -116,14 +119,14 @@ def wait_for_partitions(port: int, topics: dict[str, int]) -> None:
         time.sleep(max(0.1, 4 * (time.monotonic() - began)))
 
 
-def create(broker, topic: str, partitions: int) -> None:
+def create(broker: Broker, topic: str, partitions: int) -> None:
     """Create ``topic`` and wait until Metadata gives every partition a leader (Kafka answers
     CreateTopics before its metadata has them)."""
     create_topic(broker.bootstrap, topic, partitions)
     wait_for_partitions(broker.port, {topic: partitions})
 
 
-def partitions_scenario(broker, args) -> dict[str, float | str]:
+def partitions_scenario(broker: Broker, args: argparse.Namespace) -> Figures:
     from bench.peers import restart
     prefix, per_topic = "scale-many-", min(args.per_topic, args.partitions)
     topics = [NewTopic(f"{prefix}{number:05d}", num_partitions=per_topic, replication_factor=1)
@@ -136,7 +139,7 @@ def partitions_scenario(broker, args) -> dict[str, float | str]:
     for future in admin.create_topics(topics, operation_timeout=DEADLINE_S, request_timeout=DEADLINE_S).values():
         future.result(DEADLINE_S)
     wait_for_partitions(broker.port, counts)
-    figures: dict[str, float | str] = {"partitions: create s": time.monotonic() - began}
+    figures: Figures = {"partitions: create s": time.monotonic() - began}
     figures["partitions: full Metadata ms"] = statistics.median(
         full_metadata(broker.port)[0] for _ in range(3)) * 1000
     figures["partitions: RSS KiB/partition"] = (rss_mib(broker.process.pid) - rss_before) * 1024 / total
@@ -149,16 +152,16 @@ def partitions_scenario(broker, args) -> dict[str, float | str]:
     return figures
 
 
-def wide_scenario(broker, args) -> dict[str, float | str]:
+def wide_scenario(broker: Broker, args: argparse.Namespace) -> Figures:
     create(broker, "scale-wide", args.wide_partitions)
     return {"wide: produce MB/s": produce(broker.bootstrap, "scale-wide", args.wide_records, 1024),
             "wide: fetch MB/s": fetch(broker.bootstrap, "scale-wide", args.wide_partitions, args.wide_records, 1024)}
 
 
-def connections_scenario(broker, args) -> dict[str, float | str]:
+def connections_scenario(broker: Broker, args: argparse.Namespace) -> Figures:
     create(broker, "scale-connections", 1)
     began = cpu_seconds(broker.process.pid)
-    figures: dict[str, float | str] = asyncio.run(scale_clients.connections(
+    figures: Figures = asyncio.run(scale_clients.connections(
         broker.port, broker.process.pid, args.connections, args.requests, "scale-connections", args.deadline))
     # the broker's own cost, steadier than latency on a shared machine (the connects counted too)
     figures["connections: broker CPU ms/1000 requests"] = (cpu_seconds(broker.process.pid) - began) * 1e6 / (
@@ -166,13 +169,13 @@ def connections_scenario(broker, args) -> dict[str, float | str]:
     return figures
 
 
-def group_scenario(broker, args) -> dict[str, float | str]:
+def group_scenario(broker: Broker, args: argparse.Namespace) -> Figures:
     create(broker, "scale-group", args.group_partitions)
     return asyncio.run(scale_clients.group(broker.bootstrap, "scale-group", args.group_partitions, args.members,
                                            args.deadline))
 
 
-def txn_scenario(broker, args) -> dict[str, float | str]:
+def txn_scenario(broker: Broker, args: argparse.Namespace) -> Figures:
     create(broker, "scale-txn", 1)
     return asyncio.run(scale_clients.transactional_producers(broker.bootstrap, "scale-txn", args.txn_producers,
                                                              args.txn_commits, args.deadline))
@@ -185,10 +188,10 @@ RUNNERS = {"connections": (connections_scenario, ("connections: idle RSS KiB/con
            "partitions": (partitions_scenario, ("partitions: create s", "partitions: start-up s"))}
 
 
-def run(broker, args) -> dict[str, float | str]:
+def run(broker: Broker, args: argparse.Namespace) -> Figures:
     """Every chosen scenario on one broker; a scenario that fails gives its figures as n/a with
     the reason, and the next one runs (on the same broker, which it may have left loaded)."""
-    figures: dict[str, float | str] = {}
+    figures: Figures = {}
     loads = []
     for name in args.scenario_names:
         scenario, headline = RUNNERS[name]
@@ -205,7 +208,7 @@ def run(broker, args) -> dict[str, float | str]:
     return figures
 
 
-def bench_results(argv=None) -> dict:
+def bench_results(argv: list[str] | None = None) -> dict[str, Any]:
     """The run ``main`` prints, its figures returned (``summarise``): for bench/report.py."""
     from bench.peers import add_arguments
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -242,7 +245,7 @@ def bench_results(argv=None) -> dict:
     return summary
 
 
-def main(argv=None) -> int:
+def main(argv: list[str] | None = None) -> int:
     bench_results(argv)
     return 0
 

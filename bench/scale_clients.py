@@ -44,7 +44,7 @@ class _Link:
         payload = await self.reader.readexactly(int.from_bytes(size, "big"))
         elapsed = time.monotonic() - began
         answers = self.codec.receive_data(size + payload)
-        if len(answers) != 1 or getattr(answers[0], "error_code", 0):
+        if len(answers) != 1 or getattr(answers[0], "error_code", None):
             raise RuntimeError(f"unexpected answer to API {api_key}: {answers!r:.200}")
         return elapsed
 
@@ -53,7 +53,8 @@ def _quantile(ordered: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-async def connections(port: int, pid: int, count: int, requests: int, topic: str, deadline: float) -> dict[str, float]:
+async def connections(port: int, pid: int, count: int, requests: int, topic: str,
+                      deadline: float) -> dict[str, float | str]:
     async def open_link() -> _Link:
         reader, writer = await asyncio.open_connection("127.0.0.1", port)
         link = _Link(reader, writer)
@@ -98,7 +99,7 @@ async def connections(port: int, pid: int, count: int, requests: int, topic: str
             "connections: requests/s": len(ordered) / elapsed}
 
 
-async def group(bootstrap: str, topic: str, partitions: int, members: int, deadline: float) -> dict[str, float]:
+async def group(bootstrap: str, topic: str, partitions: int, members: int, deadline: float) -> dict[str, float | str]:
     import logging
 
     from aiokafka import AIOKafkaConsumer
@@ -136,7 +137,7 @@ async def group(bootstrap: str, topic: str, partitions: int, members: int, deadl
 
 
 async def transactional_producers(bootstrap: str, topic: str, count: int, transactions: int,
-                                  deadline: float) -> dict[str, float]:
+                                  deadline: float) -> dict[str, float | str]:
     from weir.client import Producer
     producers = [Producer(bootstrap, transactional_id=f"scale-txn-{number}", linger_ms=0) for number in range(count)]
 
