@@ -1,0 +1,26 @@
+"""The Metadata handler's per-topic partition entries, built once and shared between answers."""
+
+from weir.broker.handlers import metadata
+
+
+def test_entries_are_shared_until_the_topic_changes(monkeypatch):
+    monkeypatch.setattr(metadata, "_partitions_cache", {})
+    monkeypatch.setattr(metadata, "_partitions_cached", 0)
+    first = metadata._partitions(b"a" * 16, 3, 1)
+    assert [(p.partition_index, p.leader_id, p.replica_nodes, p.isr_nodes) for p in first] == [
+        (0, 1, [1], [1]), (1, 1, [1], [1]), (2, 1, [1], [1])]
+    assert metadata._partitions(b"a" * 16, 3, 1) is first
+    grown = metadata._partitions(b"a" * 16, 5, 1)  # CreatePartitions
+    assert [p.partition_index for p in grown] == [0, 1, 2, 3, 4]
+    recreated = metadata._partitions(b"b" * 16, 3, 1)  # deleted and created again: a new topic id
+    assert recreated is not first and [p.partition_index for p in recreated] == [0, 1, 2]
+
+
+def test_the_cache_starts_over_when_full(monkeypatch):
+    monkeypatch.setattr(metadata, "_partitions_cache", {})
+    monkeypatch.setattr(metadata, "_partitions_cached", 0)
+    monkeypatch.setattr(metadata, "_PARTITIONS_CACHED", 10)
+    first = metadata._partitions(b"a" * 16, 6, 1)
+    metadata._partitions(b"b" * 16, 6, 1)  # 12 > 10: the cache is cleared first
+    assert list(metadata._partitions_cache) == [(b"b" * 16, 6, 1)]
+    assert metadata._partitions(b"a" * 16, 6, 1) is not first
