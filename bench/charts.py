@@ -14,6 +14,7 @@ from a busy machine are not a quiet machine's. A figure a peer could not give is
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -90,40 +91,36 @@ def throughput(document: Document, path: Path) -> Path | None:
     return _save(figure, document, path)
 
 
-def latency(document: Document, path: Path) -> Path | None:
-    summary = _summary(document, "latency")
+def _by_pattern(document: Document, path: Path, bench: str, pattern: str, panel: str, label: str,
+                title: Callable[[re.Match[str]], str], log: bool = False) -> Path | None:
+    """One panel per value of the ``panel`` template over the metrics that ``pattern`` matches,
+    each bar group labelled by the ``label`` template (both ``str.format`` over the match's groups)."""
+    summary = _summary(document, bench)
     if not summary:
         return None
-    pattern = re.compile(r"(?P<mode>\w+) (?P<rate>\S+ rps) (?P<kind>e2e|ack) (?P<q>\S+) ms")
-    found = [(match, metric) for metric in summary["metrics"] if (match := pattern.fullmatch(metric))]
-    panels = list(dict.fromkeys((match["mode"], match["kind"]) for match, _ in found))
+    found = [(match, metric) for metric in summary["metrics"] if (match := re.fullmatch(pattern, metric))]
+    panels = {panel.format(**match.groupdict()): match for match, _ in found}  # first match of each panel
     if not panels:
         return None
     figure, axes = plt.subplots(1, len(panels), figsize=(4 * len(panels), 3.6), squeeze=False)
-    for ax, (mode, kind) in zip(axes[0], panels, strict=True):
-        chosen = [(match, metric) for match, metric in found if (match["mode"], match["kind"]) == (mode, kind)]
-        grouped(ax, summary, [f"{match['rate']} {match['q']}" for match, _ in chosen], [m for _, m in chosen],
-                f"{mode} {'end-to-end' if kind == 'e2e' else 'acknowledgement'} ms (lower is better)", log=True)
+    for ax, (name, first) in zip(axes[0], panels.items(), strict=True):
+        chosen = [(match, metric) for match, metric in found if panel.format(**match.groupdict()) == name]
+        grouped(ax, summary, [label.format(**match.groupdict()) for match, _ in chosen], [m for _, m in chosen],
+                title(first), log=log)
     axes[0][0].legend()
     return _save(figure, document, path)
+
+
+def latency(document: Document, path: Path) -> Path | None:
+    return _by_pattern(document, path, "latency", r"(?P<mode>\w+) (?P<rate>\S+ rps) (?P<kind>e2e|ack) (?P<q>\S+) ms",
+                       "{mode} {kind}", "{rate} {q}", lambda match: f"{match['mode']} " + (
+                           "end-to-end" if match["kind"] == "e2e" else "acknowledgement") + " ms (lower is better)",
+                       log=True)
 
 
 def fetch(document: Document, path: Path) -> Path | None:
-    summary = _summary(document, "fetch")
-    if not summary:
-        return None
-    pattern = re.compile(r"(?P<client>\S+) (?P<panel>\d+p \w+) MB/s")
-    found = [(match, metric) for metric in summary["metrics"] if (match := pattern.fullmatch(metric))]
-    panels = list(dict.fromkeys(match["panel"] for match, _ in found))
-    if not panels:
-        return None
-    figure, axes = plt.subplots(1, len(panels), figsize=(3.5 * len(panels), 3.6), squeeze=False)
-    for ax, panel in zip(axes[0], panels, strict=True):
-        chosen = [(match, metric) for match, metric in found if match["panel"] == panel]
-        grouped(ax, summary, [match["client"] for match, _ in chosen], [m for _, m in chosen],
-                f"fetch MB/s, {panel} (higher is better)")
-    axes[0][0].legend()
-    return _save(figure, document, path)
+    return _by_pattern(document, path, "fetch", r"(?P<client>\S+) (?P<panel>\d+p \w+) MB/s", "{panel}", "{client}",
+                       lambda match: f"fetch MB/s, {match['panel']} (higher is better)")
 
 
 def scale(document: Document, path: Path) -> Path | None:
