@@ -33,7 +33,7 @@ import contextlib
 import logging
 import time
 from typing import TYPE_CHECKING, Unpack
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 
 from weir.protocol.api_keys import ApiKey
 from weir.protocol.compression import Compression
@@ -341,7 +341,7 @@ class Producer:
             raise
         await self.commit_transaction()
 
-    async def send_offsets_to_transaction(self, offsets: dict[TopicPartition, OffsetAndMetadata | int],
+    async def send_offsets_to_transaction(self, offsets: Mapping[TopicPartition, OffsetAndMetadata | int],
                                           group_metadata: GroupMetadata | str) -> None:
         """Commit a consumer group's offsets in this transaction (visible only if it commits).
 
