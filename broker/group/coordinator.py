@@ -25,6 +25,7 @@ import asyncio
 import functools
 import logging
 import uuid
+from collections.abc import Iterable
 
 from weir.protocol.errors import Errors, KafkaError
 
@@ -385,27 +386,27 @@ class GroupCoordinator:
     # ------------------------------------------------------------------ offset commits
 
     def validate_offset_commit(self, group_id: str, member_id: str, instance_id: str | None, generation: int,
-                               transactional: bool, api_version: int = 9, partitions=()) -> dict:
+                               transactional: bool, api_version: int = 9,
+                               partitions: Iterable[tuple[str, int]] = ()) -> None:
         """Who may commit: a member of the current generation, or anyone while the group is empty.
-        In a consumer-protocol group, ``generation`` is the member epoch (KIP-848), and some of
-        ``partitions`` may be refused alone: the answer maps those to their error."""
+        In a consumer-protocol group, ``generation`` is the member epoch (KIP-848), checked against
+        each of ``partitions`` (KIP-1251). A KafkaError refuses the whole commit, as in Kafka."""
         validate_group_id(group_id)
         consumer_group = self.consumer.groups.get(group_id)
         if consumer_group is not None:
-            return self.consumer.validate_offset_commit(consumer_group, member_id, generation, transactional,
-                                                        api_version, partitions)
+            self.consumer.validate_offset_commit(consumer_group, member_id, instance_id, generation, transactional,
+                                                 api_version, partitions)
+            return
         group = self._group(group_id)
         if group is None:
             if generation >= 0:
                 raise KafkaError(Errors.ILLEGAL_GENERATION, f"group {group_id} has no generation {generation}")
             self._group(group_id, create=True)
-            return {}
+            return
         group.validate_offset_commit(member_id, instance_id, generation, transactional)
         member = group.members.get(member_id)
         if member is not None and not transactional and group.is_in(S.STABLE):
             self.rebalance.schedule_session(group, member)  # a commit shows the member is alive
-        return {}
-
 
 def _done(result) -> asyncio.Future:
     future = asyncio.get_running_loop().create_future()

@@ -91,10 +91,12 @@ async def test_a_classic_member_is_served_by_a_consumer_group(context):
     assert b.heartbeat() == Errors.NONE
     assert len(b.owned) == 3 and not b.owned & wide(context, a) and b.owned | wide(context, a) == set(range(6))
     # its commits carry its generation (= member epoch); another is ILLEGAL_GENERATION, as in Kafka
-    assert context.groups.validate_offset_commit(G, b.member_id, None, b.generation, False, 8) == {}
-    with pytest.raises(Exception) as refused:
-        context.groups.validate_offset_commit(G, b.member_id, None, b.generation - 1, False, 8)
-    assert refused.value.error == Errors.ILLEGAL_GENERATION
+    context.groups.validate_offset_commit(G, b.member_id, None, b.generation, False, 8)
+    for generation in (b.generation + 1, b.generation - 1):  # newer; older than b holds its partitions
+        with pytest.raises(Exception) as refused:
+            context.groups.validate_offset_commit(G, b.member_id, None, generation, False, 8,
+                                                  partitions=[("wide", p) for p in sorted(b.owned)])
+        assert refused.value.error == Errors.ILLEGAL_GENERATION
     # a classic member with no protocol in common with the classic members is refused, as in Kafka
     stranger = await context.groups.join_group(G, "", None, "consumer", [("roundrobin", protocols()[0][1])], 45_000,
                                                30_000, "classic", "/h", require_known_member_id=False)

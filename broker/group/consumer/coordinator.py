@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+from collections.abc import Iterable
 
 from weir.protocol.errors import Errors, KafkaError
 
@@ -212,38 +213,47 @@ class ConsumerGroupCoordinator:
 
     # ------------------------------------------------------------------ offsets (KIP-848 member epochs)
 
-    def validate_offset_commit(self, group: ConsumerGroup, member_id: str, member_epoch: int,
-                               transactional: bool, api_version: int, partitions=()) -> dict:
-        """Kafka 4.3's ConsumerGroup.validateOffsetCommit: {(topic, partition): STALE_MEMBER_EPOCH} for
-        the partitions refused, or a KafkaError for the whole commit. An epoch older than the
-        member's is accepted for a partition it has held since that epoch or before (KIP-1251)."""
+    def validate_offset_commit(self, group: ConsumerGroup, member_id: str, instance_id: str | None,
+                               member_epoch: int, transactional: bool, api_version: int,
+                               partitions: Iterable[tuple[str, int]] = ()) -> None:
+        """Kafka 4.3's ConsumerGroup.validateOffsetCommit and its per-partition validator: a KafkaError
+        refuses the whole commit, as Kafka's does (one stale partition fails them all).
+
+        An epoch older than the member's is accepted for partitions it has held since that epoch or
+        before (KIP-1251). STALE_MEMBER_EPOCH for a consumer-protocol member, ILLEGAL_GENERATION for
+        a classic one (its generation is its member epoch); TxnOffsetCommit answers
+        ILLEGAL_GENERATION for both, as Kafka's OffsetMetadataManager maps it (KIP-447 fencing)."""
         if member_epoch < 0 and not group.members:
-            return {}  # the admin client, or a consumer using assign()
+            return  # the admin client, or a consumer using assign()
+        if transactional and member_epoch == -1 and member_id == "" and instance_id is None:
+            return  # TxnOffsetCommit without group metadata (before KIP-447, or the Java producer's groupId-only)
         member = group.members.get(member_id)
         if member is None:
             raise KafkaError(Errors.UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of group "
                                                        f"{group.group_id}.")
-        if member.uses_classic_protocol:  # Kafka's answer to a classic member: its generation is the epoch
-            if member_epoch != member.member_epoch:
-                raise KafkaError(Errors.ILLEGAL_GENERATION, f"The received generation id {member_epoch} does not "
-                                                            f"match the expected member epoch {member.member_epoch}.")
-            return {}
-        if not transactional and api_version < 9:
+        classic = member.uses_classic_protocol
+        if not transactional and not classic and api_version < 9:
             raise KafkaError(Errors.UNSUPPORTED_VERSION, "OffsetCommit version 9 or above must be used by members "
-                                                         "using the modern group protocol")
+                                                         "using the consumer group protocol")
         if member_epoch == member.member_epoch:
-            return {}
-        if member_epoch > member.member_epoch or member_epoch < 0:
-            raise KafkaError(Errors.STALE_MEMBER_EPOCH, f"The received member epoch {member_epoch} does not match "
-                                                        f"the expected member epoch {member.member_epoch}.")
+            return
+        stale = Errors.ILLEGAL_GENERATION if classic or transactional else Errors.STALE_MEMBER_EPOCH
+        word = "generation id" if classic else "member epoch"
+        if member_epoch > member.member_epoch:
+            raise KafkaError(stale, f"Received {word} {member_epoch} is newer than current member epoch "
+                                    f"{member.member_epoch}.")
         topics = self.context.logs.topics
-        refused = {}
         for name, partition in partitions:
             topic = topics.get(name)
-            held_since = member.assigned_at(topic.topic_id, partition) if topic is not None else None
-            if held_since is None or held_since > member_epoch:
-                refused[(name, partition)] = Errors.STALE_MEMBER_EPOCH
-        return refused
+            if topic is None:  # Kafka: a topic it cannot resolve fails a member's transactional commit
+                raise KafkaError(Errors.ILLEGAL_GENERATION)
+            held_since = member.assigned_at(topic.topic_id, partition)
+            if held_since is None:
+                raise KafkaError(stale, f"Partition {name}-{partition} is not assigned or pending revocation "
+                                        "for member.")
+            if member_epoch < held_since:
+                raise KafkaError(stale, f"Received {word} {member_epoch} is older than assignment epoch "
+                                        f"{held_since} for partition {name}-{partition}.")
 
     def validate_offset_fetch(self, group: ConsumerGroup, member_id: str | None, member_epoch: int) -> None:
         """Kafka's ConsumerGroup.validateOffsetFetch: epoch -1 is the admin client, always allowed."""
