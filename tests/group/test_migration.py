@@ -127,6 +127,47 @@ async def test_a_restarted_static_classic_member_takes_its_place_back(context):
     assert b.heartbeat() == Errors.FENCED_INSTANCE_ID
 
 
+async def test_a_classic_member_must_sync_and_rejoin_within_its_rebalance_timeout(context):
+    """Kafka's join and sync timeouts for classic members of a consumer group: the rebalance timeout
+    (30 s here) bounds JoinGroup -> SyncGroup and REBALANCE_IN_PROGRESS -> JoinGroup, while the
+    session (45 s) is kept alive by heartbeats."""
+    a = Member(context, "a", topics=("wide",))
+    await a.join()
+    group = context.groups.consumer.groups[G]
+    clock = context.groups.clock
+
+    async def wait(ms, classic=()):  # time passes; everyone else heartbeats meanwhile
+        for _ in range(ms // 5_000):
+            clock.advance(5_000)
+            await a.beat()
+            for member in classic:
+                member.heartbeat()
+        await settle(context)
+
+    slow_sync = ClassicMember(context)
+    await slow_sync.join()
+    await wait(25_000)
+    assert slow_sync.member_id in group.members
+    await wait(5_000)
+    assert slow_sync.member_id not in group.members  # joined, never synced: fenced after 30 s
+
+    b = ClassicMember(context)
+    await b.rebalance()
+    for _ in range(4):  # b converges: it rejoins each time it is told to
+        await a.beat()
+        if b.heartbeat() == Errors.REBALANCE_IN_PROGRESS:
+            await b.rebalance()
+    assert b.heartbeat() == Errors.NONE and len(b.owned) == 3
+    await wait(35_000, [b])  # synced in time: no deadline left but the session, which heartbeats renew
+    assert b.member_id in group.members
+    await Member(context, "c", topics=("wide",)).join()  # a new epoch: b is told to rejoin
+    assert b.heartbeat() == Errors.REBALANCE_IN_PROGRESS
+    await wait(25_000, [b])  # it heartbeats (its session stays alive) but does not rejoin
+    assert b.member_id in group.members and b.heartbeat() == Errors.REBALANCE_IN_PROGRESS
+    await wait(5_000, [b])
+    assert b.member_id not in group.members  # 30 s after the first REBALANCE_IN_PROGRESS
+
+
 async def test_upgrade_then_downgrade(context):
     b, c = ClassicMember(context), ClassicMember(context)
     joins = asyncio.ensure_future(asyncio.gather(b.join(), c.join()))

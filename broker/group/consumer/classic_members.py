@@ -14,10 +14,10 @@ the same state machine as consumer-protocol members (Kafka's classicGroupJoinToC
   past its epoch, it must revoke partitions, or partitions it waits for were released.
 - LeaveGroup removes it and bumps the group epoch.
 
-The member's classic session timeout replaces the group's; the conversions between a classic group
-and a consumer group (upgrade and downgrade) are ``conversion.py``'s.
-Deviation: Kafka also bounds the time between a REBALANCE_IN_PROGRESS heartbeat and the rejoin, and
-between JoinGroup and SyncGroup, by the rebalance timeout; here the session timeout bounds both.
+The member's classic session timeout replaces the group's, and its rebalance timeout bounds the time
+from a REBALANCE_IN_PROGRESS answer to its JoinGroup and from its JoinGroup to its SyncGroup, as in
+Kafka (the coordinator's rejoin and sync deadlines); the conversions between a classic group and a
+consumer group (upgrade and downgrade) are ``conversion.py``'s.
 """
 
 from __future__ import annotations
@@ -87,14 +87,17 @@ class ClassicMembers:
         member = outcome.member
         assert member is not None  # a join always leaves the member in the group
         coordinator.schedule(group.group_id, member)
+        coordinator.expect_sync(group.group_id, member_id, rebalance_timeout_ms)
         return JoinResult(Errors.NONE, member_id, member.member_epoch, protocols[0][0], "")
 
     def sync(self, group: ConsumerGroup, generation: int, member_id: str, instance_id: str | None) -> SyncResult:
         member = self._member(group, member_id, instance_id)
         self._check_generation(member, generation)
         if group.group_epoch > member.member_epoch and member.state != MemberState.UNREVOKED_PARTITIONS:
+            self.coordinator.expect_rejoin(group.group_id, member)
             raise KafkaError(Errors.REBALANCE_IN_PROGRESS, f"A new rebalance is triggered in group "
                                                            f"{group.group_id} and member {member_id} should rejoin.")
+        self.coordinator.synced(group.group_id, member_id)
         self.coordinator.schedule(group.group_id, member)
         topics = TopicsView.of(self.coordinator.context.logs)
         return SyncResult(Errors.NONE, encode_assignment(assigned_by_name(member, topics)))
@@ -105,6 +108,7 @@ class ClassicMembers:
         self.coordinator.schedule(group.group_id, member)
         if (member.member_epoch < group.group_epoch or member.state == MemberState.UNREVOKED_PARTITIONS
                 or (member.state == MemberState.UNRELEASED_PARTITIONS and not _waits_for_unreleased(group, member))):
+            self.coordinator.expect_rejoin(group.group_id, member)
             return Errors.REBALANCE_IN_PROGRESS
         return Errors.NONE
 

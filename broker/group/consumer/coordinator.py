@@ -10,9 +10,10 @@ rebuilt from what its partition holds and the member is told COORDINATOR_NOT_AVA
 Kafka's runtime reverts to its last committed state.
 
 Deadlines, on the injected clock: a member's session (the group's ``consumer.session.timeout.ms``
-config, else ``group.consumer.session.timeout.ms``; renewed by each heartbeat) and its revocation deadline (its
-rebalance timeout, while it holds
-partitions it was told to revoke). Either one passing removes the member, as Kafka fences it.
+config, else ``group.consumer.session.timeout.ms``; renewed by each heartbeat) and its revocation
+deadline (its rebalance timeout, while it holds partitions it was told to revoke); for a classic
+member also its rejoin and sync deadlines (its rebalance timeout from REBALANCE_IN_PROGRESS to
+JoinGroup, and from JoinGroup to SyncGroup). Any one passing removes the member, as Kafka fences it.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from . import records as r
 from .assignors import configured
 from .classic_members import ClassicMembers
 from .group import ConsumerGroup
-from .member import LEAVE_GROUP_EPOCH, Assignment, MemberState
+from .member import LEAVE_GROUP_EPOCH, Assignment, ConsumerGroupMember, MemberState
 from .subscription import TopicsView
 
 log = logging.getLogger(__name__)
@@ -55,6 +56,10 @@ class ConsumerGroupCoordinator:
                                   f"group.consumer.max.{name} ({high}), got {value}")
         self._sessions: dict[tuple[str, str], Timer] = {}
         self._revocations: dict[tuple[str, str], Timer] = {}
+        # classic members only (Kafka's join and sync timeouts): told to rejoin, a member must send
+        # JoinGroup within its rebalance timeout; joined, it must send SyncGroup within it
+        self._rejoins: dict[tuple[str, str], Timer] = {}
+        self._syncs: dict[tuple[str, str], Timer] = {}
         self._tasks: set[asyncio.Task] = set()
         self.classic = ClassicMembers(self)  # classic-protocol members of consumer groups (migration)
         # the group coordinator's downgrade check: (group id, the group epoch before the member left)
@@ -79,7 +84,8 @@ class ConsumerGroupCoordinator:
                 self.schedule(group.group_id, member)
 
     async def close(self) -> None:
-        for timer in (*self._sessions.values(), *self._revocations.values()):
+        for timer in (*self._sessions.values(), *self._revocations.values(), *self._rejoins.values(),
+                      *self._syncs.values()):
             timer.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
 
@@ -179,8 +185,38 @@ class ConsumerGroupCoordinator:
         elif revocation is not None:
             revocation.cancel()
 
+    def expect_rejoin(self, group_id: str, member: ConsumerGroupMember) -> None:
+        """A classic member told REBALANCE_IN_PROGRESS: fenced unless it rejoins within its rebalance
+        timeout (the first such answer starts the deadline, as Kafka's scheduleIfAbsent)."""
+        key = (group_id, member.member_id)
+        if key not in self._rejoins:
+            self._rejoins[key] = self.clock.call_later(max(member.rebalance_timeout_ms, 0) / 1000, functools.partial(
+                self._expire_deadline, self._rejoins, group_id, member.member_id,
+                "the classic member failed to join within the rebalance timeout"))
+
+    def expect_sync(self, group_id: str, member_id: str, rebalance_timeout_ms: int) -> None:
+        """A classic member that joined: its rejoin deadline is met, and it must sync within its rebalance timeout."""
+        for timers in (self._rejoins, self._syncs):
+            timer = timers.pop((group_id, member_id), None)
+            if timer is not None:
+                timer.cancel()
+        self._syncs[(group_id, member_id)] = self.clock.call_later(max(rebalance_timeout_ms, 0) / 1000, functools.partial(
+            self._expire_deadline, self._syncs, group_id, member_id, "the member failed to sync within timeout"))
+
+    def synced(self, group_id: str, member_id: str) -> None:
+        timer = self._syncs.pop((group_id, member_id), None)
+        if timer is not None:
+            timer.cancel()
+
+    def _expire_deadline(self, timers: dict[tuple[str, str], Timer], group_id: str, member_id: str,
+                         why: str) -> None:
+        timers.pop((group_id, member_id), None)
+        group = self.groups.get(group_id)
+        if group is not None and member_id in group.members:
+            self.remove(group_id, member_id, why)
+
     def _cancel(self, group_id: str, member_id: str) -> None:
-        for timers in (self._sessions, self._revocations):
+        for timers in (self._sessions, self._revocations, self._rejoins, self._syncs):
             timer = timers.pop((group_id, member_id), None)
             if timer is not None:
                 timer.cancel()
