@@ -200,8 +200,9 @@ class ConsumerGroupCoordinator:
             timer = timers.pop((group_id, member_id), None)
             if timer is not None:
                 timer.cancel()
-        self._syncs[(group_id, member_id)] = self.clock.call_later(max(rebalance_timeout_ms, 0) / 1000, functools.partial(
-            self._expire_deadline, self._syncs, group_id, member_id, "the member failed to sync within timeout"))
+        expire = functools.partial(self._expire_deadline, self._syncs, group_id, member_id,
+                                   "the member failed to sync within timeout")
+        self._syncs[(group_id, member_id)] = self.clock.call_later(max(rebalance_timeout_ms, 0) / 1000, expire)
 
     def synced(self, group_id: str, member_id: str) -> None:
         timer = self._syncs.pop((group_id, member_id), None)
