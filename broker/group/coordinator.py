@@ -225,7 +225,9 @@ class GroupCoordinator:
         resolve_sync(old, SyncResult(Errors.FENCED_INSTANCE_ID))
         leader_before = group.leader_id
         previous = (old.protocols, old.rebalance_timeout_ms, old.session_timeout_ms)
-        member = group.replace_static_member(joining.group_instance_id, old_id, joining.member_id)
+        instance_id = joining.group_instance_id
+        assert instance_id is not None, "only a static member is replaced"
+        member = group.replace_static_member(instance_id, old_id, joining.member_id)
         member.protocols = joining.protocols
         member.rebalance_timeout_ms = joining.rebalance_timeout_ms
         member.session_timeout_ms = joining.session_timeout_ms

@@ -126,7 +126,7 @@ class Rebalancer:
         member that can still be answered. Kafka cannot see the disconnect and keeps it, so
         the group waits for the dead leader's session to end before anyone is assigned.
         """
-        leader = group.members.get(group.leader_id)
+        leader = group.members.get(group.leader_id or "")
         reachable = [member for member in joined if can_answer(member.awaiting_join)]
         if leader not in joined or (leader not in reachable and reachable):
             group.leader_id = (reachable or joined)[0].member_id
