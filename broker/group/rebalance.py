@@ -19,10 +19,16 @@ from __future__ import annotations
 
 import functools
 import logging
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import TYPE_CHECKING, Any
 
 from weir.protocol.errors import Errors, KafkaError
 
 from .classic import ClassicGroup, GroupState, JoinResult, Member, SyncResult
+
+if TYPE_CHECKING:
+    from ..clock import Clock
+    from ..config import BrokerConfig
 
 log = logging.getLogger(__name__)
 
@@ -30,7 +36,9 @@ S = GroupState
 
 
 class Rebalancer:
-    def __init__(self, clock, config, persist, spawn):
+    def __init__(self, clock: Clock, config: BrokerConfig,
+                 persist: Callable[[ClassicGroup, dict[str, bytes]], Awaitable[None]],
+                 spawn: Callable[[Coroutine[Any, Any, Any]], None]) -> None:
         self.clock = clock
         self.config = config
         self.persist = persist  # async (group, assignments): store the group's metadata record

@@ -23,7 +23,9 @@ consumer group (upgrade and downgrade) are ``conversion.py``'s.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from types import SimpleNamespace
+from typing import TYPE_CHECKING
 
 from weir.protocol.consumer_protocol import MemberSubscription, decode_subscription, encode_assignment
 from weir.protocol.errors import Errors, KafkaError
@@ -34,8 +36,11 @@ from .group import ConsumerGroup
 from .member import ConsumerGroupMember, MemberState
 from .subscription import TopicsView
 
+if TYPE_CHECKING:
+    from .coordinator import ConsumerGroupCoordinator
 
-def subscription_of(protocols) -> MemberSubscription:
+
+def subscription_of(protocols: Sequence[tuple[str, bytes]]) -> MemberSubscription:
     """The subscription every protocol of a member carries (they share it, as Kafka assumes)."""
     try:
         return decode_subscription(protocols[0][1])
@@ -57,7 +62,7 @@ def assigned_by_name(member: ConsumerGroupMember, topics: TopicsView) -> dict[st
 class ClassicMembers:
     """The classic APIs for members of a consumer group; state changes go through the coordinator."""
 
-    def __init__(self, coordinator):
+    def __init__(self, coordinator: ConsumerGroupCoordinator) -> None:
         self.coordinator = coordinator
 
     async def join(self, group: ConsumerGroup, member_id: str, instance_id: str | None, protocol_type: str,
@@ -149,7 +154,7 @@ class ClassicMembers:
                                                         f"the member epoch {member.member_epoch}.")
 
 
-def _check_common_protocol(group: ConsumerGroup, member_id: str, protocols) -> None:
+def _check_common_protocol(group: ConsumerGroup, member_id: str, protocols: Sequence[tuple[str, bytes]]) -> None:
     """Kafka's supportsClassicProtocols: one of the member's protocols is one every other classic member has."""
     others = [{name for name, _ in m.classic_protocols or ()} for m in group.members.values()
               if m.uses_classic_protocol and m.member_id != member_id]

@@ -21,7 +21,8 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Coroutine, Iterable
+from typing import TYPE_CHECKING, Any
 
 from weir.protocol.errors import Errors, KafkaError
 
@@ -35,11 +36,16 @@ from .group import ConsumerGroup
 from .member import LEAVE_GROUP_EPOCH, Assignment, ConsumerGroupMember, MemberState
 from .subscription import TopicsView
 
+if TYPE_CHECKING:
+    from ...context import BrokerContext
+    from ...coordinator.runtime import CoordinatorLog
+    from ..classic import ClassicGroup
+
 log = logging.getLogger(__name__)
 
 
 class ConsumerGroupCoordinator:
-    def __init__(self, context, offsets_log):
+    def __init__(self, context: BrokerContext, offsets_log: CoordinatorLog) -> None:
         self.context = context
         self.config = context.config
         self.clock = context.clock
@@ -60,10 +66,10 @@ class ConsumerGroupCoordinator:
         # JoinGroup within its rebalance timeout; joined, it must send SyncGroup within it
         self._rejoins: dict[tuple[str, str], Timer] = {}
         self._syncs: dict[tuple[str, str], Timer] = {}
-        self._tasks: set[asyncio.Task] = set()
+        self._tasks: set[asyncio.Task[Any]] = set()
         self.classic = ClassicMembers(self)  # classic-protocol members of consumer groups (migration)
         # the group coordinator's downgrade check: (group id, the group epoch before the member left)
-        self.on_member_removed = lambda group_id, epoch: None
+        self.on_member_removed: Callable[[str, int], None] = lambda group_id, epoch: None
 
     # ------------------------------------------------------------------ replay and start-up
 
@@ -91,7 +97,8 @@ class ConsumerGroupCoordinator:
 
     # ------------------------------------------------------------------ ConsumerGroupHeartbeat
 
-    async def heartbeat(self, request, version: int, client_id: str, client_host: str, classic_groups) -> dict:
+    async def heartbeat(self, request: Any, version: int, client_id: str, client_host: str,
+                        classic_groups: dict[str, ClassicGroup]) -> dict[str, Any]:
         try:
             op.validate(request, version, self.settings)
             self._check_not_classic(request.group_id, request.member_epoch, classic_groups)
@@ -112,7 +119,7 @@ class ConsumerGroupCoordinator:
                 "heartbeat_interval_ms": self.group_configs.value(request.group_id, "consumer.heartbeat.interval.ms"),
                 "assignment": outcome.assignment}
 
-    def _check_not_classic(self, group_id: str, epoch: int, classic_groups) -> None:
+    def _check_not_classic(self, group_id: str, epoch: int, classic_groups: dict[str, ClassicGroup]) -> None:
         """A classic group with members the group coordinator did not upgrade (the migration policy, the
         embedded protocol or the group size did not allow it) keeps its id; an empty one yields."""
         classic = classic_groups.get(group_id)
@@ -158,19 +165,20 @@ class ConsumerGroupCoordinator:
                 if record is not None and record.group_id == group_id:
                     self.replay(record)
 
-    def _spawn(self, coroutine) -> None:
+    def _spawn(self, coroutine: Coroutine[Any, Any, Any]) -> None:
         task = asyncio.get_running_loop().create_task(coroutine)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
     # ------------------------------------------------------------------ deadlines
 
-    def schedule(self, group_id: str, member) -> None:
+    def schedule(self, group_id: str, member: ConsumerGroupMember) -> None:
         key = (group_id, member.member_id)
         previous = self._sessions.pop(key, None)
         if previous is not None:
             previous.cancel()
-        session_timeout_ms = (member.classic_session_timeout_ms if member.uses_classic_protocol
+        classic_timeout_ms = member.classic_session_timeout_ms  # set for a member of the classic protocol
+        session_timeout_ms = (classic_timeout_ms if classic_timeout_ms is not None
                               else self.group_configs.value(group_id, "consumer.session.timeout.ms"))
         self._sessions[key] = self.clock.call_later(
             session_timeout_ms / 1000, functools.partial(self._expire, group_id, member.member_id, "session"))

@@ -19,11 +19,15 @@ import functools
 import hashlib
 import re
 from dataclasses import dataclass
-from typing import Any
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 import re2  # type: ignore[import-untyped]  # google-re2 ships no type information
 
 from weir.protocol.errors import Errors, KafkaError
+
+if TYPE_CHECKING:
+    from ...log.manager import LogManager
 
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
 MAX_REGEX_LENGTH = 10000  # a bound on what one heartbeat may make us compile
@@ -44,7 +48,7 @@ class TopicsView:
         self.by_id = {t.topic_id: t for t in topics}
 
     @classmethod
-    def of(cls, logs) -> TopicsView:
+    def of(cls, logs: LogManager) -> TopicsView:
         return cls([TopicInfo(name, topic.topic_id, len(topic.partitions))
                     for name, topic in logs.topics.items() if name not in INTERNAL_TOPICS])
 
@@ -89,7 +93,7 @@ def compile_regex(pattern: str) -> Any:
     return compiled
 
 
-def member_topics(names, regex: str | None, topics: TopicsView) -> set[str]:
+def member_topics(names: Iterable[str], regex: str | None, topics: TopicsView) -> set[str]:
     """Existing topic names one member subscribes to."""
     found = {name for name in names if name in topics.by_name}
     if regex:
