@@ -168,6 +168,33 @@ async def test_a_classic_member_must_sync_and_rejoin_within_its_rebalance_timeou
     assert b.member_id not in group.members  # 30 s after the first REBALANCE_IN_PROGRESS
 
 
+async def test_a_classic_member_rejoins_for_a_new_target_not_for_a_new_group_epoch(context):
+    """As Kafka: a member leaving bumps the group epoch, but a classic member is asked to rejoin only once
+    a heartbeat has computed the new target assignment (its epoch is the one compared)."""
+    a, b = Member(context, "a", topics=("wide",)), ClassicMember(context)
+    await a.join()
+    await b.rebalance()
+    for _ in range(4):
+        await a.beat()
+        if b.heartbeat() == Errors.REBALANCE_IN_PROGRESS:
+            await b.rebalance()
+    c = Member(context, "c", topics=("wide",))
+    await c.join()
+    for _ in range(4):
+        for member in (a, c):
+            await member.beat()
+        if b.heartbeat() == Errors.REBALANCE_IN_PROGRESS:
+            await b.rebalance()
+    group = context.groups.consumer.groups[G]
+    assert b.heartbeat() == Errors.NONE and group.state.value == "Stable"
+    await c.leave()
+    assert group.group_epoch > group.target_epoch
+    assert b.heartbeat() == Errors.NONE  # no new target yet
+    await a.beat()  # computes it: c's partitions go to a and b
+    assert group.group_epoch == group.target_epoch
+    assert b.heartbeat() == Errors.REBALANCE_IN_PROGRESS
+
+
 async def test_upgrade_then_downgrade(context):
     b, c = ClassicMember(context), ClassicMember(context)
     joins = asyncio.ensure_future(asyncio.gather(b.join(), c.join()))

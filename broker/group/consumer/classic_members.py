@@ -8,10 +8,12 @@ the same state machine as consumer-protocol members (Kafka's classicGroupJoinToC
   runs the heartbeat operation (``heartbeat.py``) with the owned partitions as its report, and
   answers at once: generation = the member epoch after reconciliation, the member's first
   protocol, no leader (every classic member is a follower; the broker assigns).
-- SyncGroup answers the member's assigned partitions (ConsumerProtocolAssignment); a group epoch
-  past the member's, unless it is revoking, is REBALANCE_IN_PROGRESS.
-- Heartbeat answers REBALANCE_IN_PROGRESS while the member must rejoin: the group epoch moved
-  past its epoch, it must revoke partitions, or partitions it waits for were released.
+- SyncGroup answers the member's assigned partitions (ConsumerProtocolAssignment); a target
+  assignment epoch past the member's, unless it is revoking, is REBALANCE_IN_PROGRESS.
+- Heartbeat answers REBALANCE_IN_PROGRESS while the member must rejoin: the target assignment
+  epoch moved past its epoch, it must revoke partitions, or partitions it waits for were released
+  (the target's epoch, as Kafka's: a group epoch bumped by a member leaving asks no rejoin until
+  a heartbeat has computed the new target).
 - LeaveGroup removes it and bumps the group epoch.
 
 The member's classic session timeout replaces the group's, and its rebalance timeout bounds the time
@@ -98,7 +100,7 @@ class ClassicMembers:
     def sync(self, group: ConsumerGroup, generation: int, member_id: str, instance_id: str | None) -> SyncResult:
         member = self._member(group, member_id, instance_id)
         self._check_generation(member, generation)
-        if group.group_epoch > member.member_epoch and member.state != MemberState.UNREVOKED_PARTITIONS:
+        if group.target_epoch > member.member_epoch and member.state != MemberState.UNREVOKED_PARTITIONS:
             self.coordinator.expect_rejoin(group.group_id, member)
             raise KafkaError(Errors.REBALANCE_IN_PROGRESS, f"A new rebalance is triggered in group "
                                                            f"{group.group_id} and member {member_id} should rejoin.")
@@ -111,7 +113,7 @@ class ClassicMembers:
         member = self._member(group, member_id, instance_id)
         self._check_generation(member, generation)
         self.coordinator.schedule(group.group_id, member)
-        if (member.member_epoch < group.group_epoch or member.state == MemberState.UNREVOKED_PARTITIONS
+        if (member.member_epoch < group.target_epoch or member.state == MemberState.UNREVOKED_PARTITIONS
                 or (member.state == MemberState.UNRELEASED_PARTITIONS and not _waits_for_unreleased(group, member))):
             self.coordinator.expect_rejoin(group.group_id, member)
             return Errors.REBALANCE_IN_PROGRESS
