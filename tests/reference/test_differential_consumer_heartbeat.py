@@ -3,7 +3,9 @@ raw (our codec) to Weir and to Kafka 4.3.1, one script on both: the same error c
 for bad epochs, unknown members and groups, invalid requests, regexes RE2/J refuses (with its
 words) and accepts, an unknown assignor; the same epochs for a join (2: a new group is at epoch 1 and the first member's
 subscription bumps it), a rejoin under the same member id, and a leave. TxnOffsetCommit from the
-member (KIP-447 with member epochs): a stale or future epoch is ILLEGAL_GENERATION on both."""
+member (KIP-447 with member epochs): a stale or future epoch is ILLEGAL_GENERATION on both.
+OffsetCommit from an older member epoch (KIP-1251): accepted for partitions held since then, and
+one partition given up since refuses the whole request."""
 
 from __future__ import annotations
 
@@ -96,6 +98,7 @@ def script(broker, topic):
     steps["first member without topics"] = beat(broker, f"{group}-none", str(uuid.uuid4()), 0, topics=[], owned=[],
                                                  rebalance_timeout=1000)
     steps.update(regexes(broker, f"{group}-rx", topic))
+    steps.update(older_epoch_commits(broker, f"{group}-older", topic))
     described = ask(broker, ApiKey.CONSUMER_GROUP_DESCRIBE, 1, consumer_group_describe.REQUEST(
         group_ids=[group, "no-such-" + group], include_authorized_operations=False)).groups
     shift = lambda g: epoch if g.error_code == 0 else 0  # noqa: E731
@@ -127,6 +130,53 @@ def script(broker, topic):
     steps["leave"] = beat(broker, group, member, -1)[:3]
     steps["after leave"] = beat(broker, group, member, epoch, owned=[])
     return {step: _without_ids(answer, group, member) for step, answer in steps.items()}
+
+
+def _heartbeat_owning(broker, group, member, epoch, owned, topic, topic_id):
+    """A heartbeat reporting ``owned`` partitions; (code, epoch, topic id, assigned partitions or None)."""
+    request = HB.REQUEST(group_id=group, member_id=member, member_epoch=epoch, instance_id=None,
+                         rebalance_timeout_ms=30_000 if epoch == 0 else -1,
+                         subscribed_topic_names=[topic] if epoch == 0 else None, subscribed_topic_regex=None,
+                         server_assignor=None, topic_partitions=[] if epoch == 0 else [
+                             HB.TopicPartitions(topic_id=topic_id, partitions=sorted(owned))] if owned else [])
+    answer = ask(broker, ApiKey.CONSUMER_GROUP_HEARTBEAT, 1, request)
+    if answer.assignment is None:
+        return answer.error_code, answer.member_epoch, topic_id, None
+    assigned = answer.assignment.topic_partitions
+    return (answer.error_code, answer.member_epoch, assigned[0].topic_id if assigned else topic_id,
+            sorted(p for tp in assigned for p in tp.partitions))
+
+
+def older_epoch_commits(broker, group, topic):
+    """KIP-1251 and how a refusal spreads: member a holds all 3 partitions from its first epoch, b
+    joins and a gives some up; a's commits from its first epoch are accepted for the partitions it
+    kept and refuse the whole request when one it gave up is among them; b's from a's first epoch
+    are refused (b holds its partitions since a later one)."""
+    a, b = str(uuid.uuid4()), str(uuid.uuid4())
+    code, first_epoch, topic_id, held_a = _heartbeat_owning(broker, group, a, 0, [], topic, None)
+    assert code == 0 and held_a == [0, 1, 2], (code, held_a)
+    code, epoch_b, _, held_b = _heartbeat_owning(broker, group, b, 0, [], topic, topic_id)
+    epoch_a, held_b = first_epoch, held_b or []
+    deadline = time.monotonic() + 30
+    while not (held_b and epoch_a == epoch_b and sorted(held_a + held_b) == [0, 1, 2]):
+        assert time.monotonic() < deadline, (epoch_a, held_a, epoch_b, held_b)
+        time.sleep(0.2)  # poll interval: Kafka computes a target at most once a second (assignment interval)
+        _, epoch_a, _, assigned = _heartbeat_owning(broker, group, a, epoch_a, held_a, topic, topic_id)
+        held_a = held_a if assigned is None else assigned
+        _, epoch_b, _, assigned = _heartbeat_owning(broker, group, b, epoch_b, held_b, topic, topic_id)
+        held_b = held_b if assigned is None else assigned
+
+    def commit(member, epoch, partitions):
+        request = offset_commit.REQUEST(group_id=group, generation_id_or_member_epoch=epoch, member_id=member,
+                                        topics=[offset_commit.RequestTopic(name=topic, partitions=[
+                                            offset_commit.RequestPartition(partition_index=p, committed_offset=1,
+                                                                           committed_metadata=None)
+                                            for p in partitions])])
+        return [p.error_code for t in ask(broker, ApiKey.OFFSET_COMMIT, 9, request).topics for p in t.partitions]
+    return {"older epoch, kept partitions": commit(a, first_epoch, held_a),
+            "older epoch, a partition given up": commit(a, first_epoch, [held_a[0], held_b[0]]),
+            "older epoch than the partitions'": commit(b, first_epoch, held_b),
+            "a's epoch moved on": epoch_a > first_epoch}
 
 
 #: RE2/J syntax (Kafka's engine): refused with its words, or accepted where Python's re would differ
