@@ -323,8 +323,9 @@ class ConsumerGroupMembership(MemberOffsets):
                 self._wake.clear()
                 await self._wake.wait()
                 continue
+            poll_expires = self.last_poll + self.rebalance_timeout_ms / 1000
             if self.state not in HEARTBEAT_NOW:
-                wait = last_sent + self.heartbeat_interval - time.monotonic()
+                wait = min(last_sent + self.heartbeat_interval, poll_expires) - time.monotonic()
                 if wait > 0:
                     self._wake.clear()
                     try:
@@ -332,7 +333,7 @@ class ConsumerGroupMembership(MemberOffsets):
                     except TimeoutError:
                         pass
                     continue
-            if time.monotonic() - self.last_poll > self.rebalance_timeout_ms / 1000:
+            if time.monotonic() >= poll_expires:
                 log.warning("group %s: no getmany() for max_poll_interval_ms; leaving the group", self.group_id)
                 await self._leave(stale=True)
                 continue

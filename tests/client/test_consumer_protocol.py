@@ -150,3 +150,46 @@ async def test_a_static_member_keeps_its_partitions_across_a_restart(any_broker,
         assert group.ownership.violations == []
     finally:
         await group.close()
+
+
+async def test_a_member_that_stops_polling_leaves_and_joins_again_on_its_next_getmany(any_broker, topic_name):
+    await asyncio.to_thread(create_topic, any_broker.bootstrap, topic_name, PARTITIONS)
+    group = Group(any_broker.bootstrap, topic_name, f"{topic_name}-g")
+    try:
+        await group.add("a")
+        await group.add("b", max_poll_interval_ms=3000)
+        await wait_until_async(group.balanced(["a", "b"]), "6 partitions each", 60)
+        group.stop["b"].set()
+        await asyncio.wait_for(group.tasks.pop("b"), 30)  # b stops calling getmany
+        await wait_until_async(lambda: len(group.ownership.of("a")) == PARTITIONS,
+                               "a with every partition once b left after max_poll_interval_ms", 60)
+        assert group.consumers["b"].group.state is MemberState.STALE  # type: ignore[union-attr]
+        assert not group.consumers["b"].assignment()  # lost, not committed
+        group.stop["b"].clear()
+        group.tasks["b"] = asyncio.create_task(group._consume(group.consumers["b"], group.stop["b"]))
+        await wait_until_async(group.balanced(["a", "b"]), "b back with 6 partitions", 60)
+        assert group.ownership.violations == []
+    finally:
+        await group.close()
+
+
+async def test_auto_commit_commits_revoked_partitions_before_they_move(any_broker, topic_name):
+    await asyncio.to_thread(create_topic, any_broker.bootstrap, topic_name, PARTITIONS)
+    await produce(any_broker.bootstrap, topic_name, 0, RECORDS)
+    seen: list[tuple[int, int]] = []
+    common = dict(bootstrap_servers=any_broker.bootstrap, group_id=f"{topic_name}-g", auto_offset_reset="earliest",
+                  group_protocol="consumer", enable_auto_commit=True, auto_commit_interval_ms=600000)
+    async with Consumer(topic_name, **common) as first:  # type: ignore[arg-type]
+        while len(seen) < RECORDS // 2:  # half read; nothing committed yet (the interval is long)
+            for batch in (await asyncio.wait_for(first.getmany(timeout_ms=200, max_records=10), 30)).values():
+                seen.extend((r.partition, r.offset) for r in batch)
+        async with Consumer(topic_name, **common) as second:  # type: ignore[arg-type]
+            async def poll(consumer: Consumer) -> bool:
+                for batch in (await consumer.getmany(timeout_ms=50)).values():
+                    seen.extend((r.partition, r.offset) for r in batch)
+                return len(seen) >= RECORDS and len(first.assignment()) == len(second.assignment()) == 6
+
+            async def both() -> bool:
+                return all(await asyncio.gather(poll(first), poll(second)))
+            await wait_until_async(both, lambda: f"{len(seen)} records read", 60, interval=0)
+    assert sorted(seen) == sorted({(i % PARTITIONS, i // PARTITIONS) for i in range(RECORDS)})  # none twice
