@@ -30,6 +30,11 @@ id and epoch; STALE_MEMBER_EPOCH and UNKNOWN_MEMBER_ID on a commit are CommitFai
 Java consumer. The member epoch is also the generation of ``metadata()`` (ConsumerGroupMetadata),
 so TxnOffsetCommit is fenced by member epochs (KIP-447 with KIP-848).
 
+The pieces: ``member_state.py`` (the state table, assignments with local epochs),
+``member_heartbeat.py`` (the heartbeat task, what each heartbeat carries, how answers move the
+member), ``member_offsets.py`` (OffsetCommit and OffsetFetch v9); this module is the application's
+side (subscribing, reconciling in getmany, leaving).
+
 Deviations: topic ids the assignment names and the metadata cache does not know are resolved by
 a Metadata request for every topic (the Java consumer asks its metadata to refresh the same way
 for pattern subscriptions); switching a subscription between a topic list and a regex needs
@@ -39,98 +44,25 @@ a new consumer (the Java consumer refuses the switch while subscribed too); no r
 from __future__ import annotations
 
 import asyncio
-import base64
-import enum
 import logging
 import time
-import uuid
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
-from typing import Any
 
-from weir.protocol.api_keys import ApiKey
-from weir.protocol.errors import Errors
-from weir.protocol.messages import consumer_group_heartbeat as cgh
-
-from ..calls import Coordinator
-from ..cluster import GROUP, Cluster
-from ..errors import IllegalStateError, KafkaException, error_instance
+from ..cluster import Cluster
+from ..errors import IllegalStateError, KafkaException
 from ..types import TopicPartition
 from .group import GroupMetadata, RebalanceListener
+from .member_heartbeat import MemberHeartbeats, SentFields
 from .member_offsets import MemberOffsets
+from .member_state import (JOIN_EPOCH, NONE, NOT_IN_GROUP, LocalAssignment, MemberState, Partitions, S,
+                           new_member_id)
+
+__all__ = ["ConsumerGroupMembership", "MemberState"]
 
 log = logging.getLogger(__name__)
 
-JOIN_EPOCH, LEAVE_EPOCH, LEAVE_STATIC_EPOCH = 0, -1, -2
-Partitions = dict[bytes, frozenset[int]]  # topic id -> partitions
 
-
-class MemberState(enum.Enum):
-    UNSUBSCRIBED = "unsubscribed"
-    JOINING = "joining"
-    RECONCILING = "reconciling"
-    ACKNOWLEDGING = "acknowledging"
-    STABLE = "stable"
-    FENCED = "fenced"
-    PREPARE_LEAVING = "prepare leaving"
-    LEAVING = "leaving"
-    FATAL = "fatal"
-    STALE = "stale"  # left after max.poll.interval.ms without getmany; joins again on the next one
-
-
-S = MemberState
-#: The states each state may be entered from (Kafka's MemberState table).
-PREVIOUS: dict[MemberState, frozenset[MemberState]] = {
-    S.STABLE: frozenset({S.JOINING, S.ACKNOWLEDGING, S.RECONCILING}),
-    S.RECONCILING: frozenset({S.STABLE, S.JOINING, S.ACKNOWLEDGING, S.RECONCILING}),
-    S.ACKNOWLEDGING: frozenset({S.RECONCILING}),
-    S.FATAL: frozenset({S.JOINING, S.STABLE, S.RECONCILING, S.ACKNOWLEDGING, S.PREPARE_LEAVING, S.LEAVING,
-                        S.UNSUBSCRIBED}),
-    S.FENCED: frozenset({S.JOINING, S.STABLE, S.RECONCILING, S.ACKNOWLEDGING, S.PREPARE_LEAVING, S.LEAVING}),
-    S.JOINING: frozenset({S.FENCED, S.UNSUBSCRIBED, S.STALE}),
-    S.PREPARE_LEAVING: frozenset({S.JOINING, S.STABLE, S.RECONCILING, S.ACKNOWLEDGING, S.UNSUBSCRIBED}),
-    S.LEAVING: frozenset({S.PREPARE_LEAVING}),
-    S.UNSUBSCRIBED: frozenset({S.PREPARE_LEAVING, S.LEAVING, S.FENCED}),
-    S.STALE: frozenset({S.LEAVING}),
-}
-NOT_IN_GROUP = frozenset({S.UNSUBSCRIBED, S.FENCED, S.FATAL, S.STALE})
-HEARTBEAT_NOW = frozenset({S.JOINING, S.ACKNOWLEDGING, S.LEAVING})
-TAKES_ASSIGNMENT = PREVIOUS[S.RECONCILING]
-REJOIN = frozenset({Errors.FENCED_MEMBER_EPOCH, Errors.UNKNOWN_MEMBER_ID})
-
-
-def new_member_id() -> str:
-    """A member id as the Java consumer makes one (KIP-1082): a random UUID in Kafka's base64 form."""
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
-
-
-@dataclass(frozen=True)
-class LocalAssignment:
-    """An assignment and its local epoch: bumped at every new target, so that a reconciled
-    assignment equal in partitions to the last one sent is still acknowledged once."""
-    epoch: int
-    partitions: Partitions
-
-    def updated(self, partitions: Partitions) -> LocalAssignment | None:
-        if self.epoch >= 0 and partitions == self.partitions:
-            return None
-        return LocalAssignment(self.epoch + 1, partitions)
-
-
-NONE = LocalAssignment(-1, {})
-
-
-@dataclass
-class _SentFields:
-    """What the last heartbeat sent, so the next sends only what changed (None: send it)."""
-    rebalance_timeout_ms: int | None = None
-    topics: tuple[str, ...] | None = None
-    regex: str | None = None
-    assignor: str | None = None
-    assignment: LocalAssignment | None = None
-
-
-class ConsumerGroupMembership(MemberOffsets):
+class ConsumerGroupMembership(MemberHeartbeats, MemberOffsets):
     def __init__(self, cluster: Cluster, group_id: str, *, group_instance_id: str | None,
                  remote_assignor: str | None, rebalance_timeout_ms: int, isolation_level: int,
                  on_assigned: Callable[[list[TopicPartition]], Awaitable[None]],
@@ -158,21 +90,13 @@ class ConsumerGroupMembership(MemberOffsets):
         self.rejoin_needed = asyncio.Event()
         self.last_poll = time.monotonic()
         self._names: dict[bytes, str] = {}  # ids of topics assigned before, when metadata forgets them
-        self._sent = _SentFields()
+        self._sent = SentFields()
         self._wake = asyncio.Event()
         self._fatal: KafkaException | None = None
         self._heartbeat_task: asyncio.Task[None] | None = None
         self._generation = 0  # bumped at every rejoin: a reconciliation of an older one stops
 
-    # ------------------------------------------------------------------ state
-
-    def transition_to(self, state: MemberState) -> None:
-        if state is not self.state and self.state not in PREVIOUS[state]:
-            raise AssertionError(f"member state {self.state.value} cannot become {state.value}")
-        if state is not self.state:
-            log.debug("group %s member %s epoch %d: %s -> %s", self.group_id, self.member_id, self.member_epoch,
-                      self.state.value, state.value)
-        self.state = state
+    # ------------------------------------------------------------------ subscription and metadata
 
     @property
     def subscription(self) -> list[str]:
@@ -227,7 +151,7 @@ class ConsumerGroupMembership(MemberOffsets):
     def _join(self) -> None:
         self.member_epoch = JOIN_EPOCH
         self.transition_to(S.JOINING)
-        self.current, self.target, self._sent = NONE, NONE, _SentFields()
+        self.current, self.target, self._sent = NONE, NONE, SentFields()
         self._names.clear()
         self._generation += 1
         self._wake.set()
@@ -257,9 +181,15 @@ class ConsumerGroupMembership(MemberOffsets):
                 await self.listener.on_partitions_revoked(revoked)
             if not self._still(generation, target):
                 return
-        self.owned |= added
         if added:
-            await self._on_assigned(sorted(added))
+            try:
+                await self._on_assigned(sorted(added))  # committed offsets fetched: where to start
+            except KafkaException as exc:  # not taken, not acknowledged: the next getmany tries again
+                log.warning("group %s: taking %s failed (%s); trying again", self.group_id, sorted(added), exc)
+                await self._on_lost(sorted(added))
+                self.rejoin_needed.set()
+                return
+        self.owned |= added
         if self.listener is not None:
             await self.listener.on_partitions_assigned(added)
         if self._still(generation, target):
@@ -307,150 +237,6 @@ class ConsumerGroupMembership(MemberOffsets):
             await self._on_revoked(sorted(dropped))
             if self.listener is not None:
                 await self.listener.on_partitions_revoked(dropped)
-
-    # ------------------------------------------------------------------ heartbeats
-
-    def _start_heartbeats(self) -> None:
-        if self.state is not S.UNSUBSCRIBED and (self._heartbeat_task is None or self._heartbeat_task.done()):
-            self._heartbeat_task = asyncio.get_running_loop().create_task(self._heartbeats())
-
-    async def _heartbeats(self) -> None:
-        backoff = self.cluster.backoff_policy()
-        failures = 0
-        last_sent = 0.0
-        while self.state is not S.FATAL:
-            if self.state in NOT_IN_GROUP:  # fenced or stale: the next getmany joins again and wakes us
-                self._wake.clear()
-                await self._wake.wait()
-                continue
-            poll_expires = self.last_poll + self.rebalance_timeout_ms / 1000
-            if self.state not in HEARTBEAT_NOW:
-                wait = min(last_sent + self.heartbeat_interval, poll_expires) - time.monotonic()
-                if wait > 0:
-                    self._wake.clear()
-                    try:
-                        await asyncio.wait_for(self._wake.wait(), wait)
-                    except TimeoutError:
-                        pass
-                    continue
-            if time.monotonic() >= poll_expires:
-                log.warning("group %s: no getmany() for max_poll_interval_ms; leaving the group", self.group_id)
-                await self._leave(stale=True)
-                continue
-            last_sent = time.monotonic()
-            request = self._build_request()
-            try:
-                response = await self.cluster.call(Coordinator(GROUP, self.group_id),
-                                                   ApiKey.CONSUMER_GROUP_HEARTBEAT, request, highest=1)
-            except KafkaException as exc:
-                log.debug("group %s: heartbeat failed: %s", self.group_id, exc)
-                self._sent = _SentFields()  # the next one says everything again, after the backoff
-                await asyncio.sleep(backoff.backoff(failures))
-                failures += 1
-                last_sent = 0.0
-                continue
-            failures = 0
-            if response.error_code:
-                self._sent = _SentFields()
-                self._on_error(response.error_code, response.error_message)
-            else:
-                self._on_success(response)
-
-    def _build_request(self) -> Callable[[int], Any]:
-        """The next heartbeat: everything when joining, else only what changed since the last one."""
-        sent, joining = self._sent, self.state is S.JOINING
-        timeout = regex = assignor = None
-        topics: list[str] | None = None
-        owned: list[Any] | None = None
-        if joining or sent.rebalance_timeout_ms != self.rebalance_timeout_ms:
-            timeout = sent.rebalance_timeout_ms = self.rebalance_timeout_ms
-        if self.regex is None and (joining or sent.topics != tuple(sorted(self.topics))):
-            topics = list(self.topics)
-            sent.topics = tuple(sorted(self.topics))
-        if self.regex is not None and (joining or sent.regex != self.regex):
-            regex = sent.regex = self.regex
-        if self.remote_assignor is not None and (joining or sent.assignor != self.remote_assignor):
-            assignor = sent.assignor = self.remote_assignor
-        if joining or sent.assignment != self.current:
-            owned = [cgh.TopicPartitions(topic_id=tid, partitions=sorted(ps))
-                     for tid, ps in sorted(self.current.partitions.items())]
-            sent.assignment = self.current
-        if self.state is S.ACKNOWLEDGING:  # the acknowledgement is on its way
-            self.transition_to(S.STABLE if self.current == self.target else S.RECONCILING)
-            if self.state is S.RECONCILING:
-                self.rejoin_needed.set()
-        member_id, epoch, instance = self.member_id, self.member_epoch, self.group_instance_id
-
-        def build(version: int) -> Any:
-            if regex is not None and version < 1:
-                raise error_instance(Errors.UNSUPPORTED_VERSION, "a regex subscription needs "
-                                     "ConsumerGroupHeartbeat v1", request=ApiKey.CONSUMER_GROUP_HEARTBEAT)
-            return cgh.REQUEST(group_id=self.group_id, member_id=member_id if version >= 1 or epoch else "",
-                               member_epoch=epoch, instance_id=instance, rebalance_timeout_ms=
-                               -1 if timeout is None else timeout, subscribed_topic_names=topics,
-                               subscribed_topic_regex=regex, server_assignor=assignor, topic_partitions=owned)
-        return build
-
-    def _on_success(self, response: Any) -> None:
-        if self.state in NOT_IN_GROUP or self.state is S.LEAVING:
-            return  # an answer about a membership given up meanwhile
-        self.heartbeat_interval = response.heartbeat_interval_ms / 1000
-        self.member_id = response.member_id or self.member_id
-        self.member_epoch = response.member_epoch
-        if response.assignment is None or self.state not in TAKES_ASSIGNMENT:
-            return
-        target = {tp.topic_id: frozenset(tp.partitions) for tp in response.assignment.topic_partitions
-                  if tp.partitions}
-        updated = self.target.updated(target)
-        if updated is not None:
-            self.target = updated
-        if self.current != self.target:
-            self.transition_to(S.RECONCILING)
-            self.rejoin_needed.set()
-        elif self.state in (S.RECONCILING, S.JOINING):
-            self.transition_to(S.STABLE)
-
-    def _on_error(self, code: int, message: str | None) -> None:
-        if code in REJOIN:
-            log.info("group %s member %s epoch %d: %s; partitions are lost, joining again", self.group_id,
-                     self.member_id, self.member_epoch, Errors(code).name)
-            if self.state in (S.PREPARE_LEAVING, S.LEAVING):
-                return
-            self.member_epoch = JOIN_EPOCH
-            self.transition_to(S.FENCED)
-        else:
-            log.error("group %s member %s: heartbeat failed with %s: %s", self.group_id, self.member_id,
-                      Errors(code).name if code in Errors._value2member_map_ else code, message)
-            self._fatal = error_instance(code, f"group {self.group_id}: {message or ''}".rstrip(": "),
-                                         request=ApiKey.CONSUMER_GROUP_HEARTBEAT)
-            self.transition_to(S.FATAL)
-        self.rejoin_needed.set()
-
-    # ------------------------------------------------------------------ leaving
-
-    async def _leave(self, *, stale: bool = False) -> None:
-        """One heartbeat with the leave epoch (-2 keeps a static member's place), its answer ignored."""
-        if self.state in NOT_IN_GROUP:
-            return
-        if self.state is not S.PREPARE_LEAVING:
-            self.transition_to(S.PREPARE_LEAVING)
-        self.member_epoch = LEAVE_EPOCH if self.group_instance_id is None else LEAVE_STATIC_EPOCH
-        self.current = NONE
-        self.transition_to(S.LEAVING)
-        member_id, epoch, instance = self.member_id, self.member_epoch, self.group_instance_id
-        try:
-            await self.cluster.call(Coordinator(GROUP, self.group_id), ApiKey.CONSUMER_GROUP_HEARTBEAT,
-                                    lambda _v: cgh.REQUEST(group_id=self.group_id, member_id=member_id,
-                                                           member_epoch=epoch, instance_id=instance),
-                                    highest=1)
-        except KafkaException as exc:
-            log.debug("group %s: leave heartbeat failed: %s", self.group_id, exc)
-        if stale:
-            self.transition_to(S.STALE)
-            await self._release(lost=True)
-            self.rejoin_needed.set()
-        else:
-            self.transition_to(S.UNSUBSCRIBED)
 
     async def close(self) -> None:
         if self._heartbeat_task is not None:

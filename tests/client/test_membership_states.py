@@ -1,4 +1,4 @@
-"""The consumer-protocol membership (client/consumer/membership.py) without a broker: its state table
+"""The consumer-protocol membership (client/consumer/membership.py, member_*.py) without a broker: its state table
 swept, what each heartbeat carries, how answers and errors move the member, and one reconciliation
 (revoke before assign, then the acknowledgement), against a stand-in cluster."""
 
@@ -11,8 +11,8 @@ import pytest
 
 from weir.client import TopicPartition
 from weir.client.cluster import TopicInfo
-from weir.client.consumer.membership import (NONE, PREVIOUS, ConsumerGroupMembership, LocalAssignment, MemberState,
-                                             new_member_id)
+from weir.client.consumer.member_state import NONE, PREVIOUS, LocalAssignment, MemberState, new_member_id
+from weir.client.consumer.membership import ConsumerGroupMembership
 from weir.client.errors import KafkaException
 from weir.protocol.errors import Errors
 from weir.protocol.messages import consumer_group_heartbeat as cgh
