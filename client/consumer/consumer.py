@@ -6,7 +6,9 @@
 
 Defaults are the Java client's, except ``isolation_level`` which is
 read_committed here: Weir's users come for transactions. Settings carry the
-Java client's names in snake_case.
+Java client's names in snake_case. ``group_protocol="consumer"`` joins with
+Kafka 4's consumer protocol (KIP-848, ``membership.py``): the broker assigns
+(``group_remote_assignor``), and ``subscribe(pattern=...)`` sends a regex for it to resolve.
 """
 
 from __future__ import annotations

@@ -193,3 +193,22 @@ async def test_auto_commit_commits_revoked_partitions_before_they_move(any_broke
                 return all(await asyncio.gather(poll(first), poll(second)))
             await wait_until_async(both, lambda: f"{len(seen)} records read", 60, interval=0)
     assert sorted(seen) == sorted({(i % PARTITIONS, i // PARTITIONS) for i in range(RECORDS)})  # none twice
+
+
+async def test_a_changed_topic_list_is_sent_and_reassigned(any_broker, topic_name):
+    first, second = f"{topic_name}-1", f"{topic_name}-2"
+    for name in (first, second):
+        await asyncio.to_thread(create_topic, any_broker.bootstrap, name, 2)
+    async with Consumer(first, bootstrap_servers=any_broker.bootstrap, group_id=f"{topic_name}-g",
+                        group_protocol="consumer", group_remote_assignor="range") as consumer:
+        async def holds(expected: set[TopicPartition]) -> bool:
+            await consumer.getmany(timeout_ms=100)
+            return consumer.assignment() == expected
+        await wait_until_async(lambda: holds({TopicPartition(first, 0), TopicPartition(first, 1)}),
+                               f"{first}'s partitions", 60, interval=0)
+        consumer.subscribe(first, second)
+        await wait_until_async(lambda: holds({TopicPartition(t, p) for t in (first, second) for p in (0, 1)}),
+                               "both topics' partitions", 60, interval=0)
+        consumer.subscribe(second)
+        await wait_until_async(lambda: holds({TopicPartition(second, 0), TopicPartition(second, 1)}),
+                               f"{second}'s partitions only", 60, interval=0)
