@@ -21,8 +21,9 @@ from weir.protocol.messages import consumer_group_heartbeat as cgh
 
 from ..calls import Coordinator
 from ..cluster import GROUP, Cluster
+from ..error_policy import Outcome, classify
 from ..errors import KafkaException, error_instance
-from .member_state import (HEARTBEAT_NOW, JOIN_EPOCH, LEAVE_EPOCH, LEAVE_STATIC_EPOCH, NONE, NOT_IN_GROUP, REJOIN,
+from .member_state import (HEARTBEAT_NOW, JOIN_EPOCH, LEAVE_EPOCH, LEAVE_STATIC_EPOCH, NONE, NOT_IN_GROUP,
                            TAKES_ASSIGNMENT, LocalAssignment, MemberStateMachine, S)
 
 log = logging.getLogger(__name__)
@@ -161,7 +162,7 @@ class MemberHeartbeats(MemberStateMachine):
             self.transition_to(S.STABLE)
 
     def _on_error(self, code: int, message: str | None) -> None:
-        if code in REJOIN:
+        if classify(ApiKey.CONSUMER_GROUP_HEARTBEAT, code) is Outcome.ABORTABLE:  # fenced: rejoin
             log.info("group %s member %s epoch %d: %s; partitions are lost, joining again", self.group_id,
                      self.member_id, self.member_epoch, Errors(code).name)
             if self.state in (S.PREPARE_LEAVING, S.LEAVING):

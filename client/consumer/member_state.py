@@ -11,8 +11,6 @@ import logging
 import uuid
 from dataclasses import dataclass
 
-from weir.protocol.errors import Errors
-
 log = logging.getLogger(__name__)
 
 JOIN_EPOCH, LEAVE_EPOCH, LEAVE_STATIC_EPOCH = 0, -1, -2
@@ -50,7 +48,6 @@ PREVIOUS: dict[MemberState, frozenset[MemberState]] = {
 NOT_IN_GROUP = frozenset({S.UNSUBSCRIBED, S.FENCED, S.FATAL, S.STALE})
 HEARTBEAT_NOW = frozenset({S.JOINING, S.ACKNOWLEDGING, S.LEAVING})
 TAKES_ASSIGNMENT = PREVIOUS[S.RECONCILING]
-REJOIN = frozenset({Errors.FENCED_MEMBER_EPOCH, Errors.UNKNOWN_MEMBER_ID})
 
 
 def new_member_id() -> str:

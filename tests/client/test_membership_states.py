@@ -186,3 +186,13 @@ def test_an_answer_to_a_heartbeat_sent_before_fencing_is_ignored():
     member.state, member.member_epoch = S.FENCED, 0
     member._on_success(answer(12, {ORDERS: [0]}))
     assert (member.state, member.member_epoch, member.target) == (S.FENCED, 0, NONE)
+
+
+def test_the_error_policy_decides_rejoin_or_fatal_for_heartbeats():
+    from weir.client.error_policy import Outcome, classify
+    from weir.protocol.api_keys import ApiKey
+    heartbeat = ApiKey.CONSUMER_GROUP_HEARTBEAT
+    assert classify(heartbeat, Errors.FENCED_MEMBER_EPOCH) is classify(heartbeat, Errors.UNKNOWN_MEMBER_ID) \
+        is Outcome.ABORTABLE
+    assert classify(heartbeat, Errors.UNRELEASED_INSTANCE_ID) is Outcome.FATAL
+    assert classify(heartbeat, Errors.NOT_COORDINATOR) is Outcome.RETRIABLE  # the call path's to retry
