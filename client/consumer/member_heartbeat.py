@@ -22,7 +22,7 @@ from weir.protocol.messages import consumer_group_heartbeat as cgh
 from ..calls import Coordinator
 from ..cluster import GROUP, Cluster
 from ..error_policy import Outcome, classify
-from ..errors import KafkaException, error_instance
+from ..errors import BrokerResponseError, KafkaException, error_instance
 from .member_state import (HEARTBEAT_NOW, JOIN_EPOCH, LEAVE_EPOCH, LEAVE_STATIC_EPOCH, NONE, NOT_IN_GROUP,
                            TAKES_ASSIGNMENT, LocalAssignment, MemberStateMachine, S)
 
@@ -94,6 +94,9 @@ class MemberHeartbeats(MemberStateMachine):
                 response = await self.cluster.call(Coordinator(GROUP, self.group_id),
                                                    ApiKey.CONSUMER_GROUP_HEARTBEAT, request, highest=1)
             except KafkaException as exc:
+                if isinstance(exc, BrokerResponseError) and not exc.retriable:
+                    self._on_error(exc.code, str(exc))  # no ConsumerGroupHeartbeat (v1 for a regex) here: fatal
+                    continue
                 log.debug("group %s: heartbeat failed: %s", self.group_id, exc)
                 self._sent = SentFields()  # the next one says everything again, after the backoff
                 await asyncio.sleep(backoff.backoff(failures))

@@ -4,6 +4,7 @@ swept, what each heartbeat carries, how answers and errors move the member, and 
 
 from __future__ import annotations
 
+import asyncio
 from types import SimpleNamespace
 from typing import Any
 
@@ -196,3 +197,19 @@ def test_the_error_policy_decides_rejoin_or_fatal_for_heartbeats():
         is Outcome.ABORTABLE
     assert classify(heartbeat, Errors.UNRELEASED_INSTANCE_ID) is Outcome.FATAL
     assert classify(heartbeat, Errors.NOT_COORDINATOR) is Outcome.RETRIABLE  # the call path's to retry
+
+
+async def test_a_broker_without_consumer_group_heartbeat_is_fatal_as_in_java():
+    from weir.client.errors import error_instance
+    member = membership()
+
+    async def call(*_args: Any, **_kwargs: Any) -> Any:
+        raise error_instance(Errors.UNSUPPORTED_VERSION, "no ConsumerGroupHeartbeat")
+    member.cluster.call = call  # type: ignore[method-assign]
+    member.cluster.backoff_policy = lambda: None  # type: ignore[method-assign]
+    await member.ensure_active()  # joins: the heartbeat task starts
+    await asyncio.wait_for(member._heartbeat_task, 5)  # type: ignore[arg-type]  # ends: the member is FATAL
+    assert member.state is S.FATAL
+    with pytest.raises(KafkaException) as raised:
+        await member.ensure_active()
+    assert raised.value.code == Errors.UNSUPPORTED_VERSION  # type: ignore[attr-defined]
