@@ -20,7 +20,7 @@ from ..calls import Coordinator, first_retriable
 from ..cluster import GROUP, Cluster
 from ..errors import raise_for
 from ..types import OffsetAndMetadata, TopicPartition
-from .group import CommitFailedError
+from .group import CommitFailedError, committed_offsets
 
 #: OffsetCommit answers that refuse a member's commit for good (rejoining is the membership's business).
 _REFUSED = frozenset({Errors.STALE_MEMBER_EPOCH, Errors.UNKNOWN_MEMBER_ID, Errors.FENCED_MEMBER_EPOCH})
@@ -77,14 +77,7 @@ class MemberOffsets:
         answer = await self._group_call(ApiKey.OFFSET_FETCH, lambda _v: request, codes, lowest=9)
         group = answer.groups[0]
         raise_for(group.error_code, f"OffsetFetch {self.group_id}", request=ApiKey.OFFSET_FETCH)
-        found = {}
-        for topic in group.topics:
-            for p in topic.partitions:
-                raise_for(p.error_code, f"OffsetFetch {topic.name}-{p.partition_index}", request=ApiKey.OFFSET_FETCH)
-                if p.committed_offset >= 0:
-                    found[TopicPartition(topic.name, p.partition_index)] = OffsetAndMetadata(
-                        p.committed_offset, p.metadata or "", p.committed_leader_epoch)
-        return found
+        return committed_offsets(group.topics)
 
     async def _group_call(self, api_key: ApiKey, build: Callable[[int], Any], error_of: Callable[[Any], int], *,
                           lowest: int) -> Any:
