@@ -76,7 +76,8 @@ FAST_TESTS := tests/protocol tests/log tests/txn tests/group tests/server tests/
 	tests/client/test_list_offsets_retry.py tests/client/test_errors.py tests/client/test_coordinator_loading.py \
 	tests/features/test_finalized_features.py \
 	tests/testing/test_container_api.py tests/security/test_security_units.py \
-	tests/client/test_security_options.py tests/security/test_acl_units.py
+	tests/client/test_security_options.py tests/security/test_acl_units.py \
+	tests/client/test_membership_states.py
 test-fast: $(VENV)/.installed-test typecheck lint
 	WEIR_TEST_FAST=1 $(PY) -m pytest -q $(FAST_TESTS)
 

@@ -3,7 +3,7 @@
     weir-admin [--bootstrap-server HOST:PORT] [--json] GROUP COMMAND ...
 
     topics        list | describe | create | delete | alter-config | add-partitions
-    groups        list | describe | delete | reset-offsets
+    groups        list | describe [--members [--verbose]] | delete | reset-offsets
     transactions  list | describe | describe-producers | find-hanging | abort
     cluster       describe
     acls          list | add | remove
@@ -27,7 +27,7 @@ from typing import Any, TypedDict
 
 from .admin import (EARLIEST, LATEST, AbortTransactionSpec, Admin, AlterConfigOp, ConfigResource, NewTopic,
                     OpType)
-from . import cli_acls, cli_users
+from . import cli_acls, cli_groups, cli_users
 from .cli_output import Command, print_json, print_table
 from .errors import GroupIdNotFoundError, IllegalStateError, KafkaException
 from .java_config import security_keywords
@@ -124,10 +124,12 @@ async def _lag_rows(admin: Admin, group_id: str, assigned: set[TopicPartition]
 
 
 async def groups_describe(admin: Admin, args: argparse.Namespace) -> None:
+    if args.members:
+        return await cli_groups.groups_describe_members(admin, args, emit)
     data: list[dict[str, object]] = []  # JSON: each group and its offsets
     rows: list[list[object]] = []
     for group_id in args.groups:
-        description = (await admin.describe_groups([group_id]))[group_id]
+        description = (await admin.describe_consumer_groups([group_id]))[group_id]
         owner = {tp: m for m in description.members for tp in m.assignment}
         offsets: list[dict[str, object]] = []
         for tp, offset, end in await _lag_rows(admin, group_id, set(owner)):
@@ -308,6 +310,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(run=groups_list)
     p = verbs.add_parser("describe", help="committed offsets, log end offsets, lag and members")
     p.add_argument("groups", nargs="+")
+    p.add_argument("--members", action="store_true", help="the members instead (epochs with --verbose)")
+    p.add_argument("--verbose", action="store_true", help="with --members: assignments, epochs, targets")
     p.set_defaults(run=groups_describe)
     p = verbs.add_parser("delete")
     p.add_argument("groups", nargs="+")

@@ -16,7 +16,8 @@ offsets); so does a TxnOffsetCommit refused for a stale generation (KIP-447).
 After an abort every owned partition is rewound to its committed offset, so the
 aborted records are read again. The consumer reads read_committed and never
 auto-commits; a restarted session's ``start()`` fences its predecessor (same
-transactional id) and aborts what it left open.
+transactional id) and aborts what it left open. With ``consumer_options={"group_protocol":
+"consumer"}`` (KIP-848) the generation the offsets carry is the member epoch.
 """
 
 from __future__ import annotations

@@ -6,7 +6,9 @@
 
 Defaults are the Java client's, except ``isolation_level`` which is
 read_committed here: Weir's users come for transactions. Settings carry the
-Java client's names in snake_case.
+Java client's names in snake_case. ``group_protocol="consumer"`` joins with
+Kafka 4's consumer protocol (KIP-848, ``membership.py``): the broker assigns
+(``group_remote_assignor``), and ``subscribe(pattern=...)`` sends a regex for it to resolve.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from ..errors import IllegalStateError
 from ..types import ConsumerRecord, OffsetAndMetadata, TopicPartition
 from .fetcher import EARLIEST, LATEST, READ_COMMITTED, READ_UNCOMMITTED, Fetcher
 from .group import GroupMembership, GroupMetadata, RebalanceListener
+from .membership import ConsumerGroupMembership
 from ..security import ClientSecurity, SecurityOptions
 
 _ISOLATION = {"read_committed": READ_COMMITTED, "read_uncommitted": READ_UNCOMMITTED}
@@ -36,7 +39,8 @@ class Consumer:
                  max_poll_interval_ms: int = 300000, fetch_max_wait_ms: int = 500, fetch_min_bytes: int = 1,
                  fetch_max_bytes: int = 52428800, max_partition_fetch_bytes: int = 1048576,
                  request_timeout_ms: int = 30000, retry_backoff_ms: int = 100, retry_backoff_max_ms: int = 1000,
-                 rebalance_listener: RebalanceListener | None = None, **security: Unpack[SecurityOptions]):
+                 rebalance_listener: RebalanceListener | None = None, group_protocol: str = "classic",
+                 group_remote_assignor: str | None = None, **security: Unpack[SecurityOptions]):
         if isolation_level not in _ISOLATION:
             raise ValueError("isolation_level is read_committed or read_uncommitted")
         if auto_offset_reset not in ("earliest", "latest", "none"):
@@ -48,8 +52,17 @@ class Consumer:
                                auto_offset_reset=auto_offset_reset, fetch_max_wait_ms=fetch_max_wait_ms,
                                fetch_min_bytes=fetch_min_bytes, fetch_max_bytes=fetch_max_bytes,
                                max_partition_fetch_bytes=max_partition_fetch_bytes, retry_backoff_ms=retry_backoff_ms)
+        if group_protocol not in ("classic", "consumer"):
+            raise ValueError("group_protocol is classic or consumer")
         self.group_id = group_id
-        self.group = None if group_id is None else GroupMembership(
+        # group.protocol=consumer (KIP-848): the broker assigns; partition_assignment_strategy,
+        # session_timeout_ms and heartbeat_interval_ms are the group's settings there, not the member's.
+        self.group: GroupMembership | ConsumerGroupMembership | None = None if group_id is None else (
+            ConsumerGroupMembership(
+                self.cluster, group_id, group_instance_id=group_instance_id, remote_assignor=group_remote_assignor,
+                rebalance_timeout_ms=max_poll_interval_ms, isolation_level=_ISOLATION[isolation_level],
+                on_assigned=self._on_assigned, on_revoked=self._on_revoked, on_lost=self._on_lost,
+                listener=rebalance_listener)) if group_protocol == "consumer" else GroupMembership(
             self.cluster, group_id, group_instance_id=group_instance_id,
             assignors=list(partition_assignment_strategy), session_timeout_ms=session_timeout_ms,
             rebalance_timeout_ms=max_poll_interval_ms, heartbeat_interval_ms=heartbeat_interval_ms,
@@ -95,12 +108,18 @@ class Consumer:
 
     # ------------------------------------------------------------------ assignment
 
-    def subscribe(self, *topics: str) -> None:
-        """Join the group for these topics; partitions are assigned by its leader."""
+    def subscribe(self, *topics: str, pattern: str | None = None) -> None:
+        """Join the group for these topics (or, with group_protocol="consumer", for the topics matching
+        ``pattern``, a regex the broker resolves: RE2/J, as Kafka's SubscriptionPattern)."""
         if self.group is None:
             raise IllegalStateError("subscribe() needs a group_id; use assign() without one")
         if self._manual:
             raise IllegalStateError("this consumer uses assign(); subscribe() and assign() do not mix")
+        if pattern is not None:
+            if not isinstance(self.group, ConsumerGroupMembership) or topics:
+                raise IllegalStateError("subscribe(pattern=) needs group_protocol='consumer' and no topic names")
+            self.group.subscribe_pattern(pattern)
+            return
         self._subscription = set(topics)
         if self._started:
             self.group.subscribe(sorted(self._subscription))
@@ -128,6 +147,10 @@ class Consumer:
     async def _on_revoked(self, partitions: list[TopicPartition]) -> None:
         if self.enable_auto_commit:
             await self.commit({tp: offset for tp in partitions if (offset := self._offset_of(tp)) is not None})
+        self.fetcher.assign([tp for tp in self.fetcher.states if tp not in set(partitions)])
+
+    async def _on_lost(self, partitions: list[TopicPartition]) -> None:
+        """Partitions that may already be another member's: dropped without committing."""
         self.fetcher.assign([tp for tp in self.fetcher.states if tp not in set(partitions)])
 
     def _offset_of(self, tp: TopicPartition) -> OffsetAndMetadata | None:

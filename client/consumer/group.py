@@ -271,14 +271,7 @@ class GroupMembership:
             highest=7, error_of=lambda r: first_retriable(
                 [r.error_code, *(p.error_code for t in r.topics for p in t.partitions)]))
         raise_for(answer.error_code, "OffsetFetch", request=ApiKey.OFFSET_FETCH)
-        found = {}
-        for topic in answer.topics:
-            for p in topic.partitions:
-                raise_for(p.error_code, f"OffsetFetch {topic.name}-{p.partition_index}", request=ApiKey.OFFSET_FETCH)
-                if p.committed_offset >= 0:
-                    found[TopicPartition(topic.name, p.partition_index)] = OffsetAndMetadata(
-                        p.committed_offset, p.metadata or "", p.committed_leader_epoch)
-        return found
+        return committed_offsets(answer.topics)
 
     # ------------------------------------------------------------------ plumbing
 
@@ -314,4 +307,17 @@ def _by_topic(partitions: set[TopicPartition]) -> dict[str, list[int]]:
     found: dict[str, list[int]] = {}
     for tp in partitions:
         found.setdefault(tp.topic, []).append(tp.partition)
+    return found
+
+
+def committed_offsets(topics: Any) -> dict[TopicPartition, OffsetAndMetadata]:
+    """The committed offsets of an OffsetFetch answer's topics (any version's layout); an error
+    on a partition is raised, a partition with nothing committed (-1) left out."""
+    found = {}
+    for topic in topics:
+        for p in topic.partitions:
+            raise_for(p.error_code, f"OffsetFetch {topic.name}-{p.partition_index}", request=ApiKey.OFFSET_FETCH)
+            if p.committed_offset >= 0:
+                found[TopicPartition(topic.name, p.partition_index)] = OffsetAndMetadata(
+                    p.committed_offset, p.metadata or "", p.committed_leader_epoch)
     return found
