@@ -1,7 +1,7 @@
 """The exactly-once examples (examples/exactly_once_orders.py on confluent-kafka, and its twin
 exactly_once_orders_weir.py on our client) through kill -9 of the processor and of the broker:
-one test, each example on Weir, ours also on Apache Kafka, and confluent-kafka's also with
-group.protocol=consumer (KIP-848: its send_offsets_to_transaction carries the member epoch, which
+one test, each example on Weir, ours also on Apache Kafka, and each also with
+group.protocol=consumer (KIP-848: the offsets sent to the transaction carry the member epoch, which
 the broker checks on TxnOffsetCommit).
 
 A feeder writes numbered orders until the end of the test, so the processor always has
@@ -148,7 +148,7 @@ def read_committed(bootstrap: str, topic: str) -> list[tuple[bytes, dict]]:
 
 @pytest.mark.parametrize("client, kind, protocol", [
     ("confluent-kafka", "weir", "classic"), ("our-client", "weir", "classic"), ("our-client", "kafka", "classic"),
-    ("confluent-kafka", "weir", "consumer")])
+    ("confluent-kafka", "weir", "consumer"), ("our-client", "weir", "consumer")])
 def test_exactly_once_through_processor_and_broker_kills(client, kind, protocol, request, tmp_path):
     if kind == "kafka":
         broker = request.getfixturevalue("kafka_broker_to_kill")
