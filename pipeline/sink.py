@@ -9,7 +9,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
 
 from pyspark.sql.datasource import DataSourceArrowWriter, DataSourceStreamArrowWriter, WriterCommitMessage
 
@@ -33,7 +37,8 @@ class CountMessage(WriterCommitMessage):
         self.records = records
 
 
-async def send_batches(producer: Producer, topic_option: str | None, batches) -> tuple[list, int]:
+async def send_batches(producer: Producer, topic_option: str | None,
+                       batches: Iterable[pa.RecordBatch]) -> tuple[list[asyncio.Future[Any]], int]:
     """Queue every row of ``batches`` (Arrow record batches in Spark's Kafka sink columns); (the deliveries
     to check once flushed, the row count). Key/value-only batches go as Arrow columns, encoded in C."""
     deliveries, rows = [], 0
@@ -44,7 +49,9 @@ async def send_batches(producer: Producer, topic_option: str | None, batches) ->
                 deliveries.append(await producer.send(topic, value, key, partition=partition, headers=headers,
                                                       timestamp_ms=timestamp))
         else:
-            deliveries.append(await producer.send_arrow(topic_option, *columns, batch.num_rows))
+            assert topic_option is not None  # byte_columns gives columns only to the topic option's rows
+            keys, values = columns
+            deliveries.append(await producer.send_arrow(topic_option, keys, values, batch.num_rows))
         rows += batch.num_rows
     return deliveries, rows
 
