@@ -216,7 +216,16 @@ class KafkaConnection(asyncio.Protocol):
         if authenticator.done:
             self._authenticator = None
             self._codec.max_frame_size = self._max_frame_size
+            self._reparse_bare_frames()
         return True
+
+    def _reparse_bare_frames(self) -> None:
+        """Frames a client sent right behind its last bare SASL token (SaslHandshake v0) were read as
+        tokens too; the exchange is over, so they are requests, as Kafka reads them."""
+        queue = self._queue
+        for position, request in enumerate(queue):
+            if request.header is None:
+                queue[position] = ServerConnection.parse_request(request.body)
 
     def _session_check(self, session: Session, request: RawRequest) -> bool:
         """KIP-368 on an authenticated SASL connection: False (closed) once its session has expired;
