@@ -53,6 +53,9 @@ log = logging.getLogger(__name__)
 
 HANDSHAKE, AUTHENTICATE, AUTHENTICATE_RAW = "handshake", "authenticate", "authenticate-raw"
 
+#: What handling a request gives the connection: (response to write or None, reason to close after it or None).
+Answer = tuple[bytes | bytearray | None, str | None]
+
 
 class ReauthenticationRefused(Exception):
     """A re-authentication changed the mechanism or the principal; the message is Kafka's."""
@@ -77,7 +80,7 @@ class Authenticator:
         self._bad_mechanism: str | None = None  # a re-authentication asked for another mechanism
         self.done = False  # the exchange succeeded; the connection serves requests again
 
-    async def handle(self, request: RawRequest) -> tuple[bytes | bytearray | None, str | None]:
+    async def handle(self, request: RawRequest) -> Answer:
         """(response to write or None, reason to close the connection after it or None)."""
         if self._state == AUTHENTICATE_RAW:
             return self._raw_token(request)
@@ -93,8 +96,15 @@ class Authenticator:
             return None, f"Unexpected Kafka request of type {_name(header.api_key)} during SASL authentication."
         return self._authenticate(request)
 
-    def _handshake(self, request):
+    @property
+    def _chosen_exchange(self) -> SaslExchange:
+        """The exchange the handshake chose: tokens, and their failures, come only after it."""
+        assert self._exchange is not None, "a SASL token before the handshake"
+        return self._exchange
+
+    def _handshake(self, request: RawRequest) -> Answer:
         header = request.header
+        assert header is not None  # handle() takes bare frames elsewhere
         if not 0 <= header.api_version <= 1:
             return None, f"SaslHandshake v{header.api_version} is not supported"
         body = sasl_handshake.REQUEST.decode(header.api_version, request.body, exact=False)
@@ -116,13 +126,14 @@ class Authenticator:
         response = sasl_handshake.RESPONSE(error_code=Errors.NONE, mechanisms=enabled)
         return ServerConnection.encode_response(header, header.api_version, sasl_handshake.RESPONSE, response), None
 
-    def _authenticate(self, request):
+    def _authenticate(self, request: RawRequest) -> Answer:
         header = request.header
+        assert header is not None  # handle() takes bare frames elsewhere
         body = sasl_authenticate.REQUEST.decode(header.api_version, request.body, exact=False)
         if self._bad_mechanism is not None:  # as Kafka: closed without an answer
             return None, self._failed(self._bad_mechanism)
         try:
-            token = self._exchange.evaluate(bytes(body.auth_bytes))
+            token = self._chosen_exchange.evaluate(bytes(body.auth_bytes))
             lifetime_ms = self._check_complete(can_reauthenticate=header.api_version > 0)
         except MECHANISM_ERRORS as exc:
             message = self._failure_message(exc)
@@ -135,11 +146,11 @@ class Authenticator:
                                               session_lifetime_ms=lifetime_ms or 0)
         return ServerConnection.encode_response(header, header.api_version, sasl_authenticate.RESPONSE, response), None
 
-    def _raw_token(self, request):
+    def _raw_token(self, request: RawRequest) -> Answer:
         if self._bad_mechanism is not None:
             return None, self._failed(self._bad_mechanism)
         try:
-            token = self._exchange.evaluate(bytes(request.body))
+            token = self._chosen_exchange.evaluate(bytes(request.body))
             complete = self._check_complete(can_reauthenticate=False) is not None
         except MECHANISM_ERRORS as exc:
             return None, self._failed(self._failure_message(exc))
@@ -149,8 +160,7 @@ class Authenticator:
 
     def _check_complete(self, *, can_reauthenticate: bool) -> int | None:
         """None while the exchange goes on; once it succeeds, the session's lifetime in ms (0: none)."""
-        exchange = self._exchange
-        assert exchange is not None  # tokens are taken only after the handshake chose the mechanism
+        exchange = self._chosen_exchange
         if not exchange.complete:
             return None
         principal = f"User:{exchange.user}"
@@ -183,9 +193,8 @@ class Authenticator:
     def _failure_message(self, exc: Exception) -> str:
         if isinstance(exc, ScramError) and "authorization id" not in str(exc) or getattr(exc, "generic", False):
             # As Kafka: a SaslException's own text could tell whether the user exists; the client gets this.
-            assert self._exchange is not None  # a failure comes from the exchange the handshake chose
             return ("Authentication failed during authentication due to invalid credentials with SASL "
-                    f"mechanism {self._exchange.mechanism}")
+                    f"mechanism {self._chosen_exchange.mechanism}")
         return str(exc)
 
     def _failed(self, message: str) -> str:
