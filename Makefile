@@ -53,7 +53,7 @@ run: $(VENV)/.installed
 test: $(VENV)/.installed-test system-deps reference typecheck lint
 	$(PY) -m pytest -q
 
-# mypy ([tool.mypy] in pyproject.toml: strict on weir.protocol, the default checking elsewhere).
+# mypy ([tool.mypy] in pyproject.toml: strict on weir.protocol and weir.client, the default checking elsewhere).
 # It cannot follow the editable install's mapping of the root folders under weir, so it reads
 # build/typecheck/weir/, a tree of symlinks to them. A few seconds with its cache (build/mypy_cache).
 TYPECHECK_TREE := build/typecheck/weir

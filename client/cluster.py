@@ -189,7 +189,7 @@ class Cluster(CallPath):
             await connection.close()  # a late answer would be matched to the next request
             raise KafkaTimeoutError(f"{api_key.name} to {where} timed out") from None
 
-    def requests_sent(self) -> Counter:
+    def requests_sent(self) -> Counter[tuple[int, int]]:
         """(api key, version) -> requests written on this cluster's open connections (what a test or an
         operator wants to know of the flow, e.g. that no AddPartitionsToTxn went at transaction version 2)."""
         total: Counter[tuple[int, int]] = Counter()

@@ -11,13 +11,12 @@ import asyncio
 import json
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
 
 import pyarrow as pa
 
 from pyspark.sql.datasource import DataSourceArrowWriter, DataSourceStreamArrowWriter, WriterCommitMessage
 
-from weir.client import Producer
+from weir.client import Producer, RecordMetadata
 
 from . import options as opt
 from .security import KafkaSecurity
@@ -37,11 +36,16 @@ class CountMessage(WriterCommitMessage):
         self.records = records
 
 
+#: A row's acknowledgement (``Producer.send``), or an Arrow batch's row count (``Producer.send_arrow``).
+Delivery = asyncio.Future[RecordMetadata] | asyncio.Future[int]
+
+
 async def send_batches(producer: Producer, topic_option: str | None,
-                       batches: Iterable[pa.RecordBatch]) -> tuple[list[asyncio.Future[Any]], int]:
+                       batches: Iterable[pa.RecordBatch]) -> tuple[list[Delivery], int]:
     """Queue every row of ``batches`` (Arrow record batches in Spark's Kafka sink columns); (the deliveries
     to check once flushed, the row count). Key/value-only batches go as Arrow columns, encoded in C."""
-    deliveries, rows = [], 0
+    deliveries: list[Delivery] = []
+    rows = 0
     for batch in batches:
         columns = byte_columns(batch, topic_option)
         if columns is None:

@@ -14,13 +14,13 @@ from __future__ import annotations
 import asyncio
 import time
 from typing import Unpack
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Iterable, Mapping
 
 from ..cluster import Cluster
 from ..errors import IllegalStateError
 from ..types import ConsumerRecord, OffsetAndMetadata, TopicPartition
 from .fetcher import EARLIEST, LATEST, READ_COMMITTED, READ_UNCOMMITTED, Fetcher
-from .group import GroupMembership, RebalanceListener
+from .group import GroupMembership, GroupMetadata, RebalanceListener
 from ..security import ClientSecurity, SecurityOptions
 
 _ISOLATION = {"read_committed": READ_COMMITTED, "read_uncommitted": READ_UNCOMMITTED}
@@ -90,7 +90,7 @@ class Consumer:
         await self.start()
         return self
 
-    async def __aexit__(self, *exc_info) -> None:
+    async def __aexit__(self, *exc_info: object) -> None:
         await self.close()
 
     # ------------------------------------------------------------------ assignment
@@ -118,6 +118,7 @@ class Consumer:
     async def _on_assigned(self, partitions: list[TopicPartition]) -> None:
         """A rebalance gave us these partitions: start from their committed offsets."""
         self.fetcher.assign([*self.fetcher.states, *partitions])
+        assert self.group is not None  # only the group calls this
         committed = await self.group.fetch_committed(partitions)
         for tp in partitions:
             offset = committed.get(tp)
@@ -126,7 +127,7 @@ class Consumer:
 
     async def _on_revoked(self, partitions: list[TopicPartition]) -> None:
         if self.enable_auto_commit:
-            await self.commit({tp: self._offset_of(tp) for tp in partitions if self._offset_of(tp) is not None})
+            await self.commit({tp: offset for tp in partitions if (offset := self._offset_of(tp)) is not None})
         self.fetcher.assign([tp for tp in self.fetcher.states if tp not in set(partitions)])
 
     def _offset_of(self, tp: TopicPartition) -> OffsetAndMetadata | None:
@@ -144,7 +145,7 @@ class Consumer:
     async def seek_to_end(self, *partitions: TopicPartition) -> None:
         await self._seek_to(partitions, LATEST)
 
-    async def _seek_to(self, partitions, spec: int) -> None:
+    async def _seek_to(self, partitions: Iterable[TopicPartition], spec: int) -> None:
         targets = [TopicPartition(*tp) for tp in partitions] or list(self.fetcher.states)
         for tp, (offset, _ts) in (await self.fetcher.list_offsets({tp: spec for tp in targets})).items():
             self.fetcher.seek(tp, offset)
@@ -154,7 +155,9 @@ class Consumer:
         state = self.fetcher._state(TopicPartition(*tp))
         if state.fetch_position is None:
             await self.fetcher.reset_positions([TopicPartition(*tp)])
-        return state.position
+        position = state.position
+        assert position is not None  # reset_positions set it, or raised
+        return position
 
     def pause(self, *partitions: TopicPartition) -> None:
         for tp in partitions:
@@ -168,28 +171,29 @@ class Consumer:
     def paused(self) -> set[TopicPartition]:
         return {tp for tp, state in self.fetcher.states.items() if state.paused}
 
-    async def offsets_for_times(self, timestamps: dict[TopicPartition, int]) -> dict[TopicPartition, tuple | None]:
+    async def offsets_for_times(self, timestamps: dict[TopicPartition, int]
+                                ) -> dict[TopicPartition, tuple[int, int] | None]:
         """{tp: (offset, timestamp)} of the first record at or after each timestamp, or None."""
         found = await self.fetcher.list_offsets({TopicPartition(*tp): ts for tp, ts in timestamps.items()})
         return {tp: (None if offset < 0 else found[tp]) for tp, (offset, _ts) in found.items()}
 
-    async def beginning_offsets(self, partitions) -> dict[TopicPartition, int]:
+    async def beginning_offsets(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
         found = await self.fetcher.list_offsets({TopicPartition(*tp): EARLIEST for tp in partitions})
         return {tp: offset for tp, (offset, _ts) in found.items()}
 
-    async def end_offsets(self, partitions) -> dict[TopicPartition, int]:
+    async def end_offsets(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
         """High watermarks, or last stable offsets under read_committed."""
         found = await self.fetcher.list_offsets({TopicPartition(*tp): LATEST for tp in partitions})
         return {tp: offset for tp, (offset, _ts) in found.items()}
 
     # ------------------------------------------------------------------ committing
 
-    async def commit(self, offsets: dict[TopicPartition, OffsetAndMetadata | int] | None = None) -> None:
+    async def commit(self, offsets: Mapping[TopicPartition, OffsetAndMetadata | int] | None = None) -> None:
         """Commit ``offsets`` (default: the current positions of every assigned partition)."""
         if self.group is None:
             raise IllegalStateError("commit() needs a group_id")
         if offsets is None:
-            offsets = {tp: self._offset_of(tp) for tp in self.fetcher.states if self._offset_of(tp) is not None}
+            offsets = {tp: offset for tp in self.fetcher.states if (offset := self._offset_of(tp)) is not None}
         normalised = {TopicPartition(*tp): (o if isinstance(o, OffsetAndMetadata) else OffsetAndMetadata(o))
                       for tp, o in offsets.items()}
         await self.group.commit(normalised)
@@ -200,7 +204,7 @@ class Consumer:
             raise IllegalStateError("committed() needs a group_id")
         return (await self.group.fetch_committed([TopicPartition(*tp)])).get(TopicPartition(*tp))
 
-    def group_metadata(self):
+    def group_metadata(self) -> GroupMetadata:
         """What ``Producer.send_offsets_to_transaction`` needs to fence zombies (KIP-447)."""
         if self.group is None:
             raise IllegalStateError("group_metadata() needs a group_id")
