@@ -33,7 +33,7 @@ from weir.protocol.errors import Errors, KafkaError
 from . import log_start
 from .cleaner import LogCleaner
 from .group_commit import GroupCommit
-from . import disk
+from . import disk, producer_checkpoint
 from .open_files import SegmentFiles, default_open_files_limit
 from .partition import Partition
 from .topic_records import (TopicRecord, TopicRecords, partition_dir, partition_dirs, remove_new_partition_dir,
@@ -118,6 +118,8 @@ class LogManager:
         self.cleaner = LogCleaner(self.data_dir, config, clock, self.all_partitions)
         self.group_commit = GroupCommit()
         self._page_cache_trusted = False
+        # producer-state-checkpoint as loaded: entries a clean shutdown carries over (producer_checkpoint.py)
+        self._producer_checkpoint: dict[producer_checkpoint.Key, producer_checkpoint.Entry] = {}
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -129,6 +131,7 @@ class LogManager:
         boot_id = _boot_id()
         self._page_cache_trusted = boot_id is not None and _read_text(self.data_dir / BOOT_ID_FILE) == boot_id
         records = self.records.load()
+        self._producer_checkpoint = producer_checkpoint.load(self.data_dir)
         found = partition_dirs(self.data_dir)
         for name in sorted(records):
             record = records[name]
@@ -141,7 +144,8 @@ class LogManager:
                     log.warning("partition directory %s of topic %s is missing; starting it empty", directory, name)
                     directory.mkdir(parents=True, exist_ok=True)
                     write_partition_metadata(directory, record.topic_id, record.configs)
-                topic.partitions.append(self._open_partition(name, index, directory, record.configs))
+                topic.partitions.append(self._open_partition(name, index, directory, record.configs,
+                                                             self._producer_checkpoint.get((record.topic_id, index))))
             self.topics[name] = topic
             for _index, directory in sorted(directories.items()):
                 remove_stray_partition_dir(directory, f"topic {name} has {record.partitions} partition(s); "
@@ -160,9 +164,10 @@ class LogManager:
                  "max.broker.partitions %d", len(self.topics), self.partition_count, self.data_dir,
                  self.files.limit, self.max_broker_partitions)
 
-    def _open_partition(self, topic: str, index: int, directory: Path, overrides: dict[str, Any]) -> Partition:
+    def _open_partition(self, topic: str, index: int, directory: Path, overrides: dict[str, Any],
+                        saved_producers: producer_checkpoint.Entry | None = None) -> Partition:
         partition = Partition(topic, index, directory, self.topic_config(overrides), self.files)
-        partition.open(verify=not self._page_cache_trusted)
+        partition.open(verify=not self._page_cache_trusted, saved_producers=saved_producers)
         return partition
 
     def start_background_jobs(self) -> None:
@@ -178,10 +183,21 @@ class LogManager:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
         await self.group_commit.close()
+        saved: dict[producer_checkpoint.Key, producer_checkpoint.Entry | None] = {}
         for topic in self.topics.values():
             for partition in topic.partitions:
                 await partition.quiesce()
-                partition.close()
+                key = (topic.topic_id, partition.index)
+                saved[key] = partition.close(sync=False) or producer_checkpoint.carried_over(
+                    self._producer_checkpoint.get(key), partition.producers.snapshot_offset)
+        entries = {key: entry for key, entry in saved.items() if entry is not None}
+        if entries != self._producer_checkpoint:
+            producer_checkpoint.write(self.data_dir, entries)
+        try:  # what the partitions wrote, durable at once (Partition.close)
+            disk.sync_filesystem(self.data_dir)
+        except KafkaError as exc:
+            log.warning("closed without syncing %s (%s): a power cut now could lose what was written "
+                        "since the last flush", self.data_dir, exc.message)
 
     # ------------------------------------------------------------------ topics
 

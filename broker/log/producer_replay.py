@@ -18,9 +18,14 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-def rebuild(partition: Partition) -> None:
+def rebuild(partition: Partition, saved: tuple[int, bytes] | None = None) -> None:
+    """``saved``: the partition's (offset, snapshot bytes) from the shutdown's producer_checkpoint,
+    taken when newer than its newest snapshot file and not past its log end."""
     producers = partition.producers
     start = producers.load_snapshot(partition.log_end_offset)
+    if saved is not None and start < saved[0] <= partition.log_end_offset \
+            and producers.load_encoded(saved[1], saved[0]):
+        start = saved[0]
     replay_from = max(start, partition.log_start_offset)
     for segment in partition.segments:
         segment.txn_index.truncate_from(replay_from)  # aborts past the snapshot are replayed

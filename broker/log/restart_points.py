@@ -30,6 +30,10 @@ PRODUCER_SNAPSHOT_INTERVAL = 2048
 # The active segment's new index entries are appended to its index files (without fsync) each time
 # it grew this much (a coordinator topic's active segment stays near a MiB), and at a clean close.
 INDEX_CHECKPOINT_BYTES = 256 * 1024
+# A clean close checkpoints them only past this many unindexed bytes: the next start walks a smaller
+# tail's headers in well under a millisecond, while the checkpoint, creating two files for a segment
+# that has none yet, cost 4-6 ms on a loaded VM (thousands of partitions: seconds of shutdown).
+CLOSE_INDEX_CHECKPOINT_BYTES = 64 * 1024
 
 
 def snapshot_producers_if_due(partition: Partition) -> None:
