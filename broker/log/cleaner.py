@@ -14,8 +14,9 @@ The pass itself (``compactor.Compactor``) reads, decodes and writes in a child
 process (``cleaner_process``: in a thread it stalled the event loop through the
 GIL); installing its output (``segment_swap.install``, a few renames, and
 opening the new segment) runs in a worker thread, and only swapping the
-``Segment`` objects happens on the event loop, under the partition's append lock. Where each partition's dirty range starts is kept in
-``cleaner-offset-checkpoint`` in the data directory, in Kafka's format.
+``Segment`` objects happens on the event loop, under the partition's append lock.
+Where each partition's dirty range starts is kept in ``cleaner-offset-checkpoint``
+in the data directory, in Kafka's format.
 
 Deviation: Kafka's cleaner never touches the active segment, and its internal
 topics roll at offsets.topic.segment.bytes / transaction.state.log.segment.bytes
@@ -41,7 +42,8 @@ from weir.broker.clock import Clock
 from weir.protocol.errors import KafkaError
 
 from . import cleaner_process, disk, segment_swap
-from .compactor import CleaningAborted, CleaningPlan, CleaningResult, MAP_ENTRY_BYTES, MAP_LOAD_FACTOR, SegmentFile
+from .compactor import (CleaningAborted, CleaningPlan, CleaningResult, CleaningStats, MAP_ENTRY_BYTES, MAP_LOAD_FACTOR,
+                        SegmentFile)
 from .partition import Partition
 from .segment import Segment
 
@@ -120,7 +122,7 @@ class LogCleaner:
         self._stopped = False
         # the pass in flight: its partition, the event that aborts it, its worker-thread future
         self._current: tuple[Partition, threading.Event, asyncio.Future] | None = None
-        self.last_stats = None
+        self.last_stats: tuple[CleaningStats, float] | None = None
 
     # ------------------------------------------------------------------ choosing
 

@@ -160,7 +160,7 @@ def _serve(fd: int) -> None:
         if plan == ABORT:
             continue  # meant for a pass that had finished already
         fds = recvfds(sock, len(plan.segments))
-        for segment, received in zip(plan.segments, fds):
+        for segment, received in zip(plan.segments, fds, strict=True):
             segment.fd = received
         stop: StopSignal = _AbortMessage(connection, parent)
         try:

@@ -314,6 +314,8 @@ class Compactor:
         self.stats.records_read += header.records_count
         if retention is Retention.DELETE:
             return None
+        records: list[rec.Record]
+        kept: list[rec.Record]
         if discard_records or header.records_count == 0:
             records, kept = [], []
         else:

@@ -313,7 +313,7 @@ class LogManager:
             if isinstance(exc, OSError):
                 raise disk.failed(self.data_dir, exc, f"cannot create partition {topic.name}-{index}") from None
             raise
-        return [partition for _directory, partition in made]
+        return [partition for _directory, partition in made if partition is not None]
 
     @staticmethod
     def _discard(made: list[tuple[Path, Partition | None]]) -> None:

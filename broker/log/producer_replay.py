@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING
 
 from weir.protocol import records as rec
 
+from . import partition_txns
+
 if TYPE_CHECKING:
     from .partition import Partition
     from .segment import Segment
@@ -38,7 +40,7 @@ def rebuild(partition: Partition, saved: tuple[int, bytes] | None = None) -> Non
                 if not header.records_count:
                     continue  # a marker the cleaner emptied: its transaction is gone from the log
                 kind, coordinator_epoch = rec.read_control_batch(batch)
-                partition.complete_txn(segment, header, coordinator_epoch, kind == rec.CONTROL_COMMIT)
+                partition_txns.complete(partition, segment, header, coordinator_epoch, kind == rec.CONTROL_COMMIT)
             else:
                 producers.record_batch(header, header.base_offset)
             replayed += 1

@@ -47,6 +47,7 @@ batch is walked a second time, here, to name its records.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import NamedTuple
 
 from weir.protocol import record_scan
@@ -101,7 +102,7 @@ class TopicPolicy(NamedTuple):
     def of(cls, config: dict) -> TopicPolicy:
         codec_name = config.get("compression.type", "producer")
         target = None if codec_name == "producer" else CODECS[codec_name]
-        level_setting = _LEVEL_SETTING.get(target)
+        level_setting = _LEVEL_SETTING.get(target) if target is not None else None
         level = config.get(level_setting) if level_setting else None
         return cls(compacted="compact" in config.get("cleanup.policy", "delete"),
                    log_append_time=config.get("message.timestamp.type", "CreateTime") == "LogAppendTime",
@@ -114,20 +115,21 @@ def validate_records(batch: memoryview, header: rec.BatchHeader, now_ms: int, po
                      topic_partition: str, max_message_bytes: int) -> ValidatedBatch:
     """Walk ``batch``'s records (header and CRC already checked); the batch to store."""
     source = header.attributes & rec.COMPRESSION_MASK  # an int; the Compression enum only when compressed
+    data: bytes | memoryview
     if source == Compression.NONE:
         data = batch  # walked in place: indexing a memoryview costs what indexing bytes does, a copy does not
         start = rec.HEADER_SIZE
     else:
-        source = Compression(source)
+        codec = Compression(source)
         try:
-            data = decompress(source, batch[rec.HEADER_SIZE:], MAX_DECOMPRESSED_BATCH_BYTES)
+            data = decompress(codec, batch[rec.HEADER_SIZE:], MAX_DECOMPRESSED_BATCH_BYTES)
         except DecompressedTooLarge:
             raise BatchRefused(Errors.MESSAGE_TOO_LARGE,
-                               f"{source.name} batch in {topic_partition} decompresses past "
+                               f"{codec.name} batch in {topic_partition} decompresses past "
                                f"{MAX_DECOMPRESSED_BATCH_BYTES} bytes") from None
         except Exception as exc:  # each codec library raises its own kinds
             raise BatchRefused(Errors.UNKNOWN_SERVER_ERROR,
-                               f"{source.name} payload does not decompress in {topic_partition}: {exc}") from None
+                               f"{codec.name} payload does not decompress in {topic_partition}: {exc}") from None
         start = 0
     try:
         scanned = record_scan.scan(data[start:] if start else data, header.records_count)
@@ -151,11 +153,10 @@ def validate_records(batch: memoryview, header: rec.BatchHeader, now_ms: int, po
         max_timestamp = header.max_timestamp if batch_log_append_time else max(base + max_delta, -1)
         log_append_time = -1
         attributes = header.attributes & ~rec.TIMESTAMP_TYPE_FLAG
-    target = source if policy.target is None else policy.target
-    if target != source:
+    target = policy.target  # None: the producer's codec stays
+    if target is not None and target != source:
         payload = data[start:] if start else data
-        level = policy.level if target == policy.target else None
-        stored = rec.rebuild_batch(header, compress(target, payload, level),
+        stored = rec.rebuild_batch(header, compress(target, payload, policy.level),
                                    attributes=(attributes & ~rec.COMPRESSION_MASK) | int(target),
                                    max_timestamp=max_timestamp)
         if len(stored) > max_message_bytes:
@@ -184,8 +185,8 @@ def _wrap_long(value: int) -> int:
     return (value + 2**63) % 2**64 - 2**63
 
 
-def _raise_record_errors(data: bytes, start: int, header: rec.BatchHeader, now_ms: int, policy: TopicPolicy,
-                         topic_partition: str) -> None:
+def _raise_record_errors(data: bytes | memoryview, start: int, header: rec.BatchHeader, now_ms: int,
+                         policy: TopicPolicy, topic_partition: str) -> None:
     """Second, slow walk of a failed batch: one error per failing record, as Kafka lists them."""
     errors: list[tuple[int, str]] = []
     timestamp_error = False
@@ -223,7 +224,7 @@ def _raise_record_errors(data: bytes, start: int, header: rec.BatchHeader, now_m
 # ------------------------------------------------------------------------------ the walk
 
 
-def _varint_slow(data: bytes, pos: int, max_bytes: int) -> tuple[int, int]:
+def _varint_slow(data: bytes | memoryview, pos: int, max_bytes: int) -> tuple[int, int]:
     """A zigzag varint of up to ``max_bytes`` bytes (5: an int, 10: a long; excess bits dropped as Java's do)."""
     raw = 0
     shift = 0
@@ -238,7 +239,8 @@ def _varint_slow(data: bytes, pos: int, max_bytes: int) -> tuple[int, int]:
     raise ValueError("varint too long")  # unreachable: only walked, valid batches get here
 
 
-def _record_facts(data: bytes, pos: int, count: int):
+def _record_facts(data: bytes | memoryview, pos: int,
+                  count: int) -> Iterator[tuple[int, int, int, bool, int, int]]:
     """(index, offset delta, timestamp delta, key is null, key size, value size) of each
     record of an already walked batch: only the error path uses it."""
     for index in range(count):

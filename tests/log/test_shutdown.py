@@ -10,6 +10,7 @@ from collections import Counter
 
 import pytest
 
+from weir.broker.log import partition_txns
 from weir.broker.clock import ManualClock
 from weir.broker.config import BrokerConfig
 from weir.broker.log import disk, producer_checkpoint
@@ -213,4 +214,5 @@ async def test_an_abort_since_the_last_flush_is_fsynced_before_the_checkpoint_th
         "the abort durable, with its file's name, before the checkpoint that stops its replay"
     assert writes[("fsync_directory", "directory")] == 1 and writes[("sync_filesystem", "filesystem")] == 1
     reopened = open_logs(tmp_path).topics["txn"].partitions[0]
-    assert [(a.producer_id, a.first_offset, a.last_offset) for a in reopened.aborted_transactions(0, 2)] == [(7, 0, 1)]
+    aborted = partition_txns.aborted_between(reopened, 0, 2)
+    assert [(a.producer_id, a.first_offset, a.last_offset) for a in aborted] == [(7, 0, 1)]
