@@ -22,7 +22,6 @@ from time import perf_counter
 from typing import Any
 
 from weir.protocol import records as rec
-from weir.protocol.compression import Compression
 from weir.protocol.errors import Errors, KafkaError
 
 from . import disk, log_start, partition_txns, producer_replay, restart_points, segment_swap
@@ -31,7 +30,7 @@ from .open_files import SegmentFiles
 from .producer_state import ProducerStateManager
 from . import segment_read
 from .segment import Segment, SegmentRegion
-from .validator import TopicPolicy, ValidatedBatch, validate_records
+from .validator import TopicPolicy, ValidatedBatch, check_batch_header, validate_records
 
 log = logging.getLogger(__name__)
 
@@ -165,35 +164,9 @@ class Partition:
     # ------------------------------------------------------------------ appending
 
     def validate_client_batch(self, batch: memoryview, produce_version: int, now_ms: int) -> ValidatedBatch:
-        """Kafka's checks of one produced batch: header and CRC here, then every record
-        (``validator.py``); the batch to store, recompressed or restamped as the topic says."""
-        if len(batch) < rec.HEADER_SIZE:
-            raise KafkaError(Errors.CORRUPT_MESSAGE, "record batch shorter than its header")
-        header = rec.read_header(batch)
-        if header.magic != rec.MAGIC:
-            raise KafkaError(Errors.INVALID_RECORD, f"magic {header.magic} is not supported; use v2 batches")
-        if header.size != len(batch):
-            raise KafkaError(Errors.INVALID_RECORD, "exactly one record batch per partition is allowed")
-        codec = header.attributes & rec.COMPRESSION_MASK  # an int: no Enum made per batch
-        if codec > Compression.ZSTD:
-            raise KafkaError(Errors.UNSUPPORTED_COMPRESSION_TYPE, "unknown compression codec")
-        if codec == Compression.ZSTD and produce_version < 7:
-            raise KafkaError(Errors.UNSUPPORTED_COMPRESSION_TYPE, "zstd needs Produce v7 or later")
-        if header.base_offset != 0:
-            raise KafkaError(Errors.INVALID_RECORD, f"The baseOffset of the record batch in the append to "
-                             f"{self.topic}-{self.index} should be 0, but it is {header.base_offset}")
-        if header.size > self.config["max.message.bytes"]:
-            raise KafkaError(Errors.MESSAGE_TOO_LARGE,
-                             f"batch of {header.size} bytes exceeds max.message.bytes")
-        if not rec.crc_ok(batch, 0, header):
-            raise KafkaError(Errors.CORRUPT_MESSAGE, "record batch CRC mismatch")
-        if header.records_count <= 0 or header.records_count != header.last_offset_delta + 1:
-            raise KafkaError(Errors.INVALID_RECORD, "record count does not match lastOffsetDelta")
-        if header.is_control:
-            raise KafkaError(Errors.INVALID_RECORD, "clients may not write control batches")
-        if header.producer_id >= 0 and header.base_sequence < 0:
-            raise KafkaError(Errors.INVALID_RECORD, f"Invalid sequence number {header.base_sequence} in record "
-                             f"batch with producerId {header.producer_id}")
+        """Kafka's checks of one produced batch, header and CRC, then every record (``validator.py``);
+        the batch to store, recompressed or restamped as the topic says."""
+        header = check_batch_header(batch, produce_version, self._name, self.config["max.message.bytes"])
         policy = self._policy
         if policy is None:
             policy = self._policy = TopicPolicy.of(self.config)

@@ -1,7 +1,7 @@
 """Record validation on Produce, and the batch a topic stores: Kafka's ``LogValidator``.
 
-The header and CRC are checked by ``Partition.validate_client_batch``; this
-module walks the records (decompressing first), as Kafka's
+``check_batch_header`` checks the header and CRC; ``validate_records`` then
+walks the records (decompressing first), as Kafka's
 ``DefaultRecordBatch`` iterator and ``LogValidator`` do, and answers with
 Kafka's codes:
 
@@ -109,6 +109,39 @@ class TopicPolicy(NamedTuple):
                    before_max_ms=config.get("message.timestamp.before.max.ms", LONG_MAX),
                    after_max_ms=config.get("message.timestamp.after.max.ms", 3600000),
                    target=target, level=level)
+
+
+def check_batch_header(batch: memoryview, produce_version: int, topic_partition: str,
+                       max_message_bytes: int) -> rec.BatchHeader:
+    """A produced batch's header and CRC, as Kafka checks them before the records."""
+    if len(batch) < rec.HEADER_SIZE:
+        raise KafkaError(Errors.CORRUPT_MESSAGE, "record batch shorter than its header")
+    header = rec.read_header(batch)
+    if header.magic != rec.MAGIC:
+        raise KafkaError(Errors.INVALID_RECORD, f"magic {header.magic} is not supported; use v2 batches")
+    if header.size != len(batch):
+        raise KafkaError(Errors.INVALID_RECORD, "exactly one record batch per partition is allowed")
+    codec = header.attributes & rec.COMPRESSION_MASK  # an int: no Enum made per batch
+    if codec > Compression.ZSTD:
+        raise KafkaError(Errors.UNSUPPORTED_COMPRESSION_TYPE, "unknown compression codec")
+    if codec == Compression.ZSTD and produce_version < 7:
+        raise KafkaError(Errors.UNSUPPORTED_COMPRESSION_TYPE, "zstd needs Produce v7 or later")
+    if header.base_offset != 0:
+        raise KafkaError(Errors.INVALID_RECORD, f"The baseOffset of the record batch in the append to "
+                         f"{topic_partition} should be 0, but it is {header.base_offset}")
+    if header.size > max_message_bytes:
+        raise KafkaError(Errors.MESSAGE_TOO_LARGE,
+                         f"batch of {header.size} bytes exceeds max.message.bytes")
+    if not rec.crc_ok(batch, 0, header):
+        raise KafkaError(Errors.CORRUPT_MESSAGE, "record batch CRC mismatch")
+    if header.records_count <= 0 or header.records_count != header.last_offset_delta + 1:
+        raise KafkaError(Errors.INVALID_RECORD, "record count does not match lastOffsetDelta")
+    if header.is_control:
+        raise KafkaError(Errors.INVALID_RECORD, "clients may not write control batches")
+    if header.producer_id >= 0 and header.base_sequence < 0:
+        raise KafkaError(Errors.INVALID_RECORD, f"Invalid sequence number {header.base_sequence} in record "
+                         f"batch with producerId {header.producer_id}")
+    return header
 
 
 def validate_records(batch: memoryview, header: rec.BatchHeader, now_ms: int, policy: TopicPolicy,

@@ -135,9 +135,9 @@ async def test_a_restart_after_a_kill_replays_producer_state_from_the_periodic_s
 
 
 def test_crcs_are_checked_at_the_first_start_of_a_boot_only(tmp_path, monkeypatch):
-    from weir.broker.log import manager as manager_module
+    from weir.broker.log import manager as manager_module, restart_points
     boot = tmp_path / "boot_id"
-    monkeypatch.setattr(manager_module, "_BOOT_ID_PATH", str(boot))
+    monkeypatch.setattr(restart_points, "_BOOT_ID_PATH", str(boot))
     verified = []
     real_recover = manager_module.Partition.open
     monkeypatch.setattr(manager_module.Partition, "open",
