@@ -283,7 +283,7 @@ class LogCleaner:
                 cleaned = await loop.run_in_executor(None, _install_files, partition, group.base_offset, replaced)
                 partition.replace_segments(replaced, cleaned)
                 for old in replaced:
-                    old.release()
+                    old.retire()
         return installed
 
     async def stop(self) -> None:

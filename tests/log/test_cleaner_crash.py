@@ -188,3 +188,23 @@ async def test_a_cleaner_process_killed_mid_pass_fails_that_pass_and_the_next_st
     assert await clean(p) is not None
     assert records(p) == cleaned
     assert child._process.pid != killed
+
+
+async def test_the_replaced_segments_files_are_closed_in_a_worker_thread(tmp_path, monkeypatch):
+    """Their files were unlinked while open: the last close frees the blocks, off the event loop."""
+    import os
+    from tests.support.waiting import wait_until_async
+    from weir.broker.log import segment as segment_module
+    p = await build(tmp_path / "t-0")
+    closed_by = []
+    real_close = os.close
+    monkeypatch.setattr(segment_module.os, "close",
+                        lambda fd: (closed_by.append(threading.current_thread()), real_close(fd))[1])
+
+    def open_deleted_files():
+        return [target for fd in os.listdir("/proc/self/fd")
+                if (target := os.readlink(f"/proc/self/fd/{fd}") if os.path.exists(f"/proc/self/fd/{fd}") else "")
+                .startswith(str(p.directory)) and target.endswith("(deleted)")]
+    await clean(p)
+    await wait_until_async(lambda: not open_deleted_files(), "the replaced segments' files closed")
+    assert closed_by and threading.main_thread() not in closed_by
