@@ -35,10 +35,12 @@ import asyncio
 import logging
 import threading
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from weir.broker.clock import Clock
+from weir.broker.config import BrokerConfig
 from weir.protocol.errors import KafkaError
 
 from . import cleaner_process, disk, segment_swap
@@ -109,7 +111,8 @@ class OffsetCheckpoint:
 
 
 class LogCleaner:
-    def __init__(self, data_dir: Path, config, clock: Clock, partitions,
+    def __init__(self, data_dir: Path, config: BrokerConfig, clock: Clock,
+                 partitions: Callable[[], Iterable[Partition]],
                  runner: cleaner_process.PassRunner = cleaner_process.in_child_process):
         """``partitions``: a callable giving every partition of the broker now; ``runner``: where
         a pass runs (``cleaner_process``)."""
@@ -121,7 +124,7 @@ class LogCleaner:
         self.checkpoint.load()
         self._stopped = False
         # the pass in flight: its partition, the event that aborts it, its worker-thread future
-        self._current: tuple[Partition, threading.Event, asyncio.Future] | None = None
+        self._current: tuple[Partition, threading.Event, asyncio.Future[CleaningResult]] | None = None
         self.last_stats: tuple[CleaningStats, float] | None = None
 
     # ------------------------------------------------------------------ choosing

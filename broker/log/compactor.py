@@ -34,7 +34,7 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from weir.protocol import records as rec
 
@@ -149,7 +149,7 @@ class TxnTracker:
         self._upcoming = sorted(aborted, key=lambda txn: txn.first_offset)
         self._next = 0
         self._committed: set[int] = set()  # producers with a batch seen in a committed txn
-        self._aborted: dict[int, list] = {}  # producer -> [AbortedTxn, last batch offset seen or None]
+        self._aborted: dict[int, list[Any]] = {}  # producer -> [AbortedTxn, last batch offset seen or None]
         self.cleaned_index: list[AbortedTxn] = []  # aborts the cleaned segment still indexes
 
     def _reach(self, offset: int) -> None:
@@ -301,7 +301,7 @@ class Compactor:
             return Retention.RETAIN_EMPTY
         return Retention.DELETE if discard_records else Retention.DELETE_EMPTY
 
-    def _filter(self, header: rec.BatchHeader, raw, tracker: TxnTracker,
+    def _filter(self, header: rec.BatchHeader, raw: memoryview, tracker: TxnTracker,
                 last_records: dict[int, LastRecord], group_end: int) -> bytes | memoryview | None:
         now = self.plan.now_ms
         horizon = rec.delete_horizon_ms(header)
@@ -343,7 +343,7 @@ class Compactor:
         return record.value is not None or horizon is None or self.plan.now_ms < horizon
 
 
-def _marker_kind(raw) -> int | None:
+def _marker_kind(raw: memoryview) -> int | None:
     _header, records = rec.decode_batch(raw)
     if not records:
         return None
