@@ -6,6 +6,10 @@ last producer snapshot (each has a producer's batch and unflushed data).
 ``--per-file-fsync`` closes each partition with its own fsyncs (segment, directory,
 snapshot), as the broker did before ``LogManager.close`` synced the filesystem once.
 The data directory is a temporary directory under ``--dir`` (default: the system's).
+
+On the project's 2-core VM (ext4, under load from others' tests, where creating a
+file took 2-3 ms): 3,000 written partitions, an fsync per file 40.7 s and 11.6 s in
+two runs; one checkpoint file and one syncfs 0.16 s.
 """
 
 from __future__ import annotations
