@@ -208,3 +208,23 @@ async def test_the_replaced_segments_files_are_closed_in_a_worker_thread(tmp_pat
     await clean(p)
     await wait_until_async(lambda: not open_deleted_files(), "the replaced segments' files closed")
     assert closed_by and threading.main_thread() not in closed_by
+
+
+async def test_a_pass_in_the_child_process_aborted_as_it_starts_leaves_the_log_as_it_was(tmp_path, monkeypatch):
+    original, _cleaned, _state = await expected_states(tmp_path)
+    p = await build(tmp_path / "run" / "t-0")
+    send_descriptors = cleaner_process.sendfds
+    aborts = []
+
+    def in_child_process(plan, abort):
+        aborts.append(abort)
+        return cleaner_process.in_child_process(plan, abort)
+
+    def send_then_abort(sock, fds):  # the broker stops just as the child gets the pass
+        send_descriptors(sock, fds)
+        aborts[-1].set()
+    monkeypatch.setattr(cleaner_process, "sendfds", send_then_abort)
+    assert await clean(p, runner=in_child_process) is None, "nothing installed"
+    assert leftovers(p.directory) == [] and records(p) == original
+    monkeypatch.undo()
+    assert await clean(p) is not None, "the child serves the next pass"
