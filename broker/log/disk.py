@@ -29,11 +29,13 @@ would; a failing data write first writes half its bytes (a torn write).
 
 from __future__ import annotations
 
+import ctypes
 import errno
 import fnmatch
 import logging
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from weir.protocol.errors import Errors, KafkaError
@@ -207,6 +209,39 @@ def fsync(fd: int, path: str) -> None:
 
 
 # ---------------------------------------------------------------- whole small files
+
+def sync_filesystem(directory: Path) -> None:
+    """Make every write to the filesystem holding ``directory`` durable: one ``syncfs(2)``, one
+    journal commit and device flush for all of them, where an fsync per file pays that per file
+    (a clean shutdown of thousands of written partitions). Without syncfs (not Linux), ``sync()``."""
+    try:
+        if (fault := _injected(directory)) is not None:
+            raise fault
+        if _syncfs is None:
+            os.sync()
+            return
+        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            if _syncfs(fd) != 0:
+                code = ctypes.get_errno()
+                raise OSError(code, os.strerror(code))
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        raise failed(directory, exc, f"cannot sync the filesystem of {directory}") from None
+
+
+def _load_syncfs() -> Callable[[int], int] | None:
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        syncfs: Callable[[int], int] = libc.syncfs
+    except (OSError, AttributeError):
+        return None
+    return syncfs
+
+
+_syncfs = _load_syncfs()
+
 
 def fsync_directory(directory) -> None:
     try:

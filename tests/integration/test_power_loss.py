@@ -93,7 +93,7 @@ def fence_open_transaction(bootstrap: str) -> None:
 
 
 def start(data_dir, overrides) -> BrokerProcess:
-    # A power cut is a reboot: recovery checks every CRC again (broker/log/manager.py, BOOT_ID_FILE).
+    # A power cut is a reboot: recovery checks every CRC again (broker/log/restart_points.py, BOOT_ID_FILE).
     (data_dir.parent.parent / "boot_id").write_text(str(uuid.uuid4()))
     return BrokerProcess(data_dir, overrides={**SMALL_INTERNAL_TOPICS, **overrides},
                          env={"WEIR_BOOT_ID_FILE": str(data_dir.parent.parent / "boot_id")}).start(timeout=60)

@@ -2,6 +2,7 @@
 
 import pytest
 
+from weir.broker.log import partition_txns
 from weir.broker.clock import ManualClock
 from weir.broker.log import log_start, time_lookup
 from weir.protocol import records as rec
@@ -101,14 +102,15 @@ async def test_aborted_transactions_and_their_markers_go_commits_stay(tmp_path):
     await clean(p, clock)
     assert shape() == [(1, True, [b"\x00\x00\x00\x00\x00\x00"]), (2, False, [b"committed"]),
                        (3, True, [b"\x00\x00\x00\x00\x00\x00"]), (4, False, [b"plain"]), (5, False, [b"active"])]
-    assert [t.first_offset for t in p.aborted_transactions(0, 5)] == [0], "the retained ABORT keeps its entry"
+    assert [t.first_offset for t in partition_txns.aborted_between(p, 0, 5)] == [0], \
+        "the retained ABORT keeps its entry"
     await clean(p, clock)  # the aborted data is gone now: its marker gets a delete horizon
     abort = batches(p)[0][0]
     assert abort.is_control and rec.delete_horizon_ms(abort) == clock.now_ms() + 1000
     clock.advance(1000)
     await clean(p, clock)
     assert [b[0] for b in shape()] == [2, 3, 4, 5], "the ABORT marker is gone past its horizon"
-    assert p.aborted_transactions(0, 6) == []
+    assert partition_txns.aborted_between(p, 0, 6) == []
     # overwrite the committed value: its batch goes, then its COMMIT marker after a horizon
     await put(p, (b"b", b"new"))
     p.roll()
