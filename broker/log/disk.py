@@ -231,6 +231,32 @@ def sync_filesystem(directory: Path) -> None:
         raise failed(directory, exc, f"cannot sync the filesystem of {directory}") from None
 
 
+def syncfs_is_durable(directory: Path) -> bool:
+    """Whether ``sync_filesystem`` makes the writes under ``directory`` durable. Not on FUSE (sshfs,
+    the test suite's power-loss filesystem): the kernel forwards each file's fsync to the daemon, but
+    not a syncfs (only virtiofs takes that), so there each file is fsynced instead. Nor where the
+    filesystem cannot be told (no /proc): fsyncs are right everywhere, only slower."""
+    kind = _filesystem_type(Path(directory))
+    return kind is not None and kind not in ("fuse", "fuseblk") and not kind.startswith("fuse.")
+
+
+def _filesystem_type(directory: Path) -> str | None:
+    """The type of the filesystem ``directory`` is on, from the longest mount point above it."""
+    try:
+        target = os.path.realpath(directory)
+        with open("/proc/self/mountinfo") as mounts:
+            best, kind = "", None
+            for line in mounts:
+                fields = line.split()
+                mount_point = fields[4].replace("\\040", " ")
+                inside = target == mount_point or target.startswith(mount_point.rstrip("/") + "/")
+                if inside and len(mount_point) >= len(best):
+                    best, kind = mount_point, fields[fields.index("-") + 1]
+            return kind
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def _load_syncfs() -> Callable[[int], int] | None:
     try:
         libc = ctypes.CDLL(None, use_errno=True)

@@ -156,16 +156,19 @@ class LogManager:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
         await self.group_commit.close()
+        one_sync = disk.syncfs_is_durable(self.data_dir)  # else each partition syncs its own files
         saved: dict[producer_checkpoint.Key, producer_checkpoint.Entry | None] = {}
         for topic in self.topics.values():
             for partition in topic.partitions:
                 await partition.quiesce()
                 key = (topic.topic_id, partition.index)
-                saved[key] = partition.close(sync=False) or producer_checkpoint.carried_over(
+                saved[key] = partition.close(sync=not one_sync) or producer_checkpoint.carried_over(
                     self._producer_checkpoint.get(key), partition.producers.snapshot_offset)
         entries = {key: entry for key, entry in saved.items() if entry is not None}
         if entries != self._producer_checkpoint:
             producer_checkpoint.write(self.data_dir, entries)
+        if not one_sync:
+            return
         try:  # what the partitions wrote, durable at once (Partition.close)
             disk.sync_filesystem(self.data_dir)
         except KafkaError as exc:
