@@ -46,6 +46,7 @@ from weir.protocol.errors import KafkaError
 from . import cleaner_process, disk, segment_swap
 from .compactor import (CleaningAborted, CleaningPlan, CleaningResult, CleaningStats, MAP_ENTRY_BYTES, MAP_LOAD_FACTOR,
                         SegmentFile)
+from .open_files import SegmentFiles
 from .partition import Partition
 from .segment import Segment
 
@@ -284,6 +285,7 @@ class LogCleaner:
                     installed = False
                     continue
                 cleaned = await loop.run_in_executor(None, _install_files, partition, group.base_offset, replaced)
+                cleaned.move_to(partition.files)
                 partition.replace_segments(replaced, cleaned)
                 for old in replaced:
                     old.retire()
@@ -317,8 +319,10 @@ class LogCleaner:
 
 
 def _install_files(partition: Partition, base_offset: int, replaced: list[Segment]) -> Segment:
+    """In a worker thread: the cleaned segment opens with a file budget of its own, since the broker's
+    (partition.files) belongs to the event loop; the caller moves it there."""
     segment_swap.install(partition.directory, base_offset, replaced)
-    cleaned = Segment(partition.directory, base_offset, partition.config["index.interval.bytes"], partition.files)
+    cleaned = Segment(partition.directory, base_offset, partition.config["index.interval.bytes"], SegmentFiles(1))
     cleaned.load()
     cleaned.txn_index.load()
     return cleaned

@@ -180,6 +180,14 @@ class Segment:
         self._files.opened(self)
         return fd
 
+    def move_to(self, files: SegmentFiles) -> None:
+        """Count this segment's open file in ``files`` from now on (a segment loaded in a worker
+        thread starts with a budget of its own: the broker's is touched on the event loop only)."""
+        if self._fd is not None:
+            self._files.closed(self)
+            files.opened(self)
+        self._files = files
+
     def release(self) -> None:
         """Close the file (it reopens on the next use); a pinned one once its worker thread is done."""
         if self._fd is None:
