@@ -385,6 +385,13 @@ class Segment:
         self.release()
 
     def delete(self) -> None:
+        """Remove the files. The name goes at once; the blocks are freed at the inode's last close,
+        which (tens of ms for a large segment on a busy disk, retention's or a topic deletion's)
+        runs in a worker thread: a descriptor of its own keeps the inode until then."""
+        try:
+            holder: int | None = os.open(self.log_path, os.O_RDONLY)
+        except OSError:  # gone already, or unreadable: unlinked below, or not, as before
+            holder = None
         self.release()
         self.txn_index.delete()
         self.offset_index.delete()
@@ -393,6 +400,9 @@ class Segment:
             os.unlink(self.log_path)
         except FileNotFoundError:
             pass
+        finally:
+            if holder is not None:
+                _close_in_worker(holder)
 
 
 def _close_in_worker(fd: int) -> None:
