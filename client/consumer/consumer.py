@@ -34,8 +34,8 @@ class Consumer:
                  client_id: str = "weir-python", group_id: str | None = None, group_instance_id: str | None = None,
                  isolation_level: str = "read_committed", auto_offset_reset: str = "latest",
                  enable_auto_commit: bool = True, auto_commit_interval_ms: int = 5000,
-                 partition_assignment_strategy: Iterable[str] = ("range", "cooperative-sticky"),
-                 session_timeout_ms: int = 45000, heartbeat_interval_ms: int = 3000,
+                 partition_assignment_strategy: Iterable[str] | None = None,
+                 session_timeout_ms: int | None = None, heartbeat_interval_ms: int | None = None,
                  max_poll_interval_ms: int = 300000, fetch_max_wait_ms: int = 500, fetch_min_bytes: int = 1,
                  fetch_max_bytes: int = 52428800, max_partition_fetch_bytes: int = 1048576,
                  request_timeout_ms: int = 30000, retry_backoff_ms: int = 100, retry_backoff_max_ms: int = 1000,
@@ -54,9 +54,17 @@ class Consumer:
                                max_partition_fetch_bytes=max_partition_fetch_bytes, retry_backoff_ms=retry_backoff_ms)
         if group_protocol not in ("classic", "consumer"):
             raise ValueError("group_protocol is classic or consumer")
+        # As the Java consumer (ConfigException): each protocol refuses the other's member settings.
+        unsupported: dict[str, object] = (
+            {"group_remote_assignor": group_remote_assignor} if group_protocol == "classic" else
+            {"partition_assignment_strategy": partition_assignment_strategy, "session_timeout_ms": session_timeout_ms,
+             "heartbeat_interval_ms": heartbeat_interval_ms})
+        for name, value in unsupported.items():
+            if value is not None:
+                raise ValueError(f"{name} cannot be set when group_protocol={group_protocol}")
         self.group_id = group_id
-        # group.protocol=consumer (KIP-848): the broker assigns; partition_assignment_strategy,
-        # session_timeout_ms and heartbeat_interval_ms are the group's settings there, not the member's.
+        # group.protocol=consumer (KIP-848): the broker assigns, and the session timeout and heartbeat
+        # interval are the group's settings (group.consumer.*), not the member's.
         self.group: GroupMembership | ConsumerGroupMembership | None = None if group_id is None else (
             ConsumerGroupMembership(
                 self.cluster, group_id, group_instance_id=group_instance_id, remote_assignor=group_remote_assignor,
@@ -64,8 +72,10 @@ class Consumer:
                 on_assigned=self._on_assigned, on_revoked=self._on_revoked, on_lost=self._on_lost,
                 listener=rebalance_listener)) if group_protocol == "consumer" else GroupMembership(
             self.cluster, group_id, group_instance_id=group_instance_id,
-            assignors=list(partition_assignment_strategy), session_timeout_ms=session_timeout_ms,
-            rebalance_timeout_ms=max_poll_interval_ms, heartbeat_interval_ms=heartbeat_interval_ms,
+            assignors=list(partition_assignment_strategy or ("range", "cooperative-sticky")),
+            session_timeout_ms=45000 if session_timeout_ms is None else session_timeout_ms,
+            rebalance_timeout_ms=max_poll_interval_ms,
+            heartbeat_interval_ms=3000 if heartbeat_interval_ms is None else heartbeat_interval_ms,
             isolation_level=_ISOLATION[isolation_level], on_assigned=self._on_assigned,
             on_revoked=self._on_revoked, listener=rebalance_listener)
         self.enable_auto_commit = enable_auto_commit and group_id is not None

@@ -213,3 +213,13 @@ async def test_a_broker_without_consumer_group_heartbeat_is_fatal_as_in_java():
     with pytest.raises(KafkaException) as raised:
         await member.ensure_active()
     assert raised.value.code == Errors.UNSUPPORTED_VERSION  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("protocol, setting", [
+    ("consumer", {"session_timeout_ms": 10000}), ("consumer", {"heartbeat_interval_ms": 1000}),
+    ("consumer", {"partition_assignment_strategy": ["range"]}), ("classic", {"group_remote_assignor": "uniform"})])
+def test_each_protocol_refuses_the_other_protocols_member_settings_as_java(protocol, setting):
+    """Java's ConfigException: '<name> cannot be set when group.protocol=<protocol>'."""
+    from weir.client import Consumer
+    with pytest.raises(ValueError, match=f"{next(iter(setting))} cannot be set when group_protocol={protocol}"):
+        Consumer(group_id="g", group_protocol=protocol, **setting)
