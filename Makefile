@@ -53,7 +53,7 @@ run: $(VENV)/.installed
 test: $(VENV)/.installed-test system-deps reference typecheck lint
 	$(PY) -m pytest -q
 
-# mypy ([tool.mypy] in pyproject.toml: strict on weir.protocol, the default checking elsewhere).
+# mypy ([tool.mypy] in pyproject.toml: strict on weir.protocol and weir.client, the default checking elsewhere).
 # It cannot follow the editable install's mapping of the root folders under weir, so it reads
 # build/typecheck/weir/, a tree of symlinks to them. A few seconds with its cache (build/mypy_cache).
 TYPECHECK_TREE := build/typecheck/weir
@@ -77,7 +77,7 @@ FAST_TESTS := tests/protocol tests/log tests/txn tests/group tests/server tests/
 	tests/features/test_finalized_features.py \
 	tests/testing/test_container_api.py tests/security/test_security_units.py \
 	tests/client/test_security_options.py tests/security/test_acl_units.py \
-	tests/bench
+	tests/client/test_membership_states.py tests/bench
 test-fast: $(VENV)/.installed-test typecheck lint
 	WEIR_TEST_FAST=1 $(PY) -m pytest -q $(FAST_TESTS)
 

@@ -29,6 +29,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench.cleaner_stall import loop_ticker as _ticker
 from weir.broker.clock import ManualClock, SystemClock
 from weir.broker.config import BrokerConfig
 from weir.broker.context import BrokerContext
@@ -116,13 +117,6 @@ def time_restart(data_dir: Path, segment_bytes: int, runs: int = 3,
         asyncio.run(context.logs.close())
     return (f"{statistics.median(timings):.2f} s ({statistics.median(cpu):.2f} s CPU)",
             replayed, txns, groups)
-
-
-async def _ticker(stop: asyncio.Event, lags: list[float]) -> None:
-    while not stop.is_set():
-        began = time.perf_counter()
-        await asyncio.sleep(0.001)
-        lags.append(time.perf_counter() - began - 0.001)
 
 
 async def compact(data_dir: Path, segment_bytes: int) -> dict:

@@ -38,9 +38,10 @@ import asyncio
 import logging
 from collections import deque
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, cast
 
 from weir.protocol.api_keys import ApiKey
-from weir.protocol.connection import ServerConnection
+from weir.protocol.connection import RawRequest, ServerConnection
 from weir.protocol.response_pieces import ResponsePieces
 from weir.protocol.primitives import DecodeError
 
@@ -51,7 +52,14 @@ from .security.authenticator import Authenticator
 from .security.principal import subject_dn
 from .security.session import Session
 
-def _describe(request) -> str:
+if TYPE_CHECKING:
+    from .clock import Timer
+    from .config import BrokerConfig
+    from .security.listener_security import ListenerSecurity
+    from .server import Server
+
+
+def _describe(request: RawRequest) -> str:
     header = request.header
     if header is None:
         return "a bare SASL token"  # after SaslHandshake v0
@@ -80,13 +88,13 @@ class ConnectionSettings:
     max_idle_ms: int  # negative: never closed for idleness
 
     @classmethod
-    def from_config(cls, config) -> ConnectionSettings:
+    def from_config(cls, config: BrokerConfig) -> ConnectionSettings:
         return cls(config["socket.request.max.bytes"], config["weir.connection.max.held.bytes"],
                    config["connections.max.idle.ms"])
 
 
 class KafkaConnection(asyncio.Protocol):
-    def __init__(self, server, settings: ConnectionSettings, security):
+    def __init__(self, server: Server, settings: ConnectionSettings, security: ListenerSecurity) -> None:
         self._server = server  # counts connections in and out (quotas, connection_count)
         self._security = security  # ListenerSecurity of the listener that accepted it
         self.session: Session | None = None  # made in connection_made
@@ -99,7 +107,7 @@ class KafkaConnection(asyncio.Protocol):
         self._max_idle_ms = settings.max_idle_ms
         self._codec = ServerConnection(settings.max_frame_size)
         self._max_frame_size = settings.max_frame_size
-        self._queue: deque = deque()
+        self._queue: deque[RawRequest] = deque()
         self._queued_bytes = 0
         self._request_ready = asyncio.Event()
         self._drained = asyncio.Event()  # set while the transport has not paused our writing
@@ -107,8 +115,8 @@ class KafkaConnection(asyncio.Protocol):
         self._reading_paused = False
         self._region_sender: RegionSender | None = None  # made at the first file region
         self._transport: asyncio.Transport | None = None
-        self._worker: asyncio.Task | None = None
-        self._idle_timer = None
+        self._worker: asyncio.Task[None] | None = None
+        self._idle_timer: Timer | None = None
         self._last_active_ms = 0
         self._unsent_at_idle_check = 0
         self._region_sent_at_idle_check = 0
@@ -119,8 +127,10 @@ class KafkaConnection(asyncio.Protocol):
 
     # ---- asyncio.Protocol ----
 
-    def connection_made(self, transport):
-        self._transport = transport
+    def connection_made(self, base_transport: asyncio.BaseTransport) -> None:
+        # A stream socket's transport (listener.py: connect_accepted_socket). A cast, not an isinstance
+        # check: uvloop's transports do not subclass asyncio.Transport.
+        self._transport = transport = cast(asyncio.Transport, base_transport)
         peer = transport.get_extra_info("peername")
         self._peer = f"{peer[0]}:{peer[1]}" if peer else "?"
         self._client_host = f"/{peer[0]}" if peer else ""  # as Kafka shows it in DescribeGroups
@@ -138,7 +148,7 @@ class KafkaConnection(asyncio.Protocol):
             self._idle_timer = self._clock.call_later(self._max_idle_ms / 1000, self._check_idle)
         self._worker = asyncio.get_running_loop().create_task(self._serve())
 
-    def data_received(self, data):
+    def data_received(self, data: bytes) -> None:
         self._last_active_ms = self._clock.now_ms()
         try:
             requests = self._codec.receive_data(data)
@@ -153,15 +163,15 @@ class KafkaConnection(asyncio.Protocol):
             if not self._reading_paused:
                 self._update_reading()
 
-    def pause_writing(self):
+    def pause_writing(self) -> None:
         self._drained.clear()
 
-    def resume_writing(self):
+    def resume_writing(self) -> None:
         self._last_active_ms = self._clock.now_ms()  # the client took bytes
         self._drained.set()
         self._update_reading()
 
-    def connection_lost(self, exc):
+    def connection_lost(self, exc: Exception | None) -> None:
         if self.admitted:
             self._server.forget(self)
         if self._idle_timer is not None:
@@ -171,7 +181,7 @@ class KafkaConnection(asyncio.Protocol):
 
     # ---- security ----
 
-    def _start_session(self, transport) -> bool:
+    def _start_session(self, transport: asyncio.Transport) -> bool:
         """The session of a new connection: its TLS principal, or an authenticator on a SASL listener."""
         security = self._security
         self.session = session = Session(security.spec, self._client_host)
@@ -179,6 +189,7 @@ class KafkaConnection(asyncio.Protocol):
             ssl_object = transport.get_extra_info("ssl_object")
             cert = ssl_object.getpeercert() if ssl_object is not None else None
             if cert:
+                assert security.principal_mapper is not None  # built for every TLS listener
                 try:
                     session.principal = "User:" + security.principal_mapper.name(subject_dn(cert))
                 except PermissionError as exc:  # no mapping rule applies: Kafka fails the authentication
@@ -192,35 +203,53 @@ class KafkaConnection(asyncio.Protocol):
                                             self._clock.now_ms)
         return True
 
-    async def _authenticate(self, request) -> bool:
+    async def _authenticate(self, authenticator: Authenticator, request: RawRequest) -> bool:
         """Hand a request of a connection (re-)authenticating to its authenticator; False once closed."""
-        response, close_reason = await self._authenticator.handle(request)
-        if response is not None and not self._transport.is_closing():
-            self._transport.write(response)
+        response, close_reason = await authenticator.handle(request)
+        transport = self._live_transport
+        if response is not None and not transport.is_closing():
+            transport.write(response)
         if close_reason is not None:
             log.debug("closing connection from %s: %s", self._peer, close_reason)
-            self._transport.close()
+            transport.close()
             return False
-        if self._authenticator.done:
+        if authenticator.done:
             self._authenticator = None
             self._codec.max_frame_size = self._max_frame_size
+            self._reparse_bare_frames()
         return True
 
-    def _session_check(self, request) -> bool:
+    def _reparse_bare_frames(self) -> None:
+        """Frames a client sent right behind its last bare SASL token (SaslHandshake v0) were read as
+        tokens too; the exchange is over, so they are requests, as Kafka reads them."""
+        queue = self._queue
+        for position, request in enumerate(queue):
+            if request.header is None:
+                queue[position] = ServerConnection.parse_request(request.body)
+
+    def _session_check(self, session: Session, request: RawRequest) -> bool:
         """KIP-368 on an authenticated SASL connection: False (closed) once its session has expired;
         a SaslHandshake before then begins a re-authentication."""
-        session = self.session
         if session.expired(self._clock.now_ms()):
             log.info("closing connection from %s: its SASL session expired (connections.max.reauth.ms or the "
                      "credential's lifetime) and it did not re-authenticate", self._peer)
-            self._transport.close()
+            self._live_transport.close()
             return False
-        if request.header.api_key == ApiKey.SASL_HANDSHAKE and session.can_reauthenticate:
+        if request.header is not None and request.header.api_key == ApiKey.SASL_HANDSHAKE \
+                and session.can_reauthenticate:
+            assert self._security.sasl is not None  # only a SASL exchange sets an expiry
             self._authenticator = Authenticator(self._security.sasl, session, self._codec, self._dispatch,
                                                 self._peer, self._clock.now_ms, reauthenticating=True)
         return True
 
     # ---- bytes held ----
+
+    @property
+    def _live_transport(self) -> asyncio.Transport:
+        """The transport, for the callers that run only after ``connection_made`` set it."""
+        transport = self._transport
+        assert transport is not None, "the connection is not made yet"
+        return transport
 
     @property
     def bytes_held(self) -> int:
@@ -230,23 +259,24 @@ class KafkaConnection(asyncio.Protocol):
 
     def _update_reading(self) -> None:
         held = self.bytes_held
+        transport = self._live_transport
         if not self._reading_paused:
             if held > self._max_held or len(self._queue) >= MAX_QUEUED_REQUESTS:
-                if self._transport.is_closing():
+                if transport.is_closing():
                     return
                 self._reading_paused = True
-                self._transport.pause_reading()
+                transport.pause_reading()
                 self._counters.flow_control_pauses += 1
                 log.debug("not reading from %s until it drains: %d bytes held (bound %d), %d requests queued",
                           self._peer, held, self._max_held, len(self._queue))
         elif held <= self._resume_level and len(self._queue) < MAX_QUEUED_REQUESTS // 2:
             self._reading_paused = False
-            if not self._transport.is_closing():
-                self._transport.resume_reading()
+            if not transport.is_closing():
+                transport.resume_reading()
 
     async def _drain_to(self, level: int) -> None:
         """Wait until the client has taken enough that at most ``level`` response bytes are unsent."""
-        transport = self._transport
+        transport = self._live_transport
         if transport.get_write_buffer_size() <= level:
             return
         # The transport calls pause_writing now (the buffer is over the new high mark) unless it
@@ -257,9 +287,11 @@ class KafkaConnection(asyncio.Protocol):
 
     # ---- answering requests in order ----
 
-    async def _serve(self):
+    async def _serve(self) -> None:
         queue = self._queue
-        transport = self._transport
+        transport = self._live_transport
+        session = self.session
+        assert session is not None  # made before this task is
         try:
             while not transport.is_closing():
                 if not queue:
@@ -281,14 +313,14 @@ class KafkaConnection(asyncio.Protocol):
                 if self._reading_paused:
                     self._update_reading()
                 try:
-                    if self.session.expires_at_ms is not None and self._authenticator is None \
-                            and not self._session_check(request):
+                    if session.expires_at_ms is not None and self._authenticator is None \
+                            and not self._session_check(session, request):
                         return
                     if self._authenticator is not None:
-                        if not await self._authenticate(request):
+                        if not await self._authenticate(self._authenticator, request):
                             return
                         continue
-                    response = await self._dispatch(request, self._client_host, self.session)
+                    response = await self._dispatch(request, self._client_host, session)
                 except (ClosingError, DecodeError) as exc:
                     self._close(f"{exc} ({_describe(request)})")
                     return
@@ -312,7 +344,7 @@ class KafkaConnection(asyncio.Protocol):
 
     async def _send_pieces(self, response: ResponsePieces) -> bool:
         """Send a response with file regions; False when the connection is closed instead."""
-        transport = self._transport
+        transport = self._live_transport
         regions_left = len(response.regions)
         try:
             for piece in response.pieces():
@@ -360,9 +392,10 @@ class KafkaConnection(asyncio.Protocol):
 
     def _check_idle(self) -> None:
         self._idle_timer = None
-        if self._transport.is_closing():
+        transport = self._live_transport
+        if transport.is_closing():
             return
-        unsent = self._transport.get_write_buffer_size()
+        unsent = transport.get_write_buffer_size()
         region_sent = self._region_sender.sent_total if self._region_sender is not None else 0
         if unsent < self._unsent_at_idle_check or region_sent != self._region_sent_at_idle_check:
             self._last_active_ms = self._clock.now_ms()  # the client took bytes since the last check
@@ -373,7 +406,7 @@ class KafkaConnection(asyncio.Protocol):
             self._counters.idle_closed += 1
             log.debug("closing connection from %s: idle for %d ms (connections.max.idle.ms %d)",
                       self._peer, idle_for, self._max_idle_ms)
-            self._transport.close()
+            transport.close()
             return
         # now_ms is wall-clock time: a clock stepped back must not push the check out beyond the idle time
         wait_ms = min(self._max_idle_ms - idle_for, self._max_idle_ms)
@@ -381,7 +414,7 @@ class KafkaConnection(asyncio.Protocol):
 
     def _close(self, reason: str) -> None:
         log.warning("closing connection from %s: %s", self._peer, reason)
-        self._transport.close()
+        self._live_transport.close()
 
     def close(self) -> None:
         if self._transport is not None:

@@ -12,13 +12,19 @@ import inspect
 import logging
 from dataclasses import dataclass
 from time import perf_counter
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 from collections.abc import Callable
 
 from weir.protocol.api_keys import ApiKey
 from weir.protocol.connection import RawRequest, ServerConnection
 from weir.protocol.errors import Errors
+from weir.protocol.headers import RequestHeader
 from weir.protocol.messages import BY_KEY, api_versions
+from weir.protocol.response_pieces import ResponsePieces
+
+if TYPE_CHECKING:
+    from .context import BrokerContext
+    from .security.session import Session
 
 log = logging.getLogger(__name__)
 
@@ -44,9 +50,12 @@ class Handler:
 
 HANDLERS: dict[int, Handler] = {}
 
+HandlerFn = TypeVar("HandlerFn", bound=Callable[..., Any])
 
-def handles(api_key: ApiKey, *, versions: tuple[int, int], advertise_min: int | None = None):
-    def register(fn):
+
+def handles(api_key: ApiKey, *, versions: tuple[int, int],
+            advertise_min: int | None = None) -> Callable[[HandlerFn], HandlerFn]:
+    def register(fn: HandlerFn) -> HandlerFn:
         schema = BY_KEY[api_key].REQUEST.versions
         if not (schema[0] <= versions[0] and versions[1] <= schema[1]):
             raise ValueError(f"{api_key.name}: versions {versions} outside the schema {schema}")
@@ -64,16 +73,18 @@ def advertised_versions() -> list[tuple[int, int, int]]:
 
 
 class Dispatcher:
-    def __init__(self, context):
+    def __init__(self, context: BrokerContext) -> None:
         self.context = context
         metrics = getattr(context, "metrics", None)
         if metrics is not None and metrics.enabled:
             # Swapped in only when metrics are on, so the default path pays nothing.
-            self._record = metrics.request
+            self._record: Callable[[int, int, float], None] = metrics.request
             self._answer = self.dispatch
-            self.dispatch = self._measured_dispatch
+            # an instance attribute over the method: mypy refuses assigning to a method, which is the point here
+            self.dispatch = self._measured_dispatch  # type: ignore[method-assign]
 
-    async def _measured_dispatch(self, request: RawRequest, client_host: str = "", session=None) -> bytes | None:
+    async def _measured_dispatch(self, request: RawRequest, client_host: str = "",
+                                 session: Session | None = None) -> ResponsePieces | None:
         """``dispatch``, timed into the request metrics (also when it raises).
 
         Kafka's TotalTimeMs starts when the request is read; this starts at dispatch, so
@@ -84,14 +95,18 @@ class Dispatcher:
             return await self._answer(request, client_host, session)
         finally:
             header = request.header
-            self._record(header.api_key, header.api_version, perf_counter() - start)
+            if header is not None:  # a bare SASL token is refused unrecorded
+                self._record(header.api_key, header.api_version, perf_counter() - start)
 
-    async def dispatch(self, request: RawRequest, client_host: str = "", session=None) -> bytes | None:
+    async def dispatch(self, request: RawRequest, client_host: str = "",
+                       session: Session | None = None) -> ResponsePieces | None:
         """Answer one request; None when no response is due. Raises ClosingError.
 
         ``session`` (broker/security/session.py) is the connection's listener and principal.
         """
         header = request.header
+        if header is None:  # only the authenticator takes bare tokens (broker/security/authenticator.py)
+            raise ClosingError("a bare SASL token outside a SASL exchange")
         handler = HANDLERS.get(header.api_key)
         if (header.api_key == ApiKey.API_VERSIONS and handler
                 and not handler.min_version <= header.api_version <= handler.max_version):
@@ -120,7 +135,7 @@ class Dispatcher:
         return ServerConnection.encode_response(header, header.api_version, module.RESPONSE, result)
 
     @staticmethod
-    def _unsupported_api_versions(header) -> bytes:
+    def _unsupported_api_versions(header: RequestHeader) -> ResponsePieces:
         """A v0 body with UNSUPPORTED_VERSION and our ApiVersions range, as Kafka answers."""
         handler = HANDLERS[ApiKey.API_VERSIONS]
         body = api_versions.RESPONSE(error_code=Errors.UNSUPPORTED_VERSION, api_keys=[

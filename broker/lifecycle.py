@@ -15,17 +15,11 @@ from . import handlers  # noqa: F401  (registers every API handler)
 from .context import BrokerContext
 from .dispatcher import Dispatcher
 from .metrics.listener import MetricsListener
-from .server import Server
+from .server import ListenError, Server
+
+__all__ = ["ListenError", "RunningBroker"]
 
 log = logging.getLogger("weir")
-
-
-class ListenError(OSError):
-    """The broker's or the metrics listener's address could not be bound; ``what`` says which."""
-
-    def __init__(self, what: str, host: str, port: int, cause: OSError):
-        super().__init__(cause.errno, f"cannot listen{what} on {host}:{port}: {cause.strerror or cause}")
-        self.what = what
 
 
 class RunningBroker:
@@ -43,11 +37,10 @@ class RunningBroker:
         context = self.context
         context.open()
         try:
-            await self.server.start()
-        except OSError as exc:
+            await self.server.start()  # ListenError naming the listener that failed
+        except OSError:
             await context.close()
-            host, port = getattr(exc, "where", (context.host, context.port))
-            raise ListenError("", host, port, exc) from exc
+            raise
         if context.config["metrics.listener"]:
             self.metrics = MetricsListener(context, self.server)
             try:

@@ -24,7 +24,7 @@ _NOT_SUPPORTED = (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.ENOTSOCK)
 
 
 class RegionSender:
-    def __init__(self, transport: asyncio.Transport):
+    def __init__(self, transport: asyncio.Transport) -> None:
         sock = transport.get_extra_info("socket")
         self.usable = sock is not None and transport.get_extra_info("sslcontext") is None
         self._sock_fd = sock.fileno() if self.usable else -1
@@ -69,8 +69,13 @@ class RegionSender:
     @staticmethod
     async def _writable(fd: int) -> None:
         loop = asyncio.get_running_loop()
-        ready = loop.create_future()
-        loop.add_writer(fd, lambda: ready.done() or ready.set_result(None))
+        ready: asyncio.Future[None] = loop.create_future()
+
+        def wake() -> None:
+            if not ready.done():
+                ready.set_result(None)
+
+        loop.add_writer(fd, wake)
         try:
             await ready
         finally:

@@ -8,7 +8,9 @@ overrides) and the totals the metrics read.
 
 from __future__ import annotations
 
+import functools
 import logging
+from typing import TYPE_CHECKING
 
 from .connection import ConnectionCounters, ConnectionSettings, KafkaConnection
 from .connection_quotas import ConnectionQuotas
@@ -16,11 +18,22 @@ from .dispatcher import Dispatcher
 from .listener import Listener
 from .security.listener_security import ListenerSecurity
 
+if TYPE_CHECKING:
+    from .context import BrokerContext
+
 log = logging.getLogger(__name__)
 
 
+class ListenError(OSError):
+    """The broker's or the metrics listener's address could not be bound; ``what`` says which."""
+
+    def __init__(self, what: str, host: str, port: int, cause: OSError):
+        super().__init__(cause.errno, f"cannot listen{what} on {host}:{port}: {cause.strerror or cause}")
+        self.what = what
+
+
 class Server:
-    def __init__(self, context, dispatcher: Dispatcher):
+    def __init__(self, context: BrokerContext, dispatcher: Dispatcher) -> None:
         self.context = context
         self.dispatcher = dispatcher
         self.counters = ConnectionCounters()
@@ -32,19 +45,18 @@ class Server:
         self._connections: set[KafkaConnection] = set()
 
     async def start(self) -> None:
-        """Open every listener; an OSError carries ``where`` (host, port) of the one that failed."""
+        """Open every listener; ListenError (host and port of the one that failed) when one cannot be."""
         # Our own accept loop, not loop.create_server: see listener.py (accept failures are logged).
         for security in self.listeners:
             spec = security.spec
-            listener = Listener(lambda security=security: KafkaConnection(self, self._settings, security),
+            listener = Listener(functools.partial(KafkaConnection, self, self._settings, security),
                                 spec.host, spec.port, backlog=1024, ssl_context=security.ssl_context,
                                 max_handshakes=self.context.config["max.connections"])
             try:
                 await listener.start()
             except OSError as exc:
-                exc.where = (spec.host, spec.port)
                 await self.stop()
-                raise
+                raise ListenError("", spec.host, spec.port, exc) from exc
             self._listeners.append(listener)
             security.bound_to(listener.sockets[0].getsockname()[1])
         first = self.listeners[0].spec

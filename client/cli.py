@@ -3,7 +3,7 @@
     weir-admin [--bootstrap-server HOST:PORT] [--json] GROUP COMMAND ...
 
     topics        list | describe | create | delete | alter-config | add-partitions
-    groups        list | describe | delete | reset-offsets
+    groups        list | describe [--members [--verbose]] | delete | reset-offsets
     transactions  list | describe | describe-producers | find-hanging | abort
     cluster       describe
     acls          list | add | remove
@@ -22,17 +22,20 @@ import argparse
 import asyncio
 import sys
 import time
+from collections.abc import Sequence
+from typing import Any, TypedDict
 
 from .admin import (EARLIEST, LATEST, AbortTransactionSpec, Admin, AlterConfigOp, ConfigResource, NewTopic,
                     OpType)
-from . import cli_acls, cli_users
-from .cli_output import print_json, print_table
+from . import cli_acls, cli_groups, cli_users
+from .cli_output import Command, print_json, print_table
 from .errors import GroupIdNotFoundError, IllegalStateError, KafkaException
 from .java_config import security_keywords
+from .admin.results import TopicDescription
 from .types import TopicPartition
 
 
-def emit(args, data, headers: list[str], rows: list[list]) -> None:
+def emit(args: argparse.Namespace, data: object, headers: list[str], rows: Sequence[Sequence[object]]) -> None:
     if args.json:
         print_json(data)
     else:
@@ -48,16 +51,21 @@ def _key_value(text: str) -> tuple[str, str]:
 
 # ---------------------------------------------------------------------- topics
 
-async def topics_list(admin: Admin, args) -> None:
+async def topics_list(admin: Admin, args: argparse.Namespace) -> None:
     names = await admin.list_topics(include_internal=args.include_internal)
     emit(args, names, ["Topic"], [[n] for n in names])
 
 
-async def topics_describe(admin: Admin, args) -> None:
+class _TopicData(TypedDict):
+    topic: TopicDescription
+    configs: dict[str, str | None]  # the topic's non-default configs
+
+
+async def topics_describe(admin: Admin, args: argparse.Namespace) -> None:
     names = args.topics or await admin.list_topics()
     descriptions = await admin.describe_topics(names)
     configs = await admin.describe_configs([ConfigResource.topic(n) for n in names]) if names else {}
-    data = []
+    data: list[_TopicData] = []
     for name in names:
         overrides = {k: e.value for k, e in configs[ConfigResource.topic(name)].items() if not e.is_default}
         data.append({"topic": descriptions[name], "configs": overrides})
@@ -67,7 +75,7 @@ async def topics_describe(admin: Admin, args) -> None:
     emit(args, data, ["Topic", "Partition", "Leader", "Replicas", "Isr", "Configs"], rows)
 
 
-async def topics_create(admin: Admin, args) -> None:
+async def topics_create(admin: Admin, args: argparse.Namespace) -> None:
     await admin.create_topics([NewTopic(args.topic, args.partitions, args.replication_factor, dict(args.config))],
                               validate_only=args.validate_only)
     verb = "is valid" if args.validate_only else "created"
@@ -75,17 +83,17 @@ async def topics_create(admin: Admin, args) -> None:
          [[args.topic, verb]])
 
 
-async def topics_delete(admin: Admin, args) -> None:
+async def topics_delete(admin: Admin, args: argparse.Namespace) -> None:
     await admin.delete_topics(args.topics)
     emit(args, {"deleted": args.topics}, ["Topic", "Result"], [[t, "deleted"] for t in args.topics])
 
 
-async def topics_add_partitions(admin: Admin, args) -> None:
+async def topics_add_partitions(admin: Admin, args: argparse.Namespace) -> None:
     await admin.create_partitions({args.topic: args.total}, validate_only=args.validate_only)
     emit(args, {"topic": args.topic, "partitions": args.total}, ["Topic", "Partitions"], [[args.topic, args.total]])
 
 
-async def topics_alter_config(admin: Admin, args) -> None:
+async def topics_alter_config(admin: Admin, args: argparse.Namespace) -> None:
     ops = ([AlterConfigOp(k, v, OpType.SET) for k, v in args.set] +
            [AlterConfigOp(k, None, OpType.DELETE) for k in args.delete] +
            [AlterConfigOp(k, v, OpType.APPEND) for k, v in args.append] +
@@ -101,12 +109,13 @@ async def topics_alter_config(admin: Admin, args) -> None:
 
 # ---------------------------------------------------------------------- groups
 
-async def groups_list(admin: Admin, args) -> None:
+async def groups_list(admin: Admin, args: argparse.Namespace) -> None:
     groups = await admin.list_groups(states=args.state or None)
     emit(args, groups, ["Group", "ProtocolType", "State"], [[g.group_id, g.protocol_type, g.state] for g in groups])
 
 
-async def _lag_rows(admin: Admin, group_id: str, assigned: set[TopicPartition]):
+async def _lag_rows(admin: Admin, group_id: str, assigned: set[TopicPartition]
+                   ) -> list[tuple[TopicPartition, int | None, int]]:
     """(partition, committed offset or None, log end offset) for committed and assigned partitions."""
     committed = await admin.list_group_offsets(group_id)
     partitions = sorted(set(committed) | assigned)
@@ -114,12 +123,15 @@ async def _lag_rows(admin: Admin, group_id: str, assigned: set[TopicPartition]):
     return [(tp, committed[tp].offset if tp in committed else None, ends[tp]) for tp in partitions]
 
 
-async def groups_describe(admin: Admin, args) -> None:
-    data, rows = [], []
+async def groups_describe(admin: Admin, args: argparse.Namespace) -> None:
+    if args.members:
+        return await cli_groups.groups_describe_members(admin, args, emit)
+    data: list[dict[str, object]] = []  # JSON: each group and its offsets
+    rows: list[list[object]] = []
     for group_id in args.groups:
-        description = (await admin.describe_groups([group_id]))[group_id]
+        description = (await admin.describe_consumer_groups([group_id]))[group_id]
         owner = {tp: m for m in description.members for tp in m.assignment}
-        offsets = []
+        offsets: list[dict[str, object]] = []
         for tp, offset, end in await _lag_rows(admin, group_id, set(owner)):
             member = owner.get(tp)
             lag = None if offset is None else max(end - offset, 0)
@@ -134,12 +146,12 @@ async def groups_describe(admin: Admin, args) -> None:
                       "Consumer-Id", "Host"], rows)
 
 
-async def groups_delete(admin: Admin, args) -> None:
+async def groups_delete(admin: Admin, args: argparse.Namespace) -> None:
     await admin.delete_groups(args.groups)
     emit(args, {"deleted": args.groups}, ["Group", "Result"], [[g, "deleted"] for g in args.groups])
 
 
-async def groups_reset_offsets(admin: Admin, args) -> None:
+async def groups_reset_offsets(admin: Admin, args: argparse.Namespace) -> None:
     try:
         state = (await admin.describe_groups([args.group]))[args.group].state
     except GroupIdNotFoundError:
@@ -165,10 +177,10 @@ async def groups_reset_offsets(admin: Admin, args) -> None:
         print("(dry run: add --execute to apply)", file=sys.stderr)
 
 
-async def _reset_partitions(admin: Admin, args) -> list[TopicPartition]:
+async def _reset_partitions(admin: Admin, args: argparse.Namespace) -> list[TopicPartition]:
     if args.all_topics:
         return sorted(await admin.list_group_offsets(args.group))
-    found = []
+    found: list[TopicPartition] = []
     for spec in args.topic:
         name, _, indexes = spec.partition(":")
         if indexes:
@@ -181,14 +193,14 @@ async def _reset_partitions(admin: Admin, args) -> list[TopicPartition]:
 
 # ---------------------------------------------------------------------- transactions
 
-async def transactions_list(admin: Admin, args) -> None:
+async def transactions_list(admin: Admin, args: argparse.Namespace) -> None:
     listed = await admin.list_transactions(states=args.state, producer_ids=args.producer_id,
                                            min_duration_ms=args.duration_filter)
     emit(args, listed, ["TransactionalId", "Coordinator", "ProducerId", "TransactionState"],
          [[t.transactional_id, t.coordinator_id, t.producer_id, t.state] for t in listed])
 
 
-async def transactions_describe(admin: Admin, args) -> None:
+async def transactions_describe(admin: Admin, args: argparse.Namespace) -> None:
     described = (await admin.describe_transactions([args.transactional_id]))[args.transactional_id]
     now_ms = int(time.time() * 1000)
     start = described.transaction_start_time_ms
@@ -200,7 +212,7 @@ async def transactions_describe(admin: Admin, args) -> None:
            now_ms - start if start >= 0 else None, described.topic_partitions]])
 
 
-async def transactions_describe_producers(admin: Admin, args) -> None:
+async def transactions_describe_producers(admin: Admin, args: argparse.Namespace) -> None:
     tp = TopicPartition(args.topic, args.partition)
     producers = (await admin.describe_producers([tp]))[tp]
     emit(args, producers, ["ProducerId", "ProducerEpoch", "LatestCoordinatorEpoch", "LastSequence",
@@ -210,7 +222,7 @@ async def transactions_describe_producers(admin: Admin, args) -> None:
           for p in producers])
 
 
-async def transactions_find_hanging(admin: Admin, args) -> None:
+async def transactions_find_hanging(admin: Admin, args: argparse.Namespace) -> None:
     hanging = await admin.find_hanging_transactions(topic=args.topic, partition=args.partition,
                                                     broker_id=args.broker_id,
                                                     max_transaction_timeout_ms=args.max_transaction_timeout * 60000)
@@ -222,7 +234,7 @@ async def transactions_find_hanging(admin: Admin, args) -> None:
            (now_ms - h.producer.last_timestamp) // 60000] for h in hanging])
 
 
-async def transactions_abort(admin: Admin, args) -> None:
+async def transactions_abort(admin: Admin, args: argparse.Namespace) -> None:
     tp = TopicPartition(args.topic, args.partition)
     if args.start_offset is not None:
         spec = await admin.abort_spec_for(tp, args.start_offset)
@@ -235,7 +247,7 @@ async def transactions_abort(admin: Admin, args) -> None:
 
 # ---------------------------------------------------------------------- cluster
 
-async def cluster_describe(admin: Admin, args) -> None:
+async def cluster_describe(admin: Admin, args: argparse.Namespace) -> None:
     described = await admin.describe_cluster()
     emit(args, described, ["ClusterId", "BrokerId", "Host", "Port", "Controller"],
          [[described.cluster_id, b.node_id, b.host, b.port, b.node_id == described.controller_id]
@@ -298,6 +310,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(run=groups_list)
     p = verbs.add_parser("describe", help="committed offsets, log end offsets, lag and members")
     p.add_argument("groups", nargs="+")
+    p.add_argument("--members", action="store_true", help="the members instead (epochs with --verbose)")
+    p.add_argument("--verbose", action="store_true", help="with --members: assignments, epochs, targets")
     p.set_defaults(run=groups_describe)
     p = verbs.add_parser("delete")
     p.add_argument("groups", nargs="+")
@@ -353,7 +367,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def check_usage(args) -> None:
+def check_usage(args: argparse.Namespace) -> None:
     """Refuse, before connecting, a command line the tool cannot act on."""
     verb = getattr(args, "verb", None)
     if args.noun == "transactions" and verb == "find-hanging":
@@ -370,11 +384,12 @@ def check_usage(args) -> None:
         raise UsageError("alter-config needs at least one --set, --delete, --append or --subtract")
 
 
-def command_config(path: str | None) -> dict:
+def command_config(path: str | None) -> dict[str, Any]:
     """The security keywords of a Java client properties file (``--command-config``)."""
     if path is None:
         return {}
-    settings, pending = {}, ""
+    settings: dict[str, str] = {}
+    pending = ""
     with open(path, encoding="utf-8") as file:
         for raw in file:
             line = pending + raw.strip()
@@ -388,10 +403,11 @@ def command_config(path: str | None) -> dict:
     return security_keywords(settings)
 
 
-async def run(args) -> None:
+async def run(args: argparse.Namespace) -> None:
     async with Admin(args.bootstrap_server, default_api_timeout_ms=args.timeout_ms,
                      request_timeout_ms=min(args.timeout_ms, 30000), **command_config(args.command_config)) as admin:
-        await args.run(admin, args)
+        command: Command = args.run
+        await command(admin, args)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -14,11 +14,14 @@ and ``remove`` take filters: no resource means every one, ``--resource-pattern-t
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 
+from .admin import Admin
 from .admin.acls import OPERATIONS, PATTERN_TYPES, AclBinding
+from .cli_output import Command, Emit, EmittingCommand
 
 
-def _resource(args, *, for_filter: bool) -> tuple[str, str | None]:
+def _resource(args: argparse.Namespace, *, for_filter: bool) -> tuple[str, str | None]:
     if args.topic is not None:
         return "topic", args.topic
     if args.group is not None:
@@ -32,13 +35,13 @@ def _resource(args, *, for_filter: bool) -> tuple[str, str | None]:
     raise ValueError("name a resource: --topic, --group, --transactional-id or --cluster")
 
 
-def _filter(args) -> AclBinding:
+def _filter(args: argparse.Namespace) -> AclBinding:
     resource_type, name = _resource(args, for_filter=True)
     return AclBinding(resource_type, name, args.resource_pattern_type or "any", args.principal, args.host,
                       args.operation or "any", "any")
 
 
-def _rows(bindings: list[AclBinding]) -> list[list]:
+def _rows(bindings: list[AclBinding]) -> list[list[str | None]]:
     return [[b.resource_type, b.resource_name, b.pattern_type, b.principal, b.host, b.operation, b.permission]
             for b in sorted(bindings, key=lambda b: (b.resource_type, b.resource_name or "", b.principal or ""))]
 
@@ -46,12 +49,12 @@ def _rows(bindings: list[AclBinding]) -> list[list]:
 HEADERS = ["ResourceType", "Name", "PatternType", "Principal", "Host", "Operation", "Permission"]
 
 
-async def acls_list(admin, args, emit) -> None:
+async def acls_list(admin: Admin, args: argparse.Namespace, emit: Emit) -> None:
     found = await admin.describe_acls(_filter(args))
     emit(args, [vars(b) for b in found], HEADERS, _rows(found))
 
 
-async def acls_add(admin, args, emit) -> None:
+async def acls_add(admin: Admin, args: argparse.Namespace, emit: Emit) -> None:
     resource_type, name = _resource(args, for_filter=False)
     pattern = args.resource_pattern_type or "literal"
     if pattern not in ("literal", "prefixed"):
@@ -65,7 +68,7 @@ async def acls_add(admin, args, emit) -> None:
     emit(args, [vars(b) for b in bindings], HEADERS, _rows(bindings))
 
 
-async def acls_remove(admin, args, emit) -> None:
+async def acls_remove(admin: Admin, args: argparse.Namespace, emit: Emit) -> None:
     removed = await admin.delete_acls([_filter(args)])
     emit(args, [vars(b) for b in removed], HEADERS, _rows(removed))
 
@@ -80,7 +83,8 @@ def _resource_options(parser: argparse.ArgumentParser, patterns: list[str]) -> N
     parser.add_argument("--host", help="client address (default: any, *)")
 
 
-def add_parser(nouns, run_with_emit) -> None:
+def add_parser(nouns: argparse._SubParsersAction[argparse.ArgumentParser],
+               run_with_emit: Callable[[EmittingCommand], Command]) -> None:
     """The ``acls`` noun; ``run_with_emit(fn)`` adapts a command to the CLI's runner."""
     acls = nouns.add_parser("acls", help="list, add and remove ACLs (the broker's authorizer)")
     verbs = acls.add_subparsers(dest="verb", required=True)

@@ -2,11 +2,23 @@
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import enum
 import json
 import sys
-from typing import Any, TextIO
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, TextIO, TypeAlias
+
+from .admin import Admin
+
+#: How a command prints (``cli.emit``): the parsed arguments, the value ``--json`` prints, and a table's
+#: headers and rows.
+Emit: TypeAlias = Callable[[argparse.Namespace, object, list[str], Sequence[Sequence[object]]], None]
+#: A command as the parser runs it (``args.run``).
+Command: TypeAlias = Callable[[Admin, argparse.Namespace], Awaitable[None]]
+#: A command that prints through an ``Emit`` it is given (cli_acls, cli_users).
+EmittingCommand: TypeAlias = Callable[[Admin, argparse.Namespace, Emit], Awaitable[None]]
 
 
 def jsonable(value: Any) -> Any:
@@ -29,7 +41,7 @@ def print_json(value: Any, out: TextIO = sys.stdout) -> None:
     out.write("\n")
 
 
-def print_table(headers: list[str], rows: list[list[Any]], out: TextIO = sys.stdout) -> None:
+def print_table(headers: list[str], rows: Sequence[Sequence[object]], out: TextIO = sys.stdout) -> None:
     """Columns padded to their widest cell, as Kafka's tools print them."""
     cells = [[_cell(v) for v in row] for row in rows]
     widths = [max([len(h)] + [len(row[i]) for row in cells]) for i, h in enumerate(headers)]

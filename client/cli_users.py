@@ -8,29 +8,35 @@ manages them.
 
 from __future__ import annotations
 
+import argparse
+from collections.abc import Callable
+
+from .admin import Admin
 from .admin.users import DEFAULT_ITERATIONS, MECHANISMS
+from .cli_output import Command, Emit, EmittingCommand
 
 HEADERS = ["User", "Mechanism", "Iterations"]
 
 
-async def users_list(admin, args, emit) -> None:
+async def users_list(admin: Admin, args: argparse.Namespace, emit: Emit) -> None:
     found = await admin.describe_user_scram_credentials(args.users or None)
     emit(args, [vars(c) for c in found], HEADERS, [[c.user, c.mechanism, c.iterations] for c in found])
 
 
-async def users_add(admin, args, emit) -> None:
+async def users_add(admin: Admin, args: argparse.Namespace, emit: Emit) -> None:
     await admin.upsert_user_scram_credential(args.user, args.mechanism, args.password, args.iterations)
     emit(args, {"user": args.user, "mechanism": args.mechanism}, ["User", "Mechanism", "Result"],
          [[args.user, args.mechanism, "added"]])
 
 
-async def users_remove(admin, args, emit) -> None:
+async def users_remove(admin: Admin, args: argparse.Namespace, emit: Emit) -> None:
     await admin.delete_user_scram_credential(args.user, args.mechanism)
     emit(args, {"user": args.user, "mechanism": args.mechanism}, ["User", "Mechanism", "Result"],
          [[args.user, args.mechanism, "removed"]])
 
 
-def add_parser(nouns, run_with_emit) -> None:
+def add_parser(nouns: argparse._SubParsersAction[argparse.ArgumentParser],
+               run_with_emit: Callable[[EmittingCommand], Command]) -> None:
     """The ``users`` noun; ``run_with_emit(fn)`` adapts a command to the CLI's runner."""
     users = nouns.add_parser("users", help="list, add and remove SCRAM users")
     verbs = users.add_subparsers(dest="verb", required=True)

@@ -48,6 +48,7 @@ class TopicInfo:
     name: str
     partitions: dict[int, int] = field(default_factory=dict)  # partition -> leader node id (-1 none)
     error: int = 0
+    topic_id: bytes = bytes(16)  # Metadata v10+; all zeros when the broker did not say
 
 
 def parse_bootstrap(servers: str | list[str]) -> list[tuple[str, int]]:
@@ -189,7 +190,7 @@ class Cluster(CallPath):
             await connection.close()  # a late answer would be matched to the next request
             raise KafkaTimeoutError(f"{api_key.name} to {where} timed out") from None
 
-    def requests_sent(self) -> Counter:
+    def requests_sent(self) -> Counter[tuple[int, int]]:
         """(api key, version) -> requests written on this cluster's open connections (what a test or an
         operator wants to know of the flow, e.g. that no AddPartitionsToTxn went at transaction version 2)."""
         total: Counter[tuple[int, int]] = Counter()
@@ -232,7 +233,8 @@ class Cluster(CallPath):
                 self._closing.add(closing)
                 closing.add_done_callback(self._closing.discard)
         for topic in response.topics:
-            info = TopicInfo(topic.name, {p.partition_index: p.leader_id for p in topic.partitions}, topic.error_code)
+            info = TopicInfo(topic.name, {p.partition_index: p.leader_id for p in topic.partitions}, topic.error_code,
+                             getattr(topic, "topic_id", None) or bytes(16))
             self.topics[topic.name] = info
 
     async def partitions_for(self, topic: str, *, deadline: float | None = None) -> int:

@@ -65,6 +65,10 @@ RULES: dict[ApiKey, Rule] = {
         fatal=frozenset({E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, E.UNSUPPORTED_FOR_MESSAGE_FORMAT}),
         abortable=frozenset({E.GROUP_AUTHORIZATION_FAILED, E.FENCED_INSTANCE_ID, E.TRANSACTION_ABORTABLE,
                              E.UNKNOWN_MEMBER_ID, E.ILLEGAL_GENERATION})),
+    # A consumer-protocol member's heartbeat (AbstractHeartbeatRequestManager): fenced or unknown, the
+    # member gives up its partitions and joins again at epoch 0 ("abortable": it goes on); any other
+    # error (UNRELEASED_INSTANCE_ID, FENCED_INSTANCE_ID, GROUP_MAX_SIZE_REACHED, ...) is fatal to it.
+    ApiKey.CONSUMER_GROUP_HEARTBEAT: Rule(abortable=frozenset({E.FENCED_MEMBER_EPOCH, E.UNKNOWN_MEMBER_ID})),
     # The transaction manager's FindCoordinator (FindCoordinatorHandler).
     ApiKey.FIND_COORDINATOR: Rule(
         fatal=frozenset({E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED}),

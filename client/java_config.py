@@ -133,5 +133,5 @@ class UnsecuredLoginTokens:
         return f"{_b64url({'alg': 'none'})}.{_b64url(claims)}."
 
 
-def _b64url(document: dict) -> str:
+def _b64url(document: dict[str, object]) -> str:
     return base64.urlsafe_b64encode(json.dumps(document).encode()).rstrip(b"=").decode()

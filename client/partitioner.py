@@ -16,8 +16,15 @@ from __future__ import annotations
 
 import array
 import random
+from typing import TYPE_CHECKING
 
 from weir.protocol.record_builder import _arrow_value
+
+if TYPE_CHECKING:
+    from weir.protocol.record_builder import ArrowColumn
+
+__all__ = ["StickyPartitioner", "murmur2", "partition_for_key", "partition_for_key_python", "partition_rows",
+           "partition_rows_python"]
 
 _SEED = 0x9747B28C
 _M = 0x5BD1E995
@@ -53,7 +60,7 @@ def partition_for_key_python(key: bytes, num_partitions: int) -> int:
     return (murmur2(key) & 0x7FFFFFFF) % num_partitions
 
 
-def partition_rows_python(keys, length: int, partitions: int, turn: int) -> tuple[list[bytes], int]:
+def partition_rows_python(keys: ArrowColumn, length: int, partitions: int, turn: int) -> tuple[list[bytes], int]:
     """The rows of an Arrow key column (``protocol.record_builder.arrow_column``) grouped by partition,
     each group the int32 row numbers (bytes) in row order: keyed rows by murmur2, null keys round-robin
     from ``turn`` + 1 (the last turn used, returned updated)."""
@@ -80,7 +87,7 @@ except ImportError:
 class StickyPartitioner:
     """Per-topic sticky choice for records without a key."""
 
-    def __init__(self, batch_size: int, rng: random.Random | None = None):
+    def __init__(self, batch_size: int, rng: random.Random | None = None) -> None:
         self.batch_size = batch_size
         self._rng = rng or random.Random()
         self._sticky: dict[str, list[int]] = {}  # topic -> [partition, bytes produced to it]

@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import ssl
 from dataclasses import dataclass
-from typing import Any, TypedDict
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Protocol, TypedDict
 
 from scramp import ScramClient, ScramException
 
@@ -28,8 +29,22 @@ from weir.protocol.messages import sasl_authenticate, sasl_handshake
 
 from .errors import raise_for
 
+if TYPE_CHECKING:
+    from .connection import Connection
+
 PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER")
+
+
+class TokenProvider(Protocol):
+    """What ``sasl_oauth_token_provider`` is (aiokafka's AbstractTokenProvider): an async ``token()``, and
+    optionally ``extensions()``, a dict of SASL extensions sent with the token."""
+
+    async def token(self) -> str: ...
+
+
+#: One SASL exchange: send a token, get the broker's answer.
+Exchange = Callable[[bytes], Awaitable[bytes]]
 
 
 class SecurityOptions(TypedDict, total=False):
@@ -40,7 +55,7 @@ class SecurityOptions(TypedDict, total=False):
     sasl_mechanism: str
     sasl_plain_username: str | None
     sasl_plain_password: str | None
-    sasl_oauth_token_provider: Any
+    sasl_oauth_token_provider: TokenProvider | None
 
 
 @dataclass(frozen=True)
@@ -50,12 +65,13 @@ class ClientSecurity:
     mechanism: str = "PLAIN"
     username: str | None = None
     password: str | None = None
-    token_provider: Any = None
+    token_provider: TokenProvider | None = None
 
     @classmethod
     def from_options(cls, security_protocol: str = "PLAINTEXT", ssl_context: ssl.SSLContext | None = None,
                      sasl_mechanism: str = "PLAIN", sasl_plain_username: str | None = None,
-                     sasl_plain_password: str | None = None, sasl_oauth_token_provider: Any = None) -> ClientSecurity:
+                     sasl_plain_password: str | None = None,
+                     sasl_oauth_token_provider: TokenProvider | None = None) -> ClientSecurity:
         protocol = security_protocol.upper()
         if protocol not in PROTOCOLS:
             raise ValueError(f"security_protocol must be one of {', '.join(PROTOCOLS)}, not {security_protocol!r}")
@@ -84,7 +100,7 @@ class ClientSecurity:
 PLAINTEXT = ClientSecurity()
 
 
-async def authenticate(connection, security: ClientSecurity) -> None:
+async def authenticate(connection: Connection, security: ClientSecurity) -> None:
     """The SASL exchange on a new connection (after ApiVersions); raises the broker's error on failure."""
     handshake = await connection.request(ApiKey.SASL_HANDSHAKE, connection.version_for(ApiKey.SASL_HANDSHAKE, 1),
                                          sasl_handshake.REQUEST(mechanism=security.mechanism))
@@ -103,12 +119,13 @@ async def authenticate(connection, security: ClientSecurity) -> None:
     if security.mechanism == "PLAIN":
         await exchange(f"\0{security.username}\0{security.password}".encode())
     elif security.mechanism == "OAUTHBEARER":
+        assert security.token_provider is not None  # from_options requires one for OAUTHBEARER
         await _oauthbearer(exchange, security.token_provider)
     else:
         await _scram(exchange, security)
 
 
-async def _scram(exchange, security: ClientSecurity) -> None:
+async def _scram(exchange: Exchange, security: ClientSecurity) -> None:
     client = ScramClient([security.mechanism], security.username, security.password)
     try:
         client.set_server_first((await exchange(client.get_client_first().encode())).decode())
@@ -117,7 +134,7 @@ async def _scram(exchange, security: ClientSecurity) -> None:
         raise_for(Errors.SASL_AUTHENTICATION_FAILED, f"SCRAM: {exc}")
 
 
-async def _oauthbearer(exchange, provider) -> None:
+async def _oauthbearer(exchange: Exchange, provider: TokenProvider) -> None:
     token = await provider.token()
     extensions = provider.extensions() if hasattr(provider, "extensions") else {}
     pairs = "".join(f"{key}={value}\x01" for key, value in (extensions or {}).items())

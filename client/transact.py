@@ -16,19 +16,22 @@ offsets); so does a TxnOffsetCommit refused for a stale generation (KIP-447).
 After an abort every owned partition is rewound to its committed offset, so the
 aborted records are read again. The consumer reads read_committed and never
 auto-commits; a restarted session's ``start()`` fences its predecessor (same
-transactional id) and aborts what it left open.
+transactional id) and aborts what it left open. With ``consumer_options={"group_protocol":
+"consumer"}`` (KIP-848) the generation the offsets carry is the member epoch.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
+from typing import Any
 
 from .consumer import Consumer
 from .consumer.group import RebalanceListener
 from .errors import KafkaException
 from .producer import Producer
-from .producer.transaction_manager import TxnState
-from .types import ConsumerRecord, OffsetAndMetadata, TopicPartition
+from .producer.transaction_manager import TransactionManager, TxnState
+from .types import ConsumerRecord, OffsetAndMetadata, RecordMetadata, TopicPartition
 
 log = logging.getLogger(__name__)
 
@@ -36,8 +39,8 @@ log = logging.getLogger(__name__)
 class GroupTransactSession:
     def __init__(self, *topics: str, bootstrap_servers: str | list[str], group_id: str, transactional_id: str,
                  group_instance_id: str | None = None, transaction_timeout_ms: int = 60000,
-                 rebalance_listener: RebalanceListener | None = None, consumer_options: dict | None = None,
-                 producer_options: dict | None = None):
+                 rebalance_listener: RebalanceListener | None = None, consumer_options: dict[str, Any] | None = None,
+                 producer_options: dict[str, Any] | None = None) -> None:
         self._listener = rebalance_listener
         options = dict(consumer_options or {})
         options.update(enable_auto_commit=False, isolation_level="read_committed")
@@ -47,13 +50,16 @@ class GroupTransactSession:
                                  **options)
         self.producer = Producer(bootstrap_servers, transactional_id=transactional_id,
                                  transaction_timeout_ms=transaction_timeout_ms, **(producer_options or {}))
+        txn = self.producer.transaction_manager
+        assert txn is not None  # the producer has a transactional_id
+        self._txn: TransactionManager = txn
         self._consumed: dict[TopicPartition, int] = {}  # next offset per partition, in the open transaction
         self._moved = False  # partitions were revoked or lost while the transaction was open
 
     class _Watch:
         """The session's rebalance listener: notes moved partitions, then calls the user's."""
 
-        def __init__(self, session: GroupTransactSession):
+        def __init__(self, session: GroupTransactSession) -> None:
             self.session = session
 
         async def on_partitions_revoked(self, revoked: set[TopicPartition]) -> None:
@@ -84,7 +90,7 @@ class GroupTransactSession:
     async def close(self) -> None:
         """Abort an open transaction, leave the group, close both clients."""
         try:
-            if self.in_transaction and self.producer.transaction_manager.state is not TxnState.FATAL_ERROR:
+            if self.in_transaction and self._txn.state is not TxnState.FATAL_ERROR:
                 await self.end(commit=False)
         finally:
             await self.consumer.close()
@@ -94,14 +100,14 @@ class GroupTransactSession:
         await self.start()
         return self
 
-    async def __aexit__(self, *exc_info) -> None:
+    async def __aexit__(self, *exc_info: object) -> None:
         await self.close()
 
     # ------------------------------------------------------------------ the loop
 
     @property
     def in_transaction(self) -> bool:
-        return self.producer.transaction_manager.in_transaction
+        return self._txn.in_transaction
 
     def _begin_if_needed(self) -> None:
         if not self.in_transaction:
@@ -118,10 +124,13 @@ class GroupTransactSession:
                 self._consumed[tp] = batch[-1].offset + 1
         return records
 
-    async def send(self, topic: str, value: bytes | None = None, key: bytes | None = None, **kwargs):
+    async def send(self, topic: str, value: bytes | None = None, key: bytes | None = None, *,
+                   partition: int | None = None, headers: list[tuple[str, bytes | None]] | None = None,
+                   timestamp_ms: int | None = None) -> asyncio.Future[RecordMetadata]:
         """Produce in the open transaction (beginning one if needed); returns the delivery future."""
         self._begin_if_needed()
-        return await self.producer.send(topic, value, key, **kwargs)
+        return await self.producer.send(topic, value, key, partition=partition, headers=headers,
+                                        timestamp_ms=timestamp_ms)
 
     async def end(self, commit: bool = True) -> bool:
         """End the open transaction: commit the output with the consumed offsets, or abort.
@@ -132,7 +141,7 @@ class GroupTransactSession:
         error (fenced by a newer session with the same transactional id) is raised."""
         if not self.in_transaction:
             return False
-        state = self.producer.transaction_manager.state
+        state = self._txn.state
         if state is TxnState.COMMITTING_TRANSACTION:  # an earlier end() timed out while committing: finish it
             await self.producer.commit_transaction()
             self._consumed.clear()
@@ -161,7 +170,9 @@ class GroupTransactSession:
         owned = sorted(self.consumer.assignment())
         if not owned:
             return
-        committed = await self.consumer.group.fetch_committed(owned)
+        group = self.consumer.group
+        assert group is not None  # the session's consumer has a group_id
+        committed = await group.fetch_committed(owned)
         for tp in owned:
             if tp not in self.consumer.fetcher.states:
                 continue

@@ -62,12 +62,21 @@ def write_orders(args) -> None:
 class Processor:
     def __init__(self, args):
         self.commit_interval_s = args.commit_interval_ms / 1000
-        self.consumer = Consumer({
+        settings = {
             "bootstrap.servers": args.bootstrap, "group.id": args.group,
-            # a restarted processor takes its predecessor's place without a rebalance (KIP-345)
-            "group.instance.id": args.transactional_id, "session.timeout.ms": args.session_timeout_ms,
             "isolation.level": "read_committed",  # never read another transaction's aborted output
-            "enable.auto.commit": False, "auto.offset.reset": "earliest"})
+            "enable.auto.commit": False, "auto.offset.reset": "earliest"}
+        if args.group_protocol == "consumer":
+            # KIP-848: the broker assigns partitions and its group config (consumer.session.timeout.ms)
+            # sets the session; the offsets carry the member epoch, which fences a zombie's commit.
+            # No group.instance.id: a static member restarted after a crash is refused
+            # (UNRELEASED_INSTANCE_ID, fatal to the client) until its predecessor's session ends, where
+            # a new dynamic member joins at once and gets the partitions when that session ends.
+            settings["group.protocol"] = "consumer"
+        else:
+            # a restarted processor takes its predecessor's place without a rebalance (KIP-345)
+            settings.update({"group.instance.id": args.transactional_id, "session.timeout.ms": args.session_timeout_ms})
+        self.consumer = Consumer(settings)
         self.producer = Producer({
             "bootstrap.servers": args.bootstrap, "transactional.id": args.transactional_id, "linger.ms": 5,
             # librdkafka 2.10+ "re-bootstraps" when every broker is unreachable (a one-broker restart), and
@@ -160,7 +169,8 @@ def main(argv=None) -> None:
     processor.add_argument("--group", default="order-processor")
     processor.add_argument("--transactional-id", default="order-processor-1")
     processor.add_argument("--commit-interval-ms", type=int, default=100)
-    processor.add_argument("--session-timeout-ms", type=int, default=45000)
+    processor.add_argument("--session-timeout-ms", type=int, default=45000, help="classic protocol only")
+    processor.add_argument("--group-protocol", choices=("classic", "consumer"), default="classic")
     args = parser.parse_args(argv)
     write_orders(args) if args.command == "orders" else process(args)
 

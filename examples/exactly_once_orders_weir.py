@@ -87,11 +87,20 @@ async def process(args) -> None:
     stopping = asyncio.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         asyncio.get_running_loop().add_signal_handler(signum, stopping.set)
+    if args.group_protocol == "consumer":
+        # KIP-848: the broker assigns partitions and its group config (consumer.session.timeout.ms) sets
+        # the session; the offsets carry the member epoch, which fences a zombie's commit. No
+        # group_instance_id: a static member restarted after a crash is refused (UNRELEASED_INSTANCE_ID)
+        # until its predecessor's session ends, where a new dynamic member joins at once and gets the
+        # partitions when that session ends.
+        membership: dict = dict(consumer_options=dict(group_protocol="consumer"))
+    else:
+        # a restarted processor takes its predecessor's place without a rebalance (KIP-345)
+        membership = dict(group_instance_id=args.transactional_id,
+                          consumer_options=dict(session_timeout_ms=args.session_timeout_ms))
     session = GroupTransactSession(
         ORDERS, bootstrap_servers=args.bootstrap, group_id=args.group, transactional_id=args.transactional_id,
-        # a restarted processor takes its predecessor's place without a rebalance (KIP-345)
-        group_instance_id=args.transactional_id,
-        consumer_options=dict(session_timeout_ms=args.session_timeout_ms), producer_options=dict(linger_ms=5))
+        producer_options=dict(linger_ms=5), **membership)
     await session.start()  # fences a previous instance with this transactional id, aborts what it left open
     print("processing", flush=True)
     processed, started = 0, 0.0
@@ -133,7 +142,8 @@ def main(argv=None) -> None:
     processor.add_argument("--group", default="order-processor")
     processor.add_argument("--transactional-id", default="order-processor-1")
     processor.add_argument("--commit-interval-ms", type=int, default=100)
-    processor.add_argument("--session-timeout-ms", type=int, default=45000)
+    processor.add_argument("--session-timeout-ms", type=int, default=45000, help="classic protocol only")
+    processor.add_argument("--group-protocol", choices=("classic", "consumer"), default="classic")
     args = parser.parse_args(argv)
     asyncio.run(write_orders(args) if args.command == "orders" else process(args))
 

@@ -70,6 +70,8 @@ import asyncio
 import os
 import threading
 import time
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING
 
 from pyspark import TaskContext
 from pyspark.sql.datasource import DataSourceStreamArrowWriter, WriterCommitMessage
@@ -82,6 +84,9 @@ from weir.protocol.errors import Errors
 from .decisions import COMMIT, DEFAULT_TOPIC, DONE, DecisionLog
 from .options import OptionError
 from .sink import WriteSettings, send_batches
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 # Fault injection for the crash tests: after writing a decision, write the batch id to this file and
 # block until the process is killed, so a test can kill -9 the driver exactly between decision and commits;
@@ -152,14 +157,16 @@ class ExactlyOnceStreamWriter(DataSourceStreamArrowWriter):
 
     # ------------------------------------------------------------------ tasks
 
-    def write(self, iterator) -> TxnCommitMessage:
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> TxnCommitMessage:
         context = TaskContext.get()
+        if context is None:
+            raise RuntimeError("the exactly-once writer's write() runs in a Spark task only")
         batch_id = context.getLocalProperty(BATCH_ID_PROPERTY)
         if batch_id is None:
             raise RuntimeError(f"Spark did not tell the task its micro-batch ({BATCH_ID_PROPERTY})")
         return asyncio.run(self._write(context.partitionId(), int(batch_id), iterator))
 
-    async def _write(self, task: int, batch_id: int, batches) -> TxnCommitMessage:
+    async def _write(self, task: int, batch_id: int, batches: Iterable[pa.RecordBatch]) -> TxnCommitMessage:
         latest = await self.log.latest()
         if latest is not None and batch_id <= latest["batch"]:
             # Decided before: its transactions are (or will be rolled forward) committed. Writing nothing
@@ -175,6 +182,7 @@ class ExactlyOnceStreamWriter(DataSourceStreamArrowWriter):
             prepared = await producer.prepare_transaction()  # raises what made the transaction abortable
             for delivery in deliveries:
                 delivery.result()  # all settled by the prepare's flush; no failure is left unretrieved
+            assert producer.transaction_manager is not None  # a producer with a transactional id has one
             partitions = len(producer.transaction_manager.partitions)
         # close() leaves a prepared transaction open: the driver ends it
         return TxnCommitMessage(transactional_id, prepared.producer_id, prepared.producer_epoch, partitions,

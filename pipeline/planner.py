@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from weir.client import Consumer, TopicPartition
@@ -41,6 +42,7 @@ class OffsetRange:
 
 async def partitions_of(consumer: Consumer, sub: Subscription) -> list[TopicPartition]:
     cluster = consumer.cluster
+    names: Iterable[str]
     if sub.kind == "assign":
         await cluster.refresh(sorted({tp.topic for tp in sub.partitions}), allow_auto_create=False)
         return sorted(sub.partitions)
@@ -49,6 +51,7 @@ async def partitions_of(consumer: Consumer, sub: Subscription) -> list[TopicPart
         names = sub.topics
     else:
         await cluster.refresh(None, allow_auto_create=False)
+        assert sub.pattern is not None  # options.py gives subscribePattern its pattern
         pattern = re.compile(sub.pattern)  # Java's Matcher.matches(): the whole name
         names = [name for name in cluster.topics if pattern.fullmatch(name) and name not in INTERNAL_TOPICS]
     found = []
@@ -77,8 +80,14 @@ async def bounds(consumer: Consumer, tps) -> tuple[dict[TopicPartition, int], di
     return await _listed(consumer, tps, LIST_EARLIEST), await _listed(consumer, tps, LIST_LATEST)
 
 
-async def starting_offsets(consumer: Consumer, tps: list[TopicPartition], spec, timestamps, *,
-                           by_timestamp_strategy: str, fail_on_data_loss: bool) -> dict[TopicPartition, int]:
+#: What options.py makes of a {starting,ending}Offsets option, and of a {side}Timestamp / OffsetsByTimestamp one.
+OffsetSpec = str | dict[TopicPartition, int]
+TimestampSpec = int | dict[TopicPartition, int] | None
+
+
+async def starting_offsets(consumer: Consumer, tps: list[TopicPartition], spec: OffsetSpec,
+                           timestamps: TimestampSpec, *, by_timestamp_strategy: str,
+                           fail_on_data_loss: bool) -> dict[TopicPartition, int]:
     """Where reading starts for each partition; timestamps win over ``spec`` (Spark's precedence)."""
     earliest, latest = await bounds(consumer, tps)
     if timestamps is not None:
@@ -89,8 +98,8 @@ async def starting_offsets(consumer: Consumer, tps: list[TopicPartition], spec, 
         found = await consumer.offsets_for_times(wanted)
         out = {}
         for tp in tps:
-            if found.get(tp) is not None:
-                out[tp] = found[tp][0]
+            if (hit := found.get(tp)) is not None:
+                out[tp] = hit[0]
             elif by_timestamp_strategy == "latest":
                 out[tp] = latest[tp]
             else:
@@ -100,8 +109,8 @@ async def starting_offsets(consumer: Consumer, tps: list[TopicPartition], spec, 
     return _explicit(tps, spec, earliest, latest, option="startingOffsets", fail_on_data_loss=fail_on_data_loss)
 
 
-async def ending_offsets(consumer: Consumer, tps: list[TopicPartition], spec, timestamps=None
-                         ) -> dict[TopicPartition, int]:
+async def ending_offsets(consumer: Consumer, tps: list[TopicPartition], spec: OffsetSpec,
+                         timestamps: TimestampSpec = None) -> dict[TopicPartition, int]:
     """Where a batch read stops (exclusive); endingTimestamp/endingOffsetsByTimestamp win over ``spec``.
     A partition with no record at or after its timestamp ends at latest, as in Spark."""
     earliest, latest = await bounds(consumer, tps)
@@ -111,7 +120,7 @@ async def ending_offsets(consumer: Consumer, tps: list[TopicPartition], spec, ti
         if missing:
             raise OptionError(f"endingOffsetsByTimestamp has no timestamp for {missing}")
         found = await consumer.offsets_for_times(wanted)
-        return {tp: found[tp][0] if found.get(tp) is not None else latest[tp] for tp in tps}
+        return {tp: hit[0] if (hit := found.get(tp)) is not None else latest[tp] for tp in tps}
     if isinstance(spec, dict) and any(offset == EARLIEST for offset in spec.values()):
         raise OptionError("Ending offset for a partition can not be earliest (-2) in a batch query")
     return _explicit(tps, spec, earliest, latest, option="endingOffsets", fail_on_data_loss=True)

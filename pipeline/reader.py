@@ -63,8 +63,15 @@ def to_arrow(records, include_headers: bool) -> pa.RecordBatch:
 
 def read_range(bootstrap: str, settings: dict, piece: OffsetRange, *, include_headers: bool,
                fail_on_data_loss: bool, poll_timeout_ms: int = 1000) -> Iterator[pa.RecordBatch]:
-    """The visible records of ``piece`` as Arrow batches of at most ROWS_PER_BATCH rows."""
+    """The visible records of ``piece`` as Arrow batches of at most ROWS_PER_BATCH rows (the last may
+    hold up to twice that).
+
+    The consumer and its event loop are closed before the last batch is handed over: Spark need not
+    resume the generator after it, and a generator finalised later by the garbage collector, while the
+    next task's event loop runs in this thread, could no longer close them (their connections' tasks
+    would be destroyed pending)."""
     tp = TopicPartition(piece.topic, piece.partition)
+    pending: list = []
     with asyncio.Runner() as runner:
         consumer = Consumer(bootstrap_servers=bootstrap, **settings)
         runner.run(consumer.start())
@@ -78,17 +85,16 @@ def read_range(bootstrap: str, settings: dict, piece: OffsetRange, *, include_he
                                         "(set failOnDataLoss=false to skip them)")
                 start = log_start
             consumer.seek(tp, start)
-            pending = []
             while start < piece.end:
                 fetched = runner.run(consumer.getmany(tp, timeout_ms=poll_timeout_ms, max_records=ROWS_PER_BATCH))
                 for record in fetched.get(tp, ()):
                     if record.offset < piece.end:
                         pending.append(record)
-                if len(pending) >= ROWS_PER_BATCH:
+                start = runner.run(consumer.position(tp))
+                if len(pending) >= ROWS_PER_BATCH and start < piece.end:
                     yield to_arrow(pending, include_headers)
                     pending = []
-                start = runner.run(consumer.position(tp))
-            if pending:
-                yield to_arrow(pending, include_headers)
         finally:
             runner.run(consumer.close())
+    if pending:
+        yield to_arrow(pending, include_headers)

@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Iterable
 from pathlib import Path
+
+import pyarrow as pa
 
 from pyspark.sql.datasource import DataSourceArrowWriter, DataSourceStreamArrowWriter, WriterCommitMessage
 
-from weir.client import Producer
+from weir.client import Producer, RecordMetadata
 
 from . import options as opt
 from .security import KafkaSecurity
@@ -33,10 +36,16 @@ class CountMessage(WriterCommitMessage):
         self.records = records
 
 
-async def send_batches(producer: Producer, topic_option: str | None, batches) -> tuple[list, int]:
+#: A row's acknowledgement (``Producer.send``), or an Arrow batch's row count (``Producer.send_arrow``).
+Delivery = asyncio.Future[RecordMetadata] | asyncio.Future[int]
+
+
+async def send_batches(producer: Producer, topic_option: str | None,
+                       batches: Iterable[pa.RecordBatch]) -> tuple[list[Delivery], int]:
     """Queue every row of ``batches`` (Arrow record batches in Spark's Kafka sink columns); (the deliveries
     to check once flushed, the row count). Key/value-only batches go as Arrow columns, encoded in C."""
-    deliveries, rows = [], 0
+    deliveries: list[Delivery] = []
+    rows = 0
     for batch in batches:
         columns = byte_columns(batch, topic_option)
         if columns is None:
@@ -44,7 +53,9 @@ async def send_batches(producer: Producer, topic_option: str | None, batches) ->
                 deliveries.append(await producer.send(topic, value, key, partition=partition, headers=headers,
                                                       timestamp_ms=timestamp))
         else:
-            deliveries.append(await producer.send_arrow(topic_option, *columns, batch.num_rows))
+            assert topic_option is not None  # byte_columns gives columns only to the topic option's rows
+            keys, values = columns
+            deliveries.append(await producer.send_arrow(topic_option, keys, values, batch.num_rows))
         rows += batch.num_rows
     return deliveries, rows
 

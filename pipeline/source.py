@@ -11,6 +11,8 @@ name: the options and the columns are the same.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
@@ -20,6 +22,9 @@ from . import options as opt
 from .security import KafkaSecurity
 from .planner import OffsetRange, ending_offsets, partitions_of, ranges, starting_offsets
 from .reader import read_range, schema
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 
 class RangePartition(InputPartition):
@@ -51,7 +56,7 @@ class ReadSettings:
     def consumer(self) -> Consumer:
         return Consumer(bootstrap_servers=self.bootstrap, **self.client, **self.security.keywords())
 
-    def read(self, partition: RangePartition):
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         # ``value`` (InputPartition's own attribute), not ``piece``: Spark has been seen handing the task
         # a plain InputPartition carrying the value, after a Python worker failed to start. When the plan
         # has no range at all (nothing to read), Spark still runs one task with InputPartition(None).
@@ -118,5 +123,5 @@ class BatchReader(DataSourceReader):
             end = await ending_offsets(consumer, tps, self.ending, self.ending_timestamps)
         return ranges(start, end, settings.min_partitions, settings.max_records)
 
-    def read(self, partition: RangePartition):
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         return self.settings.read(partition)

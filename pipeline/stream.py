@@ -12,14 +12,23 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable, Coroutine, Iterator
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from pyspark.sql.datasource import DataSourceStreamReader
+from pyspark.sql.datasource import DataSourceStreamReader, InputPartition
 from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxRows, ReadMinRows
 
 
 from . import options as opt
 from .planner import DataLossError, bounds, partitions_of, rate_limited, ranges, starting_offsets
+from weir.client import Consumer
+
 from .source import RangePartition, ReadSettings
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+T = TypeVar("T")
 
 
 class StreamReader(DataSourceStreamReader):
@@ -34,21 +43,21 @@ class StreamReader(DataSourceStreamReader):
         # Wall-clock milliseconds of the last batch let through; 0 lets the first trigger of a run through
         # whatever it finds, as Spark's Kafka source does.
         self._last_trigger_ms = 0
-        self._runner: asyncio.Runner | None = None
-        self._consumer = None
+        self._driver: tuple[asyncio.Runner, Consumer] | None = None  # the kept-open loop and consumer
 
-    def __getstate__(self):
+    def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
-        state["_runner"] = state["_consumer"] = None
+        state["_driver"] = None
         return state
 
-    def _run(self, coroutine_function):
+    def _run(self, coroutine_function: Callable[[Consumer], Coroutine[Any, Any, T]]) -> T:
         """Run one driver-side call on the kept-open loop and consumer."""
-        if self._runner is None:
-            self._runner = asyncio.Runner()
-            self._consumer = self.settings.consumer()
-            self._runner.run(self._consumer.start())
-        return self._runner.run(coroutine_function(self._consumer))
+        if self._driver is None:
+            runner, consumer = asyncio.Runner(), self.settings.consumer()
+            runner.run(consumer.start())
+            self._driver = runner, consumer
+        runner, consumer = self._driver
+        return runner.run(coroutine_function(consumer))
 
     def initialOffset(self) -> dict:
         async def resolve(consumer):
@@ -65,8 +74,9 @@ class StreamReader(DataSourceStreamReader):
         return ReadAllAvailable() if self.min_offsets is None else ReadMinRows(self.min_offsets)
 
     def _delay(self, available: int, now: int) -> bool:
-        """minOffsetsPerTrigger: hold the batch back while fewer offsets are available, unless
+        """minOffsetsPerTrigger (set): hold the batch back while fewer offsets are available, unless
         maxTriggerDelay has passed since the last batch (Spark's rule); ``now`` in wall-clock ms."""
+        assert self.min_offsets is not None  # latestOffset asks only when the option is set
         if now - self._last_trigger_ms >= self.max_trigger_delay_ms or available >= self.min_offsets:
             self._last_trigger_ms = now
             return False
@@ -105,16 +115,17 @@ class StreamReader(DataSourceStreamReader):
         return [RangePartition(piece) for piece in ranges(begin, finish, self.settings.min_partitions,
                                                           self.settings.max_records)]
 
-    def read(self, partition: RangePartition):
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         return self.settings.read(partition)
 
     def commit(self, end: dict) -> None:
         """Nothing to do: the offsets are in Spark's checkpoint, not in a consumer group."""
 
     def stop(self) -> None:
-        if self._runner is not None:
-            self._runner.run(self._consumer.close())
-            self._runner.close()
-            self._runner = None
+        if self._driver is not None:
+            runner, consumer = self._driver
+            runner.run(consumer.close())
+            runner.close()
+            self._driver = None
 
 

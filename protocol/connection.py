@@ -54,12 +54,14 @@ class ServerConnection:
         requests: list[RawRequest] = []
         for payload in self._frames.feed(data):
             view = memoryview(payload)
-            if self.raw_frames:
-                requests.append(RawRequest(None, view, len(view)))
-                continue
-            header, body_start = decode_request_header(view)
-            requests.append(RawRequest(header, view[body_start:], len(view)))
+            requests.append(RawRequest(None, view, len(view)) if self.raw_frames else self.parse_request(view))
         return requests
+
+    @staticmethod
+    def parse_request(frame: memoryview) -> RawRequest:
+        """A frame read as a request: its header parsed, its body left as bytes. Raises DecodeError."""
+        header, body_start = decode_request_header(frame)
+        return RawRequest(header, frame[body_start:], len(frame))
 
     @staticmethod
     def encode_response(header: RequestHeader, version: int, message: Message, body: Any) -> ResponsePieces:

@@ -43,7 +43,7 @@ def describe(groups: GroupCoordinator, group_id: str) -> GroupSummary:
     stable = group.is_in(GroupState.STABLE)
     # member metadata and assignments are only meaningful once a generation is in place
     members = [MemberSummary(m.member_id, m.group_instance_id, m.client_id, m.client_host,
-                             m.metadata(group.protocol_name) if stable else b"",
+                             m.metadata(group.protocol_name) if stable and group.protocol_name else b"",
                              m.assignment if stable else b"")
                for m in group.members.values()]
     return GroupSummary(Errors.NONE, group.state.value, group.protocol_type or "",

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 
 from weir.protocol.errors import Errors, KafkaError
 
+from ..clock import Timer
+
 
 class GroupState(enum.Enum):
     EMPTY = "Empty"
@@ -51,7 +53,7 @@ class Member:
     # a parked JoinGroup / SyncGroup answer; set while the member waits
     awaiting_join: asyncio.Future | None = None
     awaiting_sync: asyncio.Future | None = None
-    session_timer: object = field(default=None, repr=False)
+    session_timer: Timer | None = field(default=None, repr=False)
 
     def metadata(self, protocol: str) -> bytes:
         for name, metadata in self.protocols:
@@ -98,8 +100,8 @@ class ClassicGroup:
         self.pending_sync: set[str] = set()       # joined this generation, not synced yet
         self.initial_join = False                 # this rebalance waits out group.initial.rebalance.delay.ms
         self.new_member_added = False             # a member arrived during that delay
-        self.join_timer = None
-        self.sync_timer = None
+        self.join_timer: Timer | None = None
+        self.sync_timer: Timer | None = None
 
     # ------------------------------------------------------------------ state
 
@@ -205,7 +207,9 @@ class ClassicGroup:
 
     def member_metadata(self) -> list[tuple[str, str | None, bytes]]:
         """What the leader gets to compute the assignment from."""
-        return [(m.member_id, m.group_instance_id, m.metadata(self.protocol_name))
+        protocol = self.protocol_name
+        assert protocol is not None, "a generation has its protocol"
+        return [(m.member_id, m.group_instance_id, m.metadata(protocol))
                 for m in self.members.values()]
 
     def subscribed_topics(self) -> set[str] | None:

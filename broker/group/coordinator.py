@@ -14,17 +14,18 @@ Live changes are applied after their record is written; unlike the
 transaction coordinator they are not re-derived from the record, because a
 group's live state (parked answers, timers) is more than the record holds.
 
-Rebalances and their deadlines run in ``rebalance.py``, record encoding in
-``storage.py``, the admin APIs in ``admin.py``; classic members of consumer groups in
-``consumer/classic_members.py``, conversions between the two kinds in ``migration.py``.
+How a JoinGroup enters a group is ``joins.py``'s; rebalances and their deadlines run in
+``rebalance.py``, record encoding in ``storage.py``, the admin APIs in ``admin.py``; classic
+members of consumer groups in ``consumer/classic_members.py``, conversions between the two kinds
+in ``migration.py``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
-import uuid
+from collections.abc import Coroutine, Iterable
+from typing import TYPE_CHECKING, Any
 
 from weir.protocol.errors import Errors, KafkaError
 
@@ -34,8 +35,12 @@ from .consumer import records as consumer_records
 from .consumer.coordinator import ConsumerGroupCoordinator
 from .migration import Migration
 from .classic import ClassicGroup, GroupState, JoinResult, Member, SyncResult
+from .joins import Joins
 from .offsets import validate_group_id
-from .rebalance import Rebalancer, answer, resolve_join, resolve_sync
+from .rebalance import Rebalancer, resolve_sync
+
+if TYPE_CHECKING:
+    from ..context import BrokerContext
 
 log = logging.getLogger(__name__)
 
@@ -43,17 +48,18 @@ S = GroupState
 
 
 class GroupCoordinator:
-    def __init__(self, context):
+    def __init__(self, context: BrokerContext) -> None:
         self.context = context
         self.config = context.config
         self.clock = context.clock
         self.offsets = context.offsets
         self.log = self.offsets.log
         self.groups: dict[str, ClassicGroup] = {}
-        self._tasks: set[asyncio.Task] = set()
+        self._tasks: set[asyncio.Task[Any]] = set()
         self.rebalance = Rebalancer(self.clock, self.config, self._persist, self._spawn)
         self.consumer = ConsumerGroupCoordinator(context, self.log)  # KIP-848 groups, same topic
         self.migration = Migration(self)  # classic <-> consumer conversions
+        self.joins = Joins(self)  # how a JoinGroup enters a classic group
         self.consumer.on_member_removed = self.migration.maybe_downgrade
 
     # ------------------------------------------------------------------ load and persistence
@@ -66,6 +72,8 @@ class GroupCoordinator:
                 self.offsets.complete_txn(entry.partition, entry.header.producer_id, entry.marker_commit,
                                           entry.offset)
                 continue
+            if entry.key is None:
+                continue  # not a record of ours: every record of __consumer_offsets has a key
             if records.RecordKeyVersion.parse(entry.key[:2]) == records.GROUP_METADATA_KEY_VERSION:
                 self._replay_group(records.GroupMetadataKey.parse(entry.key).group, entry.value)
             elif consumer_records.is_consumer_group_key(entry.key):
@@ -110,7 +118,7 @@ class GroupCoordinator:
         await asyncio.gather(*self._tasks, return_exceptions=True)
         await self.consumer.close()
 
-    def _spawn(self, coroutine) -> None:
+    def _spawn(self, coroutine: Coroutine[Any, Any, Any]) -> None:
         task = asyncio.get_running_loop().create_task(coroutine)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
@@ -151,9 +159,9 @@ class GroupCoordinator:
             member = Member(member_id, instance_id, client_id, client_host, rebalance_timeout_ms,
                             session_timeout_ms, protocol_type, protocols)
             if member_id:
-                future = self._join_known(group, member)
+                future = self.joins.known(group, member)
             else:
-                future = self._join_unknown(group, member, require_known_member_id)
+                future = self.joins.unknown(group, member, require_known_member_id)
         except KafkaError as exc:
             return JoinResult(exc.error, member_id=member_id)
         return await future
@@ -163,107 +171,6 @@ class GroupCoordinator:
         converts an empty group."""
         if group_id in self.consumer.groups:
             await self.consumer.delete(group_id)
-
-    def _join_unknown(self, group: ClassicGroup, joining: Member, require_known_member_id: bool):
-        if len(group.members) + len(group.pending_members) >= self.config["group.max.size"]:
-            raise KafkaError(Errors.GROUP_MAX_SIZE_REACHED)
-        joining.member_id = f"{joining.client_id}-{uuid.uuid4()}"
-        old_id = group.static_member_id(joining.group_instance_id)
-        if old_id is not None:
-            return self._replace_static_member(group, old_id, joining)
-        if joining.group_instance_id is None and require_known_member_id:
-            # JoinGroup v4+: hand out the id and make the member come back with it (KIP-394)
-            group.pending_members.add(joining.member_id)
-            self.clock.call_later(joining.session_timeout_ms / 1000,
-                                  functools.partial(self._expire_pending, group, joining.member_id))
-            return _done(JoinResult(Errors.MEMBER_ID_REQUIRED, member_id=joining.member_id))
-        return self._add_member(group, joining)
-
-    def _join_known(self, group: ClassicGroup, joining: Member):
-        if joining.member_id in group.pending_members:
-            return self._add_member(group, joining)
-        member = group.validate_member(joining.member_id, joining.group_instance_id)
-        if group.is_in(S.PREPARING_REBALANCE):
-            return self._update_member(group, member, joining, "member rejoined")
-        if group.is_in(S.COMPLETING_REBALANCE):
-            if member.matches(joining.protocols):
-                return _done(group.current_generation(member))
-            return self._update_member(group, member, joining, f"member {member.member_id} changed its protocols")
-        if group.is_in(S.STABLE):
-            if member.member_id != group.leader_id and member.matches(joining.protocols):
-                return _done(group.current_generation(member))
-            # the leader rejoining is how a consumer asks for a new assignment (e.g. new topics)
-            return self._update_member(group, member, joining, f"member {member.member_id} rejoined")
-        raise KafkaError(Errors.UNKNOWN_MEMBER_ID)
-
-    def _add_member(self, group: ClassicGroup, member: Member):
-        member.awaiting_join = future = asyncio.get_running_loop().create_future()
-        group.add(member)
-        self.rebalance.schedule_session(group, member)
-        if group.is_in(S.PREPARING_REBALANCE):
-            group.new_member_added = True
-        self.rebalance.maybe_prepare(group, f"adding new member {member.member_id}")
-        self.rebalance.try_complete_join(group)
-        return future
-
-    def _update_member(self, group: ClassicGroup, member: Member, joining: Member, reason: str):
-        # a second join for the same member (a retry on another connection) supersedes the first
-        resolve_join(member, JoinResult(Errors.REBALANCE_IN_PROGRESS, member_id=member.member_id))
-        member.protocols = joining.protocols
-        member.rebalance_timeout_ms = joining.rebalance_timeout_ms
-        member.session_timeout_ms = joining.session_timeout_ms
-        member.awaiting_join = future = asyncio.get_running_loop().create_future()
-        self.rebalance.maybe_prepare(group, reason)
-        self.rebalance.try_complete_join(group)
-        return future
-
-    def _replace_static_member(self, group: ClassicGroup, old_id: str, joining: Member):
-        """A static member came back with a new member id; the old id is fenced (KIP-345)."""
-        old = group.members[old_id]
-        resolve_join(old, JoinResult(Errors.FENCED_INSTANCE_ID, member_id=old_id))
-        resolve_sync(old, SyncResult(Errors.FENCED_INSTANCE_ID))
-        leader_before = group.leader_id
-        previous = (old.protocols, old.rebalance_timeout_ms, old.session_timeout_ms)
-        member = group.replace_static_member(joining.group_instance_id, old_id, joining.member_id)
-        member.protocols = joining.protocols
-        member.rebalance_timeout_ms = joining.rebalance_timeout_ms
-        member.session_timeout_ms = joining.session_timeout_ms
-        self.rebalance.schedule_session(group, member)
-        if group.is_in(S.STABLE) and group.protocol_name == group.select_protocol():
-            # nothing about the assignment changes: record the new id, answer with the current generation
-            future = asyncio.get_running_loop().create_future()
-            self._spawn(self._store_replaced_member(group, member, old_id, previous, leader_before, future))
-            return future
-        member.awaiting_join = future = asyncio.get_running_loop().create_future()
-        if group.is_in(S.PREPARING_REBALANCE):
-            self.rebalance.try_complete_join(group)
-        else:
-            self.rebalance.maybe_prepare(group, f"static member {joining.group_instance_id} rejoined")
-        return future
-
-    async def _store_replaced_member(self, group, member, old_id, previous, leader_before, future) -> None:
-        generation = group.generation
-        try:
-            await self._persist(group, {m.member_id: m.assignment for m in group.members.values()})
-        except Exception as exc:
-            if not isinstance(exc, KafkaError):  # a KafkaError is a failed append the disk layer logged
-                log.exception("group %s: storing the replaced static member failed", group.group_id)
-            if group.members.get(member.member_id) is member:
-                group.replace_static_member(member.group_instance_id, member.member_id, old_id)
-                member.protocols, member.rebalance_timeout_ms, member.session_timeout_ms = previous
-            answer(future, JoinResult(exc.error if isinstance(exc, KafkaError) else Errors.UNKNOWN_SERVER_ERROR))
-            return
-        # the leader id is the one before the replacement, so a replaced leader acts as a follower
-        # and syncs for the assignment it already has
-        answer(future, JoinResult(Errors.NONE, member.member_id, generation, group.protocol_name,
-                                  leader_before or ""))
-
-    def _expire_pending(self, group: ClassicGroup, member_id: str) -> None:
-        if member_id in group.pending_members:
-            group.pending_members.discard(member_id)
-            self.rebalance.try_complete_join(group)
-
-    # ------------------------------------------------------------------ rebalance
 
     # ------------------------------------------------------------------ SyncGroup
 
@@ -287,7 +194,8 @@ class GroupCoordinator:
         if group.is_in(S.STABLE):
             return SyncResult(Errors.NONE, member.assignment)
         resolve_sync(member, SyncResult(Errors.REBALANCE_IN_PROGRESS))  # superseded by this one
-        member.awaiting_sync = future = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[SyncResult] = asyncio.get_running_loop().create_future()
+        member.awaiting_sync = future
         if member_id == group.leader_id:
             self._spawn(self._store_assignment(group, assignments))
         return await future
@@ -371,7 +279,8 @@ class GroupCoordinator:
 
     # ------------------------------------------------------------------ the consumer protocol (KIP-848)
 
-    async def consumer_group_heartbeat(self, request, version: int, client_id: str, client_host: str) -> dict:
+    async def consumer_group_heartbeat(self, request: Any, version: int, client_id: str,
+                                       client_host: str) -> dict[str, Any]:
         try:
             await self.migration.maybe_upgrade(request.group_id, request.member_epoch)
         except KafkaError as exc:
@@ -385,31 +294,24 @@ class GroupCoordinator:
     # ------------------------------------------------------------------ offset commits
 
     def validate_offset_commit(self, group_id: str, member_id: str, instance_id: str | None, generation: int,
-                               transactional: bool, api_version: int = 9, partitions=()) -> dict:
+                               transactional: bool, api_version: int = 9,
+                               partitions: Iterable[tuple[str, int]] = ()) -> None:
         """Who may commit: a member of the current generation, or anyone while the group is empty.
-        In a consumer-protocol group, ``generation`` is the member epoch (KIP-848), and some of
-        ``partitions`` may be refused alone: the answer maps those to their error."""
+        In a consumer-protocol group, ``generation`` is the member epoch (KIP-848), checked against
+        each of ``partitions`` (KIP-1251). A KafkaError refuses the whole commit, as in Kafka."""
         validate_group_id(group_id)
         consumer_group = self.consumer.groups.get(group_id)
         if consumer_group is not None:
-            return self.consumer.validate_offset_commit(consumer_group, member_id, generation, transactional,
-                                                        api_version, partitions)
+            self.consumer.validate_offset_commit(consumer_group, member_id, instance_id, generation, transactional,
+                                                 api_version, partitions)
+            return
         group = self._group(group_id)
         if group is None:
             if generation >= 0:
                 raise KafkaError(Errors.ILLEGAL_GENERATION, f"group {group_id} has no generation {generation}")
             self._group(group_id, create=True)
-            return {}
+            return
         group.validate_offset_commit(member_id, instance_id, generation, transactional)
         member = group.members.get(member_id)
         if member is not None and not transactional and group.is_in(S.STABLE):
             self.rebalance.schedule_session(group, member)  # a commit shows the member is alive
-        return {}
-
-
-def _done(result) -> asyncio.Future:
-    future = asyncio.get_running_loop().create_future()
-    future.set_result(result)
-    return future
-
-

@@ -14,6 +14,7 @@ reverts it); the next write that succeeds carries on from it.
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING
 
 from weir.protocol.errors import Errors, KafkaError
 
@@ -23,11 +24,14 @@ from .consumer import conversion
 from .consumer.subscription import TopicsView
 from .rebalance import cancel, resolve_join, resolve_sync
 
+if TYPE_CHECKING:
+    from .coordinator import GroupCoordinator
+
 log = logging.getLogger(__name__)
 
 
 class Migration:
-    def __init__(self, groups_coordinator):
+    def __init__(self, groups_coordinator: GroupCoordinator) -> None:
         self.groups_coordinator = groups_coordinator
 
     async def maybe_upgrade(self, group_id: str, member_epoch: int) -> None:
@@ -56,8 +60,8 @@ class Migration:
         consumer = coordinator.consumer
         for record in records:
             consumer.replay(record)
-        for member in consumer.groups[group_id].members.values():
-            consumer.schedule(group_id, member)
+        for converted in consumer.groups[group_id].members.values():
+            consumer.schedule(group_id, converted)
         log.info("group %s: upgraded from classic to consumer at generation %d", group_id, classic.generation)
         written = await consumer.write_raw(group_id, [(storage.group_key(group_id), None),
                                                       *(record.encode() for record in records)])

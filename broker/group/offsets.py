@@ -14,6 +14,7 @@ module only stores.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from weir.protocol.errors import Errors, KafkaError
@@ -98,9 +99,10 @@ class OffsetStore:
             self.replay(base + i, key, value, producer_id if transactional else None)
 
     async def delete(self, group: str, partitions: list[TopicPartition],
-                     also: list[tuple[bytes, None]] = ()) -> None:
+                     also: Sequence[tuple[bytes, None]] = ()) -> None:
         """Tombstones for the group's offsets of these partitions (plus ``also``), in one batch."""
-        encoded = [(offset_key(group, tp), None) for tp in partitions] + list(also)
+        encoded: list[tuple[bytes, bytes | None]] = [(offset_key(group, tp), None) for tp in partitions]
+        encoded.extend(also)
         if not encoded:
             return
         base = await self.log.append(self.log.partition_for(group), encoded, self.clock.now_ms())
@@ -115,7 +117,7 @@ class OffsetStore:
         committed = self.committed.get(group, {})
         wanted = sorted(committed) if partitions is None else partitions
         unstable = self.pending_partitions(group) if require_stable else set()
-        answers = []
+        answers: list[tuple[TopicPartition, OffsetEntry | None, int]] = []
         for tp in wanted:
             if tp in unstable:
                 answers.append((tp, None, Errors.UNSTABLE_OFFSET_COMMIT))
@@ -124,7 +126,7 @@ class OffsetStore:
         return answers
 
     def pending_partitions(self, group: str) -> set[TopicPartition]:
-        found = set()
+        found: set[TopicPartition] = set()
         for groups in self.pending.values():
             found.update(groups.get(group, ()))
         return found

@@ -19,10 +19,16 @@ from __future__ import annotations
 
 import functools
 import logging
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import TYPE_CHECKING, Any
 
 from weir.protocol.errors import Errors, KafkaError
 
 from .classic import ClassicGroup, GroupState, JoinResult, Member, SyncResult
+
+if TYPE_CHECKING:
+    from ..clock import Clock
+    from ..config import BrokerConfig
 
 log = logging.getLogger(__name__)
 
@@ -30,7 +36,9 @@ S = GroupState
 
 
 class Rebalancer:
-    def __init__(self, clock, config, persist, spawn):
+    def __init__(self, clock: Clock, config: BrokerConfig,
+                 persist: Callable[[ClassicGroup, dict[str, bytes]], Awaitable[None]],
+                 spawn: Callable[[Coroutine[Any, Any, Any]], None]) -> None:
         self.clock = clock
         self.config = config
         self.persist = persist  # async (group, assignments): store the group's metadata record
@@ -126,7 +134,7 @@ class Rebalancer:
         member that can still be answered. Kafka cannot see the disconnect and keeps it, so
         the group waits for the dead leader's session to end before anyone is assigned.
         """
-        leader = group.members.get(group.leader_id)
+        leader = group.members.get(group.leader_id or "")
         reachable = [member for member in joined if can_answer(member.awaiting_join)]
         if leader not in joined or (leader not in reachable and reachable):
             group.leader_id = (reachable or joined)[0].member_id

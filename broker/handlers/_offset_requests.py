@@ -51,7 +51,6 @@ def refused_response(msg, topics, code):
 
 async def commit_and_answer(context, msg, topics, store, denied_topics=frozenset()):
     """``await store(offsets)`` for the known partitions; its error (if any) is each of their answers.
-    ``store`` may answer some partitions alone: it returns {partition: error} for those.
     Partitions of ``denied_topics`` answer TOPIC_AUTHORIZATION_FAILED and are not stored."""
     allowed = [t for t in topics if t.name not in denied_topics] if denied_topics else topics
     offsets, errors = requested_offsets(context, allowed, context.clock.now_ms())
@@ -59,14 +58,12 @@ async def commit_and_answer(context, msg, topics, store, denied_topics=frozenset
         if topic.name in denied_topics:
             errors.update({(topic.name, p.partition_index): Errors.TOPIC_AUTHORIZATION_FAILED
                            for p in topic.partitions})
-    refused = {}
     if denied_topics and not offsets:  # Kafka answers without asking the coordinator
         return per_partition_response(msg, topics, errors)
     try:
-        refused = await store(offsets) or {}
+        await store(offsets)
         code = Errors.NONE
     except KafkaError as exc:
         code = exc.code
     errors.update(dict.fromkeys(offsets, code))
-    errors.update(refused)
     return per_partition_response(msg, topics, errors)

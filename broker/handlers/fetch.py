@@ -24,6 +24,7 @@ from weir.protocol.messages import fetch as msg
 
 from ..dispatcher import handles
 from ..acl.checks import fetch_refusals
+from ..log import partition_txns
 from ..log.partition import LEADER_EPOCH
 
 READ_COMMITTED = 1
@@ -40,12 +41,12 @@ async def handle(context, header, request, session=None):
         if partitions:
             woken = asyncio.get_running_loop().create_future()
             for partition in partitions:
-                partition.add_waiter(woken)
+                partition.fetch_waiters.add(woken)
             try:
                 await context.clock.wait(woken, request.max_wait_ms / 1000)
             finally:
                 for partition in partitions:
-                    partition.remove_waiter(woken)
+                    partition.fetch_waiters.remove(woken)
             responses, total = _read_all(context, request)
     context.metrics.fetched(responses)
     return msg.RESPONSE(session_id=0, responses=responses + refused if refused else responses)
@@ -105,5 +106,5 @@ def _read_one(context, topic, wanted, limit, min_one, read_committed):
         if read_committed and result.records:
             answer.aborted_transactions = [
                 msg.AbortedTransaction(producer_id=aborted.producer_id, first_offset=aborted.first_offset)
-                for aborted in partition.aborted_transactions(wanted.fetch_offset, result.end_offset)]
+                for aborted in partition_txns.aborted_between(partition, wanted.fetch_offset, result.end_offset)]
     return answer

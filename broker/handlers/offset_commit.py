@@ -8,8 +8,10 @@ creates the group if needed, as Kafka's "simple" groups. The v2-4 retention
 time is ignored, as Kafka 2.1+ ignores it.
 
 In a consumer-protocol group (KIP-848) the committer is a member with its current member epoch
-in ``generation_id_or_member_epoch`` (STALE_MEMBER_EPOCH, UNKNOWN_MEMBER_ID otherwise) and must
-send v9+ (UNSUPPORTED_VERSION below), as Kafka answers.
+in ``generation_id_or_member_epoch``, or an older one for partitions it has held since then
+(KIP-1251); otherwise STALE_MEMBER_EPOCH (ILLEGAL_GENERATION for a classic member), for every
+partition of the request as Kafka answers, or UNKNOWN_MEMBER_ID. It must send v9+
+(UNSUPPORTED_VERSION below).
 """
 
 from weir.protocol.api_keys import ApiKey
@@ -25,9 +27,8 @@ async def handle(context, header, request, session=None):
     if refusal is not None:
         return refused_response(msg, request.topics, refusal)
     async def store(offsets):
-        refused = context.groups.validate_offset_commit(
+        context.groups.validate_offset_commit(
             request.group_id, request.member_id, request.group_instance_id, request.generation_id_or_member_epoch,
             transactional=False, api_version=header.api_version, partitions=list(offsets))
-        await context.offsets.commit(request.group_id, {tp: e for tp, e in offsets.items() if tp not in refused})
-        return refused
+        await context.offsets.commit(request.group_id, offsets)
     return await commit_and_answer(context, msg, request.topics, store, denied)

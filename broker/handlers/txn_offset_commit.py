@@ -10,8 +10,11 @@ v4, as Kafka answers); v5 (transaction version 2, KIP-890 part 2) adds it itself
 v3 (KIP-447) carries the consumer's generation, member id and instance id,
 checked as for OffsetCommit, so a zombie from an old generation cannot
 commit; v0-2 carry none of them and are let through, as in Kafka. In a consumer-protocol
-group (KIP-848) the generation is the member epoch: STALE_MEMBER_EPOCH when it is newer than the
-member's, or older and the partition was not the member's since then (KIP-1251, per partition).
+group (KIP-848) the generation is the member epoch (the Java consumer's groupMetadata() carries
+it): ILLEGAL_GENERATION for every partition when it is newer than the member's, or older and one
+of the partitions was not the member's since then (KIP-1251), as Kafka maps its
+STALE_MEMBER_EPOCH on this API; no member id, generation -1 and no instance id commit as before
+KIP-447.
 """
 
 from weir.protocol.api_keys import ApiKey
@@ -34,10 +37,9 @@ async def handle(context, header, request, session=None):
     version = header.api_version
 
     async def store(offsets):
-        refused = context.groups.validate_offset_commit(request.group_id, request.member_id,
+        context.groups.validate_offset_commit(request.group_id, request.member_id,
                                                         request.group_instance_id, request.generation_id,
                                                         transactional=True, partitions=list(offsets))
-        offsets = {tp: entry for tp, entry in offsets.items() if tp not in refused}
         offsets_partition = context.txn.offsets_partition(request.group_id)
         if version >= FIRST_TV2_VERSION:
             with implicit_add_error(Errors.COORDINATOR_NOT_AVAILABLE):
@@ -47,5 +49,4 @@ async def handle(context, header, request, session=None):
             verify = context.txn.verifier(request.transactional_id, *offsets_partition)
             await context.offsets.commit(request.group_id, offsets, producer_id=request.producer_id,
                                          producer_epoch=request.producer_epoch, verify_txn=verify)
-        return refused
     return await commit_and_answer(context, msg, request.topics, store, denied)

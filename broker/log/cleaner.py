@@ -10,11 +10,13 @@ uncleanable offset: the active segment, the last stable offset (an open
 transaction's records are not decided yet) and the first segment younger than
 ``min.compaction.lag.ms``, rounded down to a segment base.
 
-The pass itself (``compactor.Compactor``) reads, decodes and writes in a worker
-thread; only installing its output (``segment_swap.install``, a few renames,
-and opening the new segment) happens on the event loop, under the partition's
-append lock. Where each partition's dirty range starts is kept in
-``cleaner-offset-checkpoint`` in the data directory, in Kafka's format.
+The pass itself (``compactor.Compactor``) reads, decodes and writes in a child
+process (``cleaner_process``: in a thread it stalled the event loop through the
+GIL); installing its output (``segment_swap.install``, a few renames, and
+opening the new segment) runs in a worker thread, and only swapping the
+``Segment`` objects happens on the event loop, under the partition's append lock.
+Where each partition's dirty range starts is kept in ``cleaner-offset-checkpoint``
+in the data directory, in Kafka's format.
 
 Deviation: Kafka's cleaner never touches the active segment, and its internal
 topics roll at offsets.topic.segment.bytes / transaction.state.log.segment.bytes
@@ -33,14 +35,18 @@ import asyncio
 import logging
 import threading
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from weir.broker.clock import Clock
+from weir.broker.config import BrokerConfig
 from weir.protocol.errors import KafkaError
 
-from . import disk, segment_swap
-from .compactor import CleaningAborted, CleaningPlan, CleaningResult, Compactor, MAP_ENTRY_BYTES, MAP_LOAD_FACTOR
+from . import cleaner_process, disk, segment_swap
+from .compactor import (CleaningAborted, CleaningPlan, CleaningResult, CleaningStats, MAP_ENTRY_BYTES, MAP_LOAD_FACTOR,
+                        SegmentFile)
+from .open_files import SegmentFiles
 from .partition import Partition
 from .segment import Segment
 
@@ -106,17 +112,21 @@ class OffsetCheckpoint:
 
 
 class LogCleaner:
-    def __init__(self, data_dir: Path, config, clock: Clock, partitions):
-        """``partitions``: a callable giving every partition of the broker now."""
+    def __init__(self, data_dir: Path, config: BrokerConfig, clock: Clock,
+                 partitions: Callable[[], Iterable[Partition]],
+                 runner: cleaner_process.PassRunner = cleaner_process.in_child_process):
+        """``partitions``: a callable giving every partition of the broker now; ``runner``: where
+        a pass runs (``cleaner_process``)."""
         self.config = config
+        self.runner = runner
         self.clock = clock
         self.partitions = partitions
         self.checkpoint = OffsetCheckpoint(Path(data_dir) / CHECKPOINT_FILE)
         self.checkpoint.load()
         self._stopped = False
         # the pass in flight: its partition, the event that aborts it, its worker-thread future
-        self._current: tuple[Partition, threading.Event, asyncio.Future] | None = None
-        self.last_stats = None
+        self._current: tuple[Partition, threading.Event, asyncio.Future[CleaningResult]] | None = None
+        self.last_stats: tuple[CleaningStats, float] | None = None
 
     # ------------------------------------------------------------------ choosing
 
@@ -202,17 +212,15 @@ class LogCleaner:
 
     async def clean(self, target: LogToClean) -> CleaningResult | None:
         partition = target.partition
-        plan = self._plan(target)
-        if not plan.segments:
+        segments = self._segments_to_clean(target)
+        if not segments:
             return None
         started = time.perf_counter()
         abort = threading.Event()
-        compactor = Compactor(plan, abort)
         partition.being_cleaned = True
-        for segment in plan.segments:  # the worker thread reads them: the open-file LRU must not close them
-            segment.pin()
+        plan = self._plan(target, segments)  # pins them: the open-file LRU must not close them meanwhile
         try:
-            running = asyncio.get_running_loop().run_in_executor(None, compactor.run)
+            running = asyncio.get_running_loop().run_in_executor(None, self.runner, plan, abort)
             self._current = (partition, abort, running)
             try:
                 result = await running
@@ -224,9 +232,9 @@ class LogCleaner:
                 for group in result.groups:
                     segment_swap.discard_cleaned(partition.directory, group.base_offset)
                 return None
-            installed = await self._install(partition, result)
+            installed = await self._install(partition, result, {s.base_offset: s for s in segments})
         finally:
-            for segment in plan.segments:
+            for segment in segments:
                 segment.unpin()
             partition.being_cleaned = False
         if installed:
@@ -241,13 +249,20 @@ class LogCleaner:
                  stats.records_read, len(result.groups), elapsed, stats.bytes_read / 1e6 / max(elapsed, 1e-9))
         return result
 
-    def _plan(self, target: LogToClean) -> CleaningPlan:
+    @staticmethod
+    def _segments_to_clean(target: LogToClean) -> list[Segment]:
+        return [s for s in target.partition.segments[:-1] if s.base_offset < target.first_uncleanable]
+
+    def _plan(self, target: LogToClean, segments: list[Segment] | None = None) -> CleaningPlan:
+        """What the pass needs, with each segment pinned open (the caller unpins them)."""
         partition = target.partition
-        segments = [s for s in partition.segments[:-1] if s.base_offset < target.first_uncleanable]
+        if segments is None:
+            segments = self._segments_to_clean(target)
         config = partition.config
         capacity = int(self.config["log.cleaner.dedupe.buffer.size"] // MAP_ENTRY_BYTES * MAP_LOAD_FACTOR)
+        files = [SegmentFile(s.base_offset, s.size, s.next_offset, s.pin()) for s in segments]
         return CleaningPlan(
-            directory=partition.directory, segments=segments, first_dirty=target.first_dirty,
+            directory=partition.directory, segments=files, first_dirty=target.first_dirty,
             first_uncleanable=target.first_uncleanable,
             aborted=[entry for s in segments for entry in s.txn_index.entries],
             producer_epochs={pid: entry.epoch for pid, entry in partition.producers.producers.items()},
@@ -255,7 +270,7 @@ class LogCleaner:
             segment_bytes=config["segment.bytes"], index_interval_bytes=config["index.interval.bytes"],
             map_capacity=max(capacity, 1))
 
-    async def _install(self, partition: Partition, result: CleaningResult) -> bool:
+    async def _install(self, partition: Partition, result: CleaningResult, by_base: dict[int, Segment]) -> bool:
         """Swap each cleaned group in, under the append lock. The renames, fsyncs and the
         opening of the new segment run in a worker thread (fetches meanwhile read the old
         segments, whose files stay readable); the loop only swaps the Segment objects.
@@ -264,15 +279,16 @@ class LogCleaner:
         installed = True
         async with partition._append_lock:
             for group in result.groups:
-                if not _still_there(partition, group.replaced):
+                replaced = [by_base[base] for base in group.replaced]
+                if not _still_there(partition, replaced):
                     segment_swap.discard_cleaned(partition.directory, group.base_offset)
                     installed = False
                     continue
-                cleaned = await loop.run_in_executor(None, _install_files, partition, group.base_offset,
-                                                     group.replaced)
-                partition.replace_segments(group.replaced, cleaned)
-                for old in group.replaced:
-                    old.release()
+                cleaned = await loop.run_in_executor(None, _install_files, partition, group.base_offset, replaced)
+                cleaned.move_to(partition.files)
+                partition.replace_segments(replaced, cleaned)
+                for old in replaced:
+                    old.retire()
         return installed
 
     async def stop(self) -> None:
@@ -303,8 +319,10 @@ class LogCleaner:
 
 
 def _install_files(partition: Partition, base_offset: int, replaced: list[Segment]) -> Segment:
+    """In a worker thread: the cleaned segment opens with a file budget of its own, since the broker's
+    (partition.files) belongs to the event loop; the caller moves it there."""
     segment_swap.install(partition.directory, base_offset, replaced)
-    cleaned = Segment(partition.directory, base_offset, partition.config["index.interval.bytes"], partition.files)
+    cleaned = Segment(partition.directory, base_offset, partition.config["index.interval.bytes"], SegmentFiles(1))
     cleaned.load()
     cleaned.txn_index.load()
     return cleaned

@@ -1,9 +1,11 @@
 """One compaction pass over a partition's cleanable segments (Kafka's ``Cleaner``).
 
-Pure file work, run in a worker thread: it reads sealed segments (nothing
-appends to them) and writes each group of them, cleaned, as ``.cleaned`` files
-next to them. Installing those files is ``segment_swap``'s job, on the event
-loop; choosing what to clean is ``cleaner``'s.
+Pure file work, run in the cleaner's child process (``cleaner_process``): it
+reads sealed segments (nothing appends to them) through descriptors the broker
+opened, and writes each group of them, cleaned, as ``.cleaned`` files next to
+them. It touches no broker object, so the plan and the result cross a pipe.
+Installing those files is ``segment_swap``'s job, on the event loop; choosing
+what to clean is ``cleaner``'s.
 
 What a pass keeps, as Kafka's cleaner does:
 
@@ -28,19 +30,18 @@ What a pass keeps, as Kafka's cleaner does:
 from __future__ import annotations
 
 import enum
-import threading
-import time
+import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Protocol
 
 from weir.protocol import records as rec
 
-from .segment import Segment
 from .segment_swap import CleanedSegmentWriter
 from .txn_index import AbortedTxn
 
 READ_CHUNK = 4 * 1024 * 1024
-GIL_HANDOFF_S = 0.001
 MAX_RELATIVE_OFFSET = 2**31 - 1  # index entries hold offsets relative to the segment base as int32
 # Kafka sizes its offset map as dedupe buffer / (16-byte MD5 + 8-byte offset) slots, filled to 90%
 # (log.cleaner.io.buffer.load.factor). We count entries the same way; a Python dict entry with
@@ -61,10 +62,28 @@ class LastRecord:
     epoch: int
 
 
+class StopSignal(Protocol):
+    """What a pass polls between batches: a ``threading.Event``, or the child's abort check."""
+    def is_set(self) -> bool: ...
+
+
+@dataclass(slots=True)
+class SegmentFile:
+    """A sealed segment as a pass reads it: an open descriptor (the broker's, pinned for the
+    pass; in the child process, a copy passed over the pipe) and what the broker knows of it."""
+    base_offset: int
+    size: int
+    next_offset: int
+    fd: int
+
+    def read(self, position: int, length: int) -> bytes:
+        return os.pread(self.fd, length, position)
+
+
 @dataclass
 class CleaningPlan:
     directory: Path
-    segments: list[Segment]  # sealed, contiguous, from the log start to the first uncleanable one
+    segments: list[SegmentFile]  # sealed, contiguous, from the log start to the first uncleanable one
     first_dirty: int
     first_uncleanable: int  # a segment base: only whole segments are cleaned
     aborted: list[AbortedTxn]  # every aborted transaction those segments index
@@ -78,7 +97,7 @@ class CleaningPlan:
 
 @dataclass
 class CleanedGroup:
-    replaced: list[Segment]
+    replaced: list[int]  # base offsets of the segments it replaces
     base_offset: int
 
 
@@ -98,7 +117,7 @@ class CleaningResult:
     stats: CleaningStats = field(default_factory=CleaningStats)
 
 
-def iter_batches(segment: Segment, start: int = 0):
+def iter_batches(segment: SegmentFile, start: int = 0) -> Iterator[tuple[rec.BatchHeader, memoryview]]:
     """(header, raw bytes) of each batch of a sealed segment, read in large chunks."""
     position, end = start, segment.size
     while position < end:
@@ -130,7 +149,7 @@ class TxnTracker:
         self._upcoming = sorted(aborted, key=lambda txn: txn.first_offset)
         self._next = 0
         self._committed: set[int] = set()  # producers with a batch seen in a committed txn
-        self._aborted: dict[int, list] = {}  # producer -> [AbortedTxn, last batch offset seen or None]
+        self._aborted: dict[int, list[Any]] = {}  # producer -> [AbortedTxn, last batch offset seen or None]
         self.cleaned_index: list[AbortedTxn] = []  # aborts the cleaned segment still indexes
 
     def _reach(self, offset: int) -> None:
@@ -179,13 +198,12 @@ class Retention(enum.Enum):
 
 
 class Compactor:
-    def __init__(self, plan: CleaningPlan, stop: threading.Event | None = None):
+    def __init__(self, plan: CleaningPlan, stop: StopSignal):
         self.plan = plan
-        self.stop = stop or threading.Event()
+        self.stop = stop
         self.stats = CleaningStats()
         self.offset_map: dict[bytes, int] = {}
         self.latest_offset = plan.first_dirty - 1
-        self._last_yield = time.perf_counter()
 
     def run(self) -> CleaningResult:
         plan = self.plan
@@ -200,24 +218,16 @@ class Compactor:
         return CleaningResult(cleaned, end_offset, self.stats)
 
     def _check_stop(self) -> None:
-        """Between batches: stop if asked, and hand the GIL over about every millisecond.
-        Without it the event loop, waiting for the GIL, gets it only every switch interval
-        (5 ms) while this thread decodes; handing it over after every batch instead costs a
-        thread switch per batch, which on a busy machine slows a pass tenfold."""
+        """Between batches: stop if asked."""
         if self.stop.is_set():
             raise CleaningAborted()
-        now = time.perf_counter()
-        if now - self._last_yield >= GIL_HANDOFF_S:
-            time.sleep(0)
-            self._last_yield = now
 
     def _last_records(self) -> dict[int, LastRecord]:
         """For each active producer, what its last batch in the cleanable range is (headers only)."""
         found: dict[int, LastRecord] = {}
         for segment in self.plan.segments:
-            for scanned in segment.scan(0):
+            for header, _raw in iter_batches(segment):
                 self._check_stop()
-                header = scanned.header
                 if header.producer_id < 0 or header.producer_id not in self.plan.producer_epochs:
                     continue
                 last = found.get(header.producer_id)
@@ -254,12 +264,12 @@ class Compactor:
                 self.latest_offset = max(self.latest_offset, header.last_offset)
             self.latest_offset = max(self.latest_offset, next_base - 1)  # gaps belong to the segment
 
-    def _next_base(self, segment: Segment) -> int:
+    def _next_base(self, segment: SegmentFile) -> int:
         segments = self.plan.segments
         i = segments.index(segment)
         return segments[i + 1].base_offset if i + 1 < len(segments) else self.plan.first_uncleanable
 
-    def _clean_group(self, group: list[Segment], group_end: int, tracker: TxnTracker,
+    def _clean_group(self, group: list[SegmentFile], group_end: int, tracker: TxnTracker,
                      last_records: dict[int, LastRecord]) -> CleanedGroup:
         writer = CleanedSegmentWriter(self.plan.directory, group[0].base_offset, self.plan.index_interval_bytes)
         tracker.cleaned_index = []
@@ -276,7 +286,7 @@ class Compactor:
         except BaseException:
             writer.discard()
             raise
-        return CleanedGroup(group, group[0].base_offset)
+        return CleanedGroup([segment.base_offset for segment in group], group[0].base_offset)
 
     def _retention(self, header: rec.BatchHeader, discard_records: bool,
                    last_records: dict[int, LastRecord], group_end: int) -> Retention:
@@ -291,7 +301,7 @@ class Compactor:
             return Retention.RETAIN_EMPTY
         return Retention.DELETE if discard_records else Retention.DELETE_EMPTY
 
-    def _filter(self, header: rec.BatchHeader, raw, tracker: TxnTracker,
+    def _filter(self, header: rec.BatchHeader, raw: memoryview, tracker: TxnTracker,
                 last_records: dict[int, LastRecord], group_end: int) -> bytes | memoryview | None:
         now = self.plan.now_ms
         horizon = rec.delete_horizon_ms(header)
@@ -304,6 +314,8 @@ class Compactor:
         self.stats.records_read += header.records_count
         if retention is Retention.DELETE:
             return None
+        records: list[rec.Record]
+        kept: list[rec.Record]
         if discard_records or header.records_count == 0:
             records, kept = [], []
         else:
@@ -331,7 +343,7 @@ class Compactor:
         return record.value is not None or horizon is None or self.plan.now_ms < horizon
 
 
-def _marker_kind(raw) -> int | None:
+def _marker_kind(raw: memoryview) -> int | None:
     _header, records = rec.decode_batch(raw)
     if not records:
         return None
@@ -339,7 +351,7 @@ def _marker_kind(raw) -> int | None:
     return kind
 
 
-def group_segments(segments: list[Segment], max_bytes: int) -> list[tuple[list[Segment], int]]:
+def group_segments(segments: list[SegmentFile], max_bytes: int) -> list[tuple[list[SegmentFile], int]]:
     """Consecutive segments whose cleaned output fits one segment (Kafka's ``groupSegmentsBySize``):
     total size at most ``max_bytes`` and offsets within an int32 of the first base. Each group
     comes with its end, the base of the segment after it."""
@@ -359,5 +371,5 @@ def group_segments(segments: list[Segment], max_bytes: int) -> list[tuple[list[S
     return groups
 
 
-def _segment_end(segments: list[Segment], i: int) -> int:
+def _segment_end(segments: list[SegmentFile], i: int) -> int:
     return segments[i + 1].base_offset if i + 1 < len(segments) else segments[i].next_offset

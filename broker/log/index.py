@@ -41,6 +41,13 @@ class _Index:
     def __len__(self) -> int:
         return len(self.keys)
 
+    def _pack(self, key: int, value: int) -> bytes:
+        """One entry as the file holds it (each index's own format)."""
+        raise NotImplementedError
+
+    def _unpack(self, raw: bytes) -> tuple[int, int]:
+        raise NotImplementedError
+
     def load(self) -> bool:
         """Read the file into memory; False when it is missing, torn or out of order."""
         size = self.ENTRY.size
@@ -122,10 +129,10 @@ class OffsetIndex(_Index):
         super().__init__(path)
         self.base_offset = base_offset
 
-    def _pack(self, offset, position):
+    def _pack(self, offset: int, position: int) -> bytes:
         return OFFSET_ENTRY.pack(offset - self.base_offset, position)
 
-    def _unpack(self, raw):
+    def _unpack(self, raw: bytes) -> tuple[int, int]:
         relative_offset, position = OFFSET_ENTRY.unpack(raw)
         return relative_offset + self.base_offset, position
 
@@ -141,10 +148,10 @@ class TimeIndex(_Index):
         super().__init__(path)
         self.base_offset = base_offset
 
-    def _pack(self, timestamp, offset):
+    def _pack(self, timestamp: int, offset: int) -> bytes:
         return TIME_ENTRY.pack(timestamp, offset - self.base_offset)
 
-    def _unpack(self, raw):
+    def _unpack(self, raw: bytes) -> tuple[int, int]:
         timestamp, relative_offset = TIME_ENTRY.unpack(raw)
         return timestamp, relative_offset + self.base_offset
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import re
 import shutil
 import uuid
@@ -33,7 +32,7 @@ from weir.protocol.errors import Errors, KafkaError
 from . import log_start
 from .cleaner import LogCleaner
 from .group_commit import GroupCommit
-from . import disk
+from . import disk, producer_checkpoint, restart_points
 from .open_files import SegmentFiles, default_open_files_limit
 from .partition import Partition
 from .topic_records import (TopicRecord, TopicRecords, partition_dir, partition_dirs, remove_new_partition_dir,
@@ -54,29 +53,6 @@ EXCESSIVE_PARTITIONS = "Excessively large number of partitions per request."
 # topics and user topics on a host with a low open files limit; beyond the open-file budget a
 # segment is reopened on use, which costs time, not descriptors).
 MIN_DEFAULT_BROKER_PARTITIONS = 1000
-
-
-# Recovery after a crash checks the CRC of every batch of each active segment (up to
-# segment.bytes, 1 GiB by default), as Kafka recovers from its recovery point: a power loss can
-# leave anything in what was not fsynced. A process killed without a reboot cannot: the page
-# cache holds every byte it wrote, and only its last write can be torn short, which the batch
-# lengths show. So the data directory records the boot (Linux's boot_id) once a start has
-# verified everything; a start in the same boot checks lengths and offsets only.
-BOOT_ID_FILE = "recovery-boot-id"
-# Test hook: the power-cut tests "reboot" by changing the file WEIR_BOOT_ID_FILE names.
-_BOOT_ID_PATH = os.environ.get("WEIR_BOOT_ID_FILE") or "/proc/sys/kernel/random/boot_id"
-
-
-def _read_text(path) -> str | None:
-    try:
-        with open(path) as handle:
-            return handle.read().strip()
-    except OSError:
-        return None
-
-
-def _boot_id() -> str | None:
-    return _read_text(_BOOT_ID_PATH)
 
 
 def validate_topic_name(name: str | None) -> None:
@@ -118,6 +94,8 @@ class LogManager:
         self.cleaner = LogCleaner(self.data_dir, config, clock, self.all_partitions)
         self.group_commit = GroupCommit()
         self._page_cache_trusted = False
+        # producer-state-checkpoint as loaded: entries a clean shutdown carries over (producer_checkpoint.py)
+        self._producer_checkpoint: dict[producer_checkpoint.Key, producer_checkpoint.Entry] = {}
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -126,9 +104,10 @@ class LogManager:
         if not self.data_dir.is_dir():
             self.data_dir.mkdir(parents=True)
             disk.fsync_directory(self.data_dir.parent)  # its name survives a power loss (as Kafka flushes it)
-        boot_id = _boot_id()
-        self._page_cache_trusted = boot_id is not None and _read_text(self.data_dir / BOOT_ID_FILE) == boot_id
+        boot_id = restart_points.boot_id()
+        self._page_cache_trusted = restart_points.verified_in_boot(self.data_dir, boot_id)
         records = self.records.load()
+        self._producer_checkpoint = producer_checkpoint.load(self.data_dir)
         found = partition_dirs(self.data_dir)
         for name in sorted(records):
             record = records[name]
@@ -141,7 +120,8 @@ class LogManager:
                     log.warning("partition directory %s of topic %s is missing; starting it empty", directory, name)
                     directory.mkdir(parents=True, exist_ok=True)
                     write_partition_metadata(directory, record.topic_id, record.configs)
-                topic.partitions.append(self._open_partition(name, index, directory, record.configs))
+                topic.partitions.append(self._open_partition(name, index, directory, record.configs,
+                                                             self._producer_checkpoint.get((record.topic_id, index))))
             self.topics[name] = topic
             for _index, directory in sorted(directories.items()):
                 remove_stray_partition_dir(directory, f"topic {name} has {record.partitions} partition(s); "
@@ -150,19 +130,17 @@ class LogManager:
             for _index, directory in sorted(directories.items()):
                 remove_stray_partition_dir(directory, f"no topic {name} was committed; left by an interrupted "
                                                       "topic creation or deletion")
-        if boot_id is not None and not self._page_cache_trusted:
-            try:  # every byte of the log is now verified or written by this boot
-                disk.replace_file(self.data_dir / BOOT_ID_FILE, boot_id.encode())
-            except KafkaError:
-                pass  # the next start verifies every CRC again
+        if not self._page_cache_trusted:  # every byte of the log is now verified or written by this boot
+            restart_points.record_verified_boot(self.data_dir, boot_id)
         self._page_cache_trusted = False  # partitions created from now on are new
         log.info("loaded %d topic(s), %d partition(s) from %s; open segment files at most %d, "
                  "max.broker.partitions %d", len(self.topics), self.partition_count, self.data_dir,
                  self.files.limit, self.max_broker_partitions)
 
-    def _open_partition(self, topic: str, index: int, directory: Path, overrides: dict[str, Any]) -> Partition:
+    def _open_partition(self, topic: str, index: int, directory: Path, overrides: dict[str, Any],
+                        saved_producers: producer_checkpoint.Entry | None = None) -> Partition:
         partition = Partition(topic, index, directory, self.topic_config(overrides), self.files)
-        partition.open(verify=not self._page_cache_trusted)
+        partition.open(verify=not self._page_cache_trusted, saved_producers=saved_producers)
         return partition
 
     def start_background_jobs(self) -> None:
@@ -178,10 +156,24 @@ class LogManager:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
         await self.group_commit.close()
+        one_sync = disk.syncfs_is_durable(self.data_dir)  # else each partition syncs its own files
+        saved: dict[producer_checkpoint.Key, producer_checkpoint.Entry | None] = {}
         for topic in self.topics.values():
             for partition in topic.partitions:
                 await partition.quiesce()
-                partition.close()
+                key = (topic.topic_id, partition.index)
+                saved[key] = partition.close(sync=not one_sync) or producer_checkpoint.carried_over(
+                    self._producer_checkpoint.get(key), partition.producers.snapshot_offset)
+        entries = {key: entry for key, entry in saved.items() if entry is not None}
+        if entries != self._producer_checkpoint:
+            producer_checkpoint.write(self.data_dir, entries)
+        if not one_sync:
+            return
+        try:  # what the partitions wrote, durable at once (Partition.close)
+            disk.sync_filesystem(self.data_dir)
+        except KafkaError as exc:
+            log.warning("closed without syncing %s (%s): a power cut now could lose what was written "
+                        "since the last flush", self.data_dir, exc.message)
 
     # ------------------------------------------------------------------ topics
 
@@ -297,7 +289,7 @@ class LogManager:
             if isinstance(exc, OSError):
                 raise disk.failed(self.data_dir, exc, f"cannot create partition {topic.name}-{index}") from None
             raise
-        return [partition for _directory, partition in made]
+        return [partition for _directory, partition in made if partition is not None]
 
     @staticmethod
     def _discard(made: list[tuple[Path, Partition | None]]) -> None:

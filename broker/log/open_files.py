@@ -82,7 +82,7 @@ class SegmentFiles:
     def closed(self, segment: Segment) -> None:
         self._open.pop(segment, None)
 
-    def _close_idle(self, count: int, keep: Segment) -> None:
+    def _close_idle(self, count: int, keep: Segment | None) -> None:
         victims = []
         for segment in self._open:
             if segment is not keep and not segment.pinned:

@@ -6,11 +6,8 @@ walks the records (``validator.py``) and writes the batch as sent, or as the
 topic's compression.type / LogAppendTime rewrote it; fetch hands stored
 batches back untouched.
 
-Transactions: a producer's first transactional batch opens a transaction here;
-the earliest open one holds the last stable offset (LSO) back, and its
-COMMIT/ABORT marker (written only by ``append_marker``) releases it. Aborted
-transactions go to the segment's ``.txnindex`` so read_committed fetches can
-name them.
+Transactions (opening, markers, the aborted ones a fetch names) are
+``partition_txns``'s; fetches waiting for an append are ``fetch_waiters``'.
 """
 
 from __future__ import annotations
@@ -23,19 +20,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from time import perf_counter
 from typing import Any
-from collections.abc import Callable
 
 from weir.protocol import records as rec
-from weir.protocol.compression import Compression
 from weir.protocol.errors import Errors, KafkaError
 
-from . import disk, log_start, producer_replay, restart_points, segment_swap
+from . import disk, log_start, partition_txns, producer_replay, restart_points, segment_swap
+from .fetch_waiters import FetchWaiters
 from .open_files import SegmentFiles
 from .producer_state import ProducerStateManager
 from . import segment_read
-from .segment import Segment
-from .txn_index import AbortedTxn
-from .validator import TopicPolicy, ValidatedBatch, validate_records
+from .segment import Segment, SegmentRegion
+from .validator import TopicPolicy, ValidatedBatch, check_batch_header, validate_records
 
 log = logging.getLogger(__name__)
 
@@ -63,7 +58,7 @@ class AppendResult:
 
 @dataclass(slots=True)
 class ReadResult:
-    records: bytes | memoryview
+    records: bytes | memoryview | SegmentRegion
     high_watermark: int
     log_start_offset: int
     end_offset: int  # just past the last returned batch
@@ -82,7 +77,7 @@ class Partition:
         self._bases: list[int] = []
         self.log_start_offset = 0
         self.producers = ProducerStateManager(directory)
-        self._waiters: list[asyncio.Future] = []
+        self.fetch_waiters = FetchWaiters()  # the fetch handler's, woken by each append
         self._append_lock = asyncio.Lock()  # one append at a time: offsets and producer state stay ordered
         self.unflushed_messages = 0
         self.last_flush_ms = 0
@@ -126,8 +121,9 @@ class Partition:
 
     # ------------------------------------------------------------------ opening
 
-    def open(self, verify: bool = True) -> None:
-        """Load segments; recover the active one (``verify``: check every CRC); rebuild producer state."""
+    def open(self, verify: bool = True, saved_producers: tuple[int, bytes] | None = None) -> None:
+        """Load segments; recover the active one (``verify``: check every CRC); rebuild producer state
+        (``saved_producers``: this partition's entry of the shutdown's producer_checkpoint)."""
         self.directory.mkdir(parents=True, exist_ok=True)
         segment_swap.recover(self.directory)  # a clean the last run left half installed
         interval = self.config["index.interval.bytes"]
@@ -145,7 +141,7 @@ class Partition:
         self.log_start_offset = self.segments[0].base_offset
         for segment in self.segments:
             segment.txn_index.load()
-        producer_replay.rebuild(self)
+        producer_replay.rebuild(self, saved_producers)
         log_start.load(self)
 
     def _add_segment(self, segment: Segment) -> None:
@@ -168,35 +164,9 @@ class Partition:
     # ------------------------------------------------------------------ appending
 
     def validate_client_batch(self, batch: memoryview, produce_version: int, now_ms: int) -> ValidatedBatch:
-        """Kafka's checks of one produced batch: header and CRC here, then every record
-        (``validator.py``); the batch to store, recompressed or restamped as the topic says."""
-        if len(batch) < rec.HEADER_SIZE:
-            raise KafkaError(Errors.CORRUPT_MESSAGE, "record batch shorter than its header")
-        header = rec.read_header(batch)
-        if header.magic != rec.MAGIC:
-            raise KafkaError(Errors.INVALID_RECORD, f"magic {header.magic} is not supported; use v2 batches")
-        if header.size != len(batch):
-            raise KafkaError(Errors.INVALID_RECORD, "exactly one record batch per partition is allowed")
-        codec = header.attributes & rec.COMPRESSION_MASK  # an int: no Enum made per batch
-        if codec > Compression.ZSTD:
-            raise KafkaError(Errors.UNSUPPORTED_COMPRESSION_TYPE, "unknown compression codec")
-        if codec == Compression.ZSTD and produce_version < 7:
-            raise KafkaError(Errors.UNSUPPORTED_COMPRESSION_TYPE, "zstd needs Produce v7 or later")
-        if header.base_offset != 0:
-            raise KafkaError(Errors.INVALID_RECORD, f"The baseOffset of the record batch in the append to "
-                             f"{self.topic}-{self.index} should be 0, but it is {header.base_offset}")
-        if header.size > self.config["max.message.bytes"]:
-            raise KafkaError(Errors.MESSAGE_TOO_LARGE,
-                             f"batch of {header.size} bytes exceeds max.message.bytes")
-        if not rec.crc_ok(batch, 0, header):
-            raise KafkaError(Errors.CORRUPT_MESSAGE, "record batch CRC mismatch")
-        if header.records_count <= 0 or header.records_count != header.last_offset_delta + 1:
-            raise KafkaError(Errors.INVALID_RECORD, "record count does not match lastOffsetDelta")
-        if header.is_control:
-            raise KafkaError(Errors.INVALID_RECORD, "clients may not write control batches")
-        if header.producer_id >= 0 and header.base_sequence < 0:
-            raise KafkaError(Errors.INVALID_RECORD, f"Invalid sequence number {header.base_sequence} in record "
-                             f"batch with producerId {header.producer_id}")
+        """Kafka's checks of one produced batch, header and CRC, then every record (``validator.py``);
+        the batch to store, recompressed or restamped as the topic says."""
+        header = check_batch_header(batch, produce_version, self._name, self.config["max.message.bytes"])
         policy = self._policy
         if policy is None:
             policy = self._policy = TopicPolicy.of(self.config)
@@ -208,7 +178,7 @@ class Partition:
         self._policy = None
 
     async def append_client_batch(self, batch: memoryview | bytes, header: rec.BatchHeader, now_ms: int,
-                                  verify_txn: Callable[[rec.BatchHeader], None] | None = None,
+                                  verify_txn: partition_txns.TxnVerifier | None = None,
                                   log_append_time_ms: int = -1) -> AppendResult:
         """Append a validated batch, or answer a retried one with its original offset.
 
@@ -219,7 +189,7 @@ class Partition:
         """
         async with self._append_lock:
             if header.is_transactional:  # before the epoch and sequence checks, as Kafka verifies first
-                self._check_txn_start(header, verify_txn)
+                partition_txns.check_start(self.producers, header, verify_txn)
             if header.producer_id >= 0:
                 duplicate = self.producers.check_client_batch(header)
                 if duplicate is not None:  # Kafka answers a retry with the stored batch's maxTimestamp
@@ -230,16 +200,8 @@ class Partition:
                 restart_points.snapshot_producers_if_due(self)
             return AppendResult(base_offset, log_append_time_ms, self.log_start_offset)
 
-    def _check_txn_start(self, header: rec.BatchHeader, verify_txn) -> None:
-        """A transactional batch that opens a transaction here needs the coordinator's yes."""
-        if self.producers.has_open_txn(header.producer_id, header.producer_epoch):
-            return
-        if verify_txn is None or header.producer_id < 0:
-            raise KafkaError(Errors.INVALID_TXN_STATE, "transactional batch outside a transaction")
-        verify_txn(header)
-
     async def append_coordinator_batch(self, batch: memoryview, header: rec.BatchHeader,
-                                       verify_txn: Callable[[rec.BatchHeader], None] | None = None) -> AppendResult:
+                                       verify_txn: partition_txns.TxnVerifier | None = None) -> AppendResult:
         """Append a batch a coordinator built (its own records, or transactional offsets).
 
         Such batches carry no sequence numbers, so only the producer epoch is
@@ -249,7 +211,7 @@ class Partition:
             if header.producer_id >= 0:
                 self.producers.check_epoch(header.producer_id, header.producer_epoch)
             if header.is_transactional:
-                self._check_txn_start(header, verify_txn)
+                partition_txns.check_start(self.producers, header, verify_txn)
             base_offset = await self._write(batch, header)
             if header.producer_id >= 0:
                 self.producers.record_batch(header, base_offset)
@@ -270,35 +232,9 @@ class Partition:
                                              coordinator_epoch=coordinator_epoch, timestamp=now_ms)
             header = rec.read_header(batch)
             offset = await self._write(memoryview(batch), header)
-            self.complete_txn(self.active, header._replace(base_offset=offset), coordinator_epoch, commit)
+            partition_txns.complete(self, self.active, header._replace(base_offset=offset), coordinator_epoch, commit)
             restart_points.snapshot_producers_if_due(self)
             return offset
-
-    def complete_txn(self, segment: Segment, marker: rec.BatchHeader, coordinator_epoch: int,
-                      commit: bool) -> None:
-        first = self.producers.record_marker(marker.producer_id, marker.producer_epoch, coordinator_epoch,
-                                             marker.max_timestamp)
-        if first is None or commit:
-            return
-        first_unstable = self.producers.first_unstable_offset()
-        if not segment.txn_index.entries:
-            self.directory_unsynced = True  # its .txnindex file is created by this abort
-        segment.txn_index.append(AbortedTxn(marker.producer_id, first, marker.base_offset,
-                                            marker.base_offset + 1 if first_unstable is None else first_unstable))
-
-    def aborted_transactions(self, start: int, end: int) -> list[AbortedTxn]:
-        """Aborted transactions overlapping offsets [start, end), as Kafka's
-        ``collectAbortedTxns`` finds them: stop at the first whose LSO reaches ``end``."""
-        found = []
-        for segment in self.segments_from(start):
-            for entry in segment.txn_index.entries:
-                if entry.last_offset < start:
-                    continue
-                if entry.first_offset < end:
-                    found.append(entry)
-                if entry.last_stable_offset >= end:
-                    return found
-        return found
 
     async def _write(self, batch: memoryview, header: rec.BatchHeader) -> int:
         size = header.size
@@ -327,7 +263,7 @@ class Partition:
             restart_points.checkpoint_indexes(self, segment)
         if self.observer is not None:
             self.observer.appended(batch, header, base_offset)
-        self._wake_waiters()
+        self.fetch_waiters.wake()
         return base_offset
 
     def _segment_ms_passed(self, timestamp: int) -> bool:
@@ -391,7 +327,8 @@ class Partition:
             raise KafkaError(Errors.OFFSET_OUT_OF_RANGE,
                              f"offset {offset} outside [{self.log_start_offset}, {self.log_end_offset}]")
         bound = high_watermark if upper_bound is None else min(upper_bound, high_watermark)
-        data, end_offset = b"", offset
+        data: bytes | memoryview | SegmentRegion = b""
+        end_offset = offset
         if offset < bound:
             for segment in self.segments_from(offset):
                 found = segment.position_of(offset)
@@ -400,24 +337,6 @@ class Partition:
                     data, end_offset = read(segment, found, offset, max_bytes, bound, min_one)
                     break
         return ReadResult(data, high_watermark, self.log_start_offset, max(end_offset, offset))
-
-    # ------------------------------------------------------------------ waiting
-
-    def add_waiter(self, future: asyncio.Future) -> None:
-        self._waiters.append(future)
-
-    def remove_waiter(self, future: asyncio.Future) -> None:
-        try:
-            self._waiters.remove(future)
-        except ValueError:
-            pass
-
-    def _wake_waiters(self) -> None:
-        if self._waiters:
-            waiters, self._waiters = self._waiters, []
-            for future in waiters:
-                if not future.done():
-                    future.set_result(None)
 
     # ------------------------------------------------------------------ log start (log_start.py decides)
 
@@ -428,27 +347,45 @@ class Partition:
             self.segments.pop(0).delete()
         self.log_start_offset = max(self.log_start_offset, self.segments[0].base_offset)
 
-    def close(self, *, keep_state: bool = True) -> None:
+    def close(self, *, keep_state: bool = True, sync: bool = True) -> tuple[int, bytes] | None:
         """Release the files; with ``keep_state`` (a clean shutdown) flush and write a producer
-        snapshot first. A failed write only costs the next start a longer replay."""
+        snapshot first. A failed write only costs the next start a longer replay.
+
+        Without ``sync`` (``LogManager.close``) the snapshot is returned, as (offset, bytes), for
+        the shutdown's one producer_checkpoint file, and the caller makes it and the segments
+        durable afterwards, for every partition at once (one syncfs, not a file creation and an
+        fsync per file). Neither needs an fsync of its own: a checkpoint lost or torn by a power
+        cut before that sync is dropped by its CRC or its offset past the recovered log end, and
+        the start after a power cut (a new boot) verifies the whole log anyway."""
+        saved = None
         if keep_state:
             try:  # the aborts on disk before the snapshot that stops their replay at the next start
-                for segment in self.segments:
-                    segment.txn_index.flush()
-                self.flush()
+                if any(segment.txn_index.unsynced for segment in self.segments):
+                    for segment in self.segments:
+                        segment.txn_index.flush()
+                    if not sync and self.directory_unsynced:  # a new .txnindex's name, too
+                        disk.fsync_directory(self.directory)
+                        self.directory_unsynced = False
+                if sync:
+                    self.flush()
                 # Only for a producer state changed since its newest snapshot (or its load): most
-                # partitions of a large broker are unchanged, and each snapshot costs an fsync.
+                # partitions of a large broker are unchanged.
                 if self.producers.unsnapshotted and self.producers.snapshot_offset != self.log_end_offset:
-                    self.producers.write_snapshot(self.log_end_offset)
+                    if sync:
+                        self.producers.write_snapshot(self.log_end_offset)
+                    else:
+                        saved = (self.log_end_offset, self.producers.encode_snapshot())
+                        self.producers.snapshot_taken(self.log_end_offset)
                 if self.observer is not None:
                     self.observer.closing()
-                if self.active.size and self.active.checkpointed_size != self.active.size:
+                if self.active.size - self.active.checkpointed_size >= restart_points.CLOSE_INDEX_CHECKPOINT_BYTES:
                     self.active.write_index_checkpoint()
             except KafkaError as exc:
                 log.warning("%s: closed without its flush or producer snapshot (%s); the next start "
                             "recovers from the log", self._name, exc.message)
         for segment in self.segments:
             segment.release()
+        return saved
 
     def delete(self) -> None:
         for segment in self.segments:

@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING
 
 from weir.protocol import records as rec
 
+from . import partition_txns
+
 if TYPE_CHECKING:
     from .partition import Partition
     from .segment import Segment
@@ -18,9 +20,14 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-def rebuild(partition: Partition) -> None:
+def rebuild(partition: Partition, saved: tuple[int, bytes] | None = None) -> None:
+    """``saved``: the partition's (offset, snapshot bytes) from the shutdown's producer_checkpoint,
+    taken when newer than its newest snapshot file and not past its log end."""
     producers = partition.producers
     start = producers.load_snapshot(partition.log_end_offset)
+    if saved is not None and start < saved[0] <= partition.log_end_offset \
+            and producers.load_encoded(saved[1], saved[0]):
+        start = saved[0]
     replay_from = max(start, partition.log_start_offset)
     for segment in partition.segments:
         segment.txn_index.truncate_from(replay_from)  # aborts past the snapshot are replayed
@@ -33,7 +40,7 @@ def rebuild(partition: Partition) -> None:
                 if not header.records_count:
                     continue  # a marker the cleaner emptied: its transaction is gone from the log
                 kind, coordinator_epoch = rec.read_control_batch(batch)
-                partition.complete_txn(segment, header, coordinator_epoch, kind == rec.CONTROL_COMMIT)
+                partition_txns.complete(partition, segment, header, coordinator_epoch, kind == rec.CONTROL_COMMIT)
             else:
                 producers.record_batch(header, header.base_offset)
             replayed += 1

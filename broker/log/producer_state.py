@@ -15,6 +15,7 @@ shutdown) plus a replay of the batches after it.
 
 from __future__ import annotations
 
+import struct
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -186,24 +187,33 @@ class ProducerStateManager:
         return sorted(int(p.name[:-len(SNAPSHOT_SUFFIX)]) for p in self.directory.glob("*" + SNAPSHOT_SUFFIX)
                       if p.name[:-len(SNAPSHOT_SUFFIX)].isdigit())
 
+    def encode_snapshot(self) -> bytes:
+        """The state as a snapshot file's bytes (``SnapshotFile``), packed with ``struct``: a
+        clean shutdown encodes thousands, and building them with construct cost ~0.5 ms each."""
+        body = bytearray(_COUNT.pack(len(self.producers)))
+        for pid, e in self.producers.items():
+            body += _ENTRY.pack(pid, e.epoch, e.last_timestamp, e.coordinator_epoch, e.current_txn_first_offset,
+                                len(e.batches))
+            for b in e.batches:
+                body += _BATCH.pack(b.first_seq, b.last_seq, b.last_offset, b.offset_delta, b.timestamp)
+        return _FILE_HEADER.pack(SNAPSHOT_VERSION, crc32c.crc32c(body)) + body
+
     def write_snapshot(self, offset: int, keep: int = 2, *, durable: bool = True) -> None:
         """Persist the state as of log end ``offset`` (tmp file, fsync, rename; without the fsync
         when not ``durable``: a lost or torn snapshot only makes the next start replay more)."""
-        body = SnapshotBody.build({"entries": [
-            {"producer_id": pid, "epoch": e.epoch, "last_timestamp": e.last_timestamp,
-             "coordinator_epoch": e.coordinator_epoch, "current_txn_first_offset": e.current_txn_first_offset,
-             "batches": [{"first_seq": b.first_seq, "last_seq": b.last_seq, "last_offset": b.last_offset,
-                          "offset_delta": b.offset_delta, "timestamp": b.timestamp} for b in e.batches]}
-            for pid, e in self.producers.items()]})
-        data = SnapshotFile.build({"version": 1, "crc": crc32c.crc32c(body), "body": body})
+        data = self.encode_snapshot()
         if durable:
             disk.replace_durably(self.snapshot_path(offset), data, sync_directory=False)
         else:
             disk.replace_file(self.snapshot_path(offset), data)
-        self.snapshot_offset = offset
-        self.unsnapshotted = False
+        self.snapshot_taken(offset)
         for old in self.snapshot_offsets()[:-keep]:
             self.snapshot_path(old).unlink(missing_ok=True)
+
+    def snapshot_taken(self, offset: int) -> None:
+        """The state as of ``offset`` is saved (a file, or the shutdown checkpoint)."""
+        self.snapshot_offset = offset
+        self.unsnapshotted = False
 
     def load_snapshot(self, max_offset: int) -> int:
         """Load the newest valid snapshot at or below ``max_offset``; its offset, or -1."""
@@ -212,31 +222,37 @@ class ProducerStateManager:
             if offset > max_offset:
                 path.unlink(missing_ok=True)  # describes data that no longer exists
                 continue
-            try:
-                parsed = SnapshotFile.parse(path.read_bytes())
-                if crc32c.crc32c(parsed.body) != parsed.crc:
-                    raise ValueError("crc mismatch")
-                body = SnapshotBody.parse(parsed.body)
-            except (c.ConstructError, ValueError):
+            if not self.load_encoded(path.read_bytes(), offset):
                 path.unlink(missing_ok=True)
                 continue
-            self.producers = {}
-            self.ongoing = {}
-            for item in body.entries:
-                entry = ProducerEntry(item.epoch, deque(maxlen=BATCHES_TO_RETAIN), item.last_timestamp,
-                                      item.coordinator_epoch, item.current_txn_first_offset)
-                entry.batches.extend(BatchMetadata(b.first_seq, b.last_seq, b.last_offset, b.offset_delta,
-                                                   b.timestamp) for b in item.batches)
-                self.producers[item.producer_id] = entry
-                if entry.current_txn_first_offset >= 0:
-                    self.ongoing[item.producer_id] = entry.current_txn_first_offset
-            self.snapshot_offset = offset
-            self.unsnapshotted = False
             return offset
         self.producers = {}
         self.ongoing = {}
         self.unsnapshotted = False
         return -1
+
+    def load_encoded(self, data: bytes, offset: int) -> bool:
+        """Take the state a snapshot's bytes hold, as of ``offset``; False (state untouched)
+        when they are torn or corrupt."""
+        try:
+            parsed = SnapshotFile.parse(data)
+            if crc32c.crc32c(parsed.body) != parsed.crc:
+                raise ValueError("crc mismatch")
+            body = SnapshotBody.parse(parsed.body)
+        except (c.ConstructError, ValueError):
+            return False
+        self.producers = {}
+        self.ongoing = {}
+        for item in body.entries:
+            entry = ProducerEntry(item.epoch, deque(maxlen=BATCHES_TO_RETAIN), item.last_timestamp,
+                                  item.coordinator_epoch, item.current_txn_first_offset)
+            entry.batches.extend(BatchMetadata(b.first_seq, b.last_seq, b.last_offset, b.offset_delta,
+                                               b.timestamp) for b in item.batches)
+            self.producers[item.producer_id] = entry
+            if entry.current_txn_first_offset >= 0:
+                self.ongoing[item.producer_id] = entry.current_txn_first_offset
+        self.snapshot_taken(offset)
+        return True
 
 
 SnapshotBatch = c.Struct(
@@ -263,3 +279,10 @@ SnapshotFile = c.Struct(
     "crc" / c.Int32ub,
     "body" / c.GreedyBytes,
 )
+
+# The same layout for ``encode_snapshot``.
+SNAPSHOT_VERSION = 1
+_FILE_HEADER = struct.Struct(">hI")
+_COUNT = struct.Struct(">I")
+_ENTRY = struct.Struct(">qhqiqB")
+_BATCH = struct.Struct(">iiqiq")

@@ -55,6 +55,7 @@ class Segment:
         self._fd: int | None = None  # open while used; created on the first write
         self._pins = 0
         self._release_when_unpinned = False
+        self._retired = False  # replaced by the cleaner: see retire
         try:
             self.size = os.stat(self.log_path).st_size
         except FileNotFoundError:
@@ -179,6 +180,14 @@ class Segment:
         self._files.opened(self)
         return fd
 
+    def move_to(self, files: SegmentFiles) -> None:
+        """Count this segment's open file in ``files`` from now on (a segment loaded in a worker
+        thread starts with a budget of its own: the broker's is touched on the event loop only)."""
+        if self._fd is not None:
+            self._files.closed(self)
+            files.opened(self)
+        self._files = files
+
     def release(self) -> None:
         """Close the file (it reopens on the next use); a pinned one once its worker thread is done."""
         if self._fd is None:
@@ -187,8 +196,18 @@ class Segment:
             self._release_when_unpinned = True
             return
         self._files.closed(self)
-        os.close(self._fd)
-        self._fd = None
+        fd, self._fd = self._fd, None
+        if self._retired:
+            _close_in_worker(fd)
+        else:
+            os.close(fd)
+
+    def retire(self) -> None:
+        """Release a segment the log cleaner replaced. Its file was unlinked while open, so the
+        last close frees its blocks, which on a busy disk took 30-50 ms for a few MB: that
+        close runs in a worker thread, not on the event loop."""
+        self._retired = True
+        self.release()
 
     # ---------------------------------------------------------------- reading
 
@@ -366,6 +385,13 @@ class Segment:
         self.release()
 
     def delete(self) -> None:
+        """Remove the files. The name goes at once; the blocks are freed at the inode's last close,
+        which (tens of ms for a large segment on a busy disk, retention's or a topic deletion's)
+        runs in a worker thread: a descriptor of its own keeps the inode until then."""
+        try:
+            holder: int | None = os.open(self.log_path, os.O_RDONLY)
+        except OSError:  # gone already, or unreadable: unlinked below, or not, as before
+            holder = None
         self.release()
         self.txn_index.delete()
         self.offset_index.delete()
@@ -374,6 +400,18 @@ class Segment:
             os.unlink(self.log_path)
         except FileNotFoundError:
             pass
+        finally:
+            if holder is not None:
+                _close_in_worker(holder)
+
+
+def _close_in_worker(fd: int) -> None:
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:  # no loop (tools, tests): close here
+        os.close(fd)
+        return
+    loop.run_in_executor(None, os.close, fd)
 
 
 class SegmentRegion(FileRegion):

@@ -22,9 +22,10 @@ def offset_for_timestamp(partition: Partition, timestamp: int) -> tuple[int, int
         if segment.max_timestamp < timestamp:
             continue
         header = segment.first_batch_at_or_after_time(timestamp)
-        if header is None:
+        found = segment.position_of(header.base_offset) if header is not None else None
+        if found is None:
             continue
-        position, _ = segment.position_of(header.base_offset)
+        position, _ = found
         for batch in segment.scan(position):
             header = batch.header
             if header.max_timestamp < timestamp or header.last_offset < start:
@@ -51,7 +52,10 @@ def max_timestamp_offset(partition: Partition) -> tuple[int, int] | None:
         return None
     if header.attributes & rec.TIMESTAMP_TYPE_FLAG:
         return header.base_offset, header.max_timestamp  # LogAppendTime: every record has the batch's
-    position, _ = segment.position_of(header.base_offset)
+    found = segment.position_of(header.base_offset)
+    if found is None:
+        return None
+    position, _ = found
     _, records = rec.decode_batch(segment.read(position, header.size))
     # the first record with the batch's largest timestamp, read from the records themselves: the
     # stored header's max timestamp is the producer's, where Kafka recomputes it on append

@@ -93,6 +93,11 @@ class TransactionIndex:
             self.delete()
         self._unwritten = False
 
+    @property
+    def unsynced(self) -> bool:
+        """Written (or due a rewrite) since its last fsync."""
+        return self._unsynced or self._unwritten
+
     def flush(self) -> None:
         """On the event loop: rewrite the file if an append failed to reach it, then fsync."""
         if self._unwritten:

@@ -1,7 +1,7 @@
 """Record validation on Produce, and the batch a topic stores: Kafka's ``LogValidator``.
 
-The header and CRC are checked by ``Partition.validate_client_batch``; this
-module walks the records (decompressing first), as Kafka's
+``check_batch_header`` checks the header and CRC; ``validate_records`` then
+walks the records (decompressing first), as Kafka's
 ``DefaultRecordBatch`` iterator and ``LogValidator`` do, and answers with
 Kafka's codes:
 
@@ -47,6 +47,7 @@ batch is walked a second time, here, to name its records.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import NamedTuple
 
 from weir.protocol import record_scan
@@ -101,7 +102,7 @@ class TopicPolicy(NamedTuple):
     def of(cls, config: dict) -> TopicPolicy:
         codec_name = config.get("compression.type", "producer")
         target = None if codec_name == "producer" else CODECS[codec_name]
-        level_setting = _LEVEL_SETTING.get(target)
+        level_setting = _LEVEL_SETTING.get(target) if target is not None else None
         level = config.get(level_setting) if level_setting else None
         return cls(compacted="compact" in config.get("cleanup.policy", "delete"),
                    log_append_time=config.get("message.timestamp.type", "CreateTime") == "LogAppendTime",
@@ -110,24 +111,58 @@ class TopicPolicy(NamedTuple):
                    target=target, level=level)
 
 
+def check_batch_header(batch: memoryview, produce_version: int, topic_partition: str,
+                       max_message_bytes: int) -> rec.BatchHeader:
+    """A produced batch's header and CRC, as Kafka checks them before the records."""
+    if len(batch) < rec.HEADER_SIZE:
+        raise KafkaError(Errors.CORRUPT_MESSAGE, "record batch shorter than its header")
+    header = rec.read_header(batch)
+    if header.magic != rec.MAGIC:
+        raise KafkaError(Errors.INVALID_RECORD, f"magic {header.magic} is not supported; use v2 batches")
+    if header.size != len(batch):
+        raise KafkaError(Errors.INVALID_RECORD, "exactly one record batch per partition is allowed")
+    codec = header.attributes & rec.COMPRESSION_MASK  # an int: no Enum made per batch
+    if codec > Compression.ZSTD:
+        raise KafkaError(Errors.UNSUPPORTED_COMPRESSION_TYPE, "unknown compression codec")
+    if codec == Compression.ZSTD and produce_version < 7:
+        raise KafkaError(Errors.UNSUPPORTED_COMPRESSION_TYPE, "zstd needs Produce v7 or later")
+    if header.base_offset != 0:
+        raise KafkaError(Errors.INVALID_RECORD, f"The baseOffset of the record batch in the append to "
+                         f"{topic_partition} should be 0, but it is {header.base_offset}")
+    if header.size > max_message_bytes:
+        raise KafkaError(Errors.MESSAGE_TOO_LARGE,
+                         f"batch of {header.size} bytes exceeds max.message.bytes")
+    if not rec.crc_ok(batch, 0, header):
+        raise KafkaError(Errors.CORRUPT_MESSAGE, "record batch CRC mismatch")
+    if header.records_count <= 0 or header.records_count != header.last_offset_delta + 1:
+        raise KafkaError(Errors.INVALID_RECORD, "record count does not match lastOffsetDelta")
+    if header.is_control:
+        raise KafkaError(Errors.INVALID_RECORD, "clients may not write control batches")
+    if header.producer_id >= 0 and header.base_sequence < 0:
+        raise KafkaError(Errors.INVALID_RECORD, f"Invalid sequence number {header.base_sequence} in record "
+                         f"batch with producerId {header.producer_id}")
+    return header
+
+
 def validate_records(batch: memoryview, header: rec.BatchHeader, now_ms: int, policy: TopicPolicy,
                      topic_partition: str, max_message_bytes: int) -> ValidatedBatch:
     """Walk ``batch``'s records (header and CRC already checked); the batch to store."""
     source = header.attributes & rec.COMPRESSION_MASK  # an int; the Compression enum only when compressed
+    data: bytes | memoryview
     if source == Compression.NONE:
         data = batch  # walked in place: indexing a memoryview costs what indexing bytes does, a copy does not
         start = rec.HEADER_SIZE
     else:
-        source = Compression(source)
+        codec = Compression(source)
         try:
-            data = decompress(source, batch[rec.HEADER_SIZE:], MAX_DECOMPRESSED_BATCH_BYTES)
+            data = decompress(codec, batch[rec.HEADER_SIZE:], MAX_DECOMPRESSED_BATCH_BYTES)
         except DecompressedTooLarge:
             raise BatchRefused(Errors.MESSAGE_TOO_LARGE,
-                               f"{source.name} batch in {topic_partition} decompresses past "
+                               f"{codec.name} batch in {topic_partition} decompresses past "
                                f"{MAX_DECOMPRESSED_BATCH_BYTES} bytes") from None
         except Exception as exc:  # each codec library raises its own kinds
             raise BatchRefused(Errors.UNKNOWN_SERVER_ERROR,
-                               f"{source.name} payload does not decompress in {topic_partition}: {exc}") from None
+                               f"{codec.name} payload does not decompress in {topic_partition}: {exc}") from None
         start = 0
     try:
         scanned = record_scan.scan(data[start:] if start else data, header.records_count)
@@ -151,11 +186,10 @@ def validate_records(batch: memoryview, header: rec.BatchHeader, now_ms: int, po
         max_timestamp = header.max_timestamp if batch_log_append_time else max(base + max_delta, -1)
         log_append_time = -1
         attributes = header.attributes & ~rec.TIMESTAMP_TYPE_FLAG
-    target = source if policy.target is None else policy.target
-    if target != source:
+    target = policy.target  # None: the producer's codec stays
+    if target is not None and target != source:
         payload = data[start:] if start else data
-        level = policy.level if target == policy.target else None
-        stored = rec.rebuild_batch(header, compress(target, payload, level),
+        stored = rec.rebuild_batch(header, compress(target, payload, policy.level),
                                    attributes=(attributes & ~rec.COMPRESSION_MASK) | int(target),
                                    max_timestamp=max_timestamp)
         if len(stored) > max_message_bytes:
@@ -184,8 +218,8 @@ def _wrap_long(value: int) -> int:
     return (value + 2**63) % 2**64 - 2**63
 
 
-def _raise_record_errors(data: bytes, start: int, header: rec.BatchHeader, now_ms: int, policy: TopicPolicy,
-                         topic_partition: str) -> None:
+def _raise_record_errors(data: bytes | memoryview, start: int, header: rec.BatchHeader, now_ms: int,
+                         policy: TopicPolicy, topic_partition: str) -> None:
     """Second, slow walk of a failed batch: one error per failing record, as Kafka lists them."""
     errors: list[tuple[int, str]] = []
     timestamp_error = False
@@ -223,7 +257,7 @@ def _raise_record_errors(data: bytes, start: int, header: rec.BatchHeader, now_m
 # ------------------------------------------------------------------------------ the walk
 
 
-def _varint_slow(data: bytes, pos: int, max_bytes: int) -> tuple[int, int]:
+def _varint_slow(data: bytes | memoryview, pos: int, max_bytes: int) -> tuple[int, int]:
     """A zigzag varint of up to ``max_bytes`` bytes (5: an int, 10: a long; excess bits dropped as Java's do)."""
     raw = 0
     shift = 0
@@ -238,7 +272,8 @@ def _varint_slow(data: bytes, pos: int, max_bytes: int) -> tuple[int, int]:
     raise ValueError("varint too long")  # unreachable: only walked, valid batches get here
 
 
-def _record_facts(data: bytes, pos: int, count: int):
+def _record_facts(data: bytes | memoryview, pos: int,
+                  count: int) -> Iterator[tuple[int, int, int, bool, int, int]]:
     """(index, offset delta, timestamp delta, key is null, key size, value size) of each
     record of an already walked batch: only the error path uses it."""
     for index in range(count):

@@ -29,7 +29,7 @@ class MetricsListener:
         self.registry = CollectorRegistry(auto_describe=False)
         self.registry.register(BrokerCollector(context, context.metrics, server))
         ProcessCollector(registry=self.registry)  # process_open_fds (/proc/self/fd), memory, cpu
-        self._server: asyncio.AbstractServer | None = None
+        self._server: asyncio.Server | None = None
 
     async def start(self) -> None:
         self._server = await asyncio.start_server(self._serve, self.host, self.port_wanted, reuse_address=True,
@@ -38,7 +38,10 @@ class MetricsListener:
 
     @property
     def port(self) -> int:
-        return self._server.sockets[0].getsockname()[1]
+        """The port bound (``start`` has run)."""
+        assert self._server is not None, "the metrics listener is not started"
+        port: int = self._server.sockets[0].getsockname()[1]
+        return port
 
     async def stop(self) -> None:
         if self._server is not None:

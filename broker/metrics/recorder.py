@@ -39,8 +39,9 @@ class MetricsRecorder:
         self.bytes_out: dict[str, int] = {}
 
     def request(self, api_key: int, version: int, seconds: float) -> None:
-        stats = self._known.get((api_key, version), False)
-        if stats is False:
+        try:
+            stats = self._known[(api_key, version)]
+        except KeyError:
             stats = self._learn(api_key, version)
         if stats is None:
             return

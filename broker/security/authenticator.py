@@ -29,9 +29,11 @@ from __future__ import annotations
 import logging
 import struct
 import time
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
 
 from weir.protocol.api_keys import ApiKey
-from weir.protocol.connection import ServerConnection
+from weir.protocol.connection import RawRequest, ServerConnection
 from weir.protocol.errors import Errors
 from weir.protocol.messages import sasl_authenticate, sasl_handshake
 
@@ -39,9 +41,20 @@ from .oauthbearer import OAuthBearerError
 from .plain import PlainError
 from .scram import ScramError
 
+if TYPE_CHECKING:
+    from weir.protocol.response_pieces import ResponsePieces
+
+    from .listener_security import SaslExchange, SaslSettings
+    from .session import Session
+
+    #: Dispatcher.dispatch (broker/dispatcher.py): (request, client host, session) to the response or None.
+    Dispatch = Callable[[RawRequest, str, Session | None], Awaitable[ResponsePieces | None]]
 log = logging.getLogger(__name__)
 
 HANDSHAKE, AUTHENTICATE, AUTHENTICATE_RAW = "handshake", "authenticate", "authenticate-raw"
+
+#: What handling a request gives the connection: (response to write or None, reason to close after it or None).
+Answer = tuple[bytes | bytearray | None, str | None]
 
 
 class ReauthenticationRefused(Exception):
@@ -52,8 +65,9 @@ MECHANISM_ERRORS = (PlainError, ScramError, OAuthBearerError, ReauthenticationRe
 
 
 class Authenticator:
-    def __init__(self, settings, session, codec, dispatch, peer: str, now_ms, *, reauthenticating: bool = False):
-        self._settings = settings  # listener_security.SaslSettings
+    def __init__(self, settings: SaslSettings, session: Session, codec: ServerConnection, dispatch: Dispatch,
+                 peer: str, now_ms: Callable[[], int], *, reauthenticating: bool = False) -> None:
+        self._settings = settings
         self._session = session
         self._codec = codec  # ServerConnection: bare frames after SaslHandshake v0
         self._dispatch = dispatch
@@ -62,15 +76,16 @@ class Authenticator:
         # re-authentication: the mechanism and principal the new exchange must keep (KIP-368)
         self._previous = (session.mechanism, session.principal) if reauthenticating else None
         self._state = HANDSHAKE
-        self._exchange = None  # PlainServer / ScramServer / OAuthBearerServer once a mechanism is chosen
+        self._exchange: SaslExchange | None = None  # once the handshake has chosen a mechanism
         self._bad_mechanism: str | None = None  # a re-authentication asked for another mechanism
         self.done = False  # the exchange succeeded; the connection serves requests again
 
-    async def handle(self, request) -> tuple[bytes | None, str | None]:
+    async def handle(self, request: RawRequest) -> Answer:
         """(response to write or None, reason to close the connection after it or None)."""
         if self._state == AUTHENTICATE_RAW:
             return self._raw_token(request)
         header = request.header
+        assert header is not None  # the codec reads bare frames only in AUTHENTICATE_RAW, after SaslHandshake v0
         if self._state == HANDSHAKE:
             if header.api_key == ApiKey.API_VERSIONS:
                 return await self._dispatch(request, self._session.client_host, self._session), None
@@ -81,8 +96,15 @@ class Authenticator:
             return None, f"Unexpected Kafka request of type {_name(header.api_key)} during SASL authentication."
         return self._authenticate(request)
 
-    def _handshake(self, request):
+    @property
+    def _chosen_exchange(self) -> SaslExchange:
+        """The exchange the handshake chose: tokens, and their failures, come only after it."""
+        assert self._exchange is not None, "a SASL token before the handshake"
+        return self._exchange
+
+    def _handshake(self, request: RawRequest) -> Answer:
         header = request.header
+        assert header is not None  # handle() takes bare frames elsewhere
         if not 0 <= header.api_version <= 1:
             return None, f"SaslHandshake v{header.api_version} is not supported"
         body = sasl_handshake.REQUEST.decode(header.api_version, request.body, exact=False)
@@ -104,13 +126,14 @@ class Authenticator:
         response = sasl_handshake.RESPONSE(error_code=Errors.NONE, mechanisms=enabled)
         return ServerConnection.encode_response(header, header.api_version, sasl_handshake.RESPONSE, response), None
 
-    def _authenticate(self, request):
+    def _authenticate(self, request: RawRequest) -> Answer:
         header = request.header
+        assert header is not None  # handle() takes bare frames elsewhere
         body = sasl_authenticate.REQUEST.decode(header.api_version, request.body, exact=False)
         if self._bad_mechanism is not None:  # as Kafka: closed without an answer
             return None, self._failed(self._bad_mechanism)
         try:
-            token = self._exchange.evaluate(bytes(body.auth_bytes))
+            token = self._chosen_exchange.evaluate(bytes(body.auth_bytes))
             lifetime_ms = self._check_complete(can_reauthenticate=header.api_version > 0)
         except MECHANISM_ERRORS as exc:
             message = self._failure_message(exc)
@@ -123,11 +146,11 @@ class Authenticator:
                                               session_lifetime_ms=lifetime_ms or 0)
         return ServerConnection.encode_response(header, header.api_version, sasl_authenticate.RESPONSE, response), None
 
-    def _raw_token(self, request):
+    def _raw_token(self, request: RawRequest) -> Answer:
         if self._bad_mechanism is not None:
             return None, self._failed(self._bad_mechanism)
         try:
-            token = self._exchange.evaluate(bytes(request.body))
+            token = self._chosen_exchange.evaluate(bytes(request.body))
             complete = self._check_complete(can_reauthenticate=False) is not None
         except MECHANISM_ERRORS as exc:
             return None, self._failed(self._failure_message(exc))
@@ -137,7 +160,7 @@ class Authenticator:
 
     def _check_complete(self, *, can_reauthenticate: bool) -> int | None:
         """None while the exchange goes on; once it succeeds, the session's lifetime in ms (0: none)."""
-        exchange = self._exchange
+        exchange = self._chosen_exchange
         if not exchange.complete:
             return None
         principal = f"User:{exchange.user}"
@@ -154,7 +177,7 @@ class Authenticator:
         self.done = True
         return lifetime_ms or 0
 
-    def _session_lifetime_ms(self, exchange) -> int | None:
+    def _session_lifetime_ms(self, exchange: SaslExchange) -> int | None:
         """Kafka's rule: the smaller of connections.max.reauth.ms (when > 0) and what is left of the
         credential's life (OAUTHBEARER tokens); None when neither applies: the session never expires."""
         max_reauth_ms = self._settings.max_reauth_ms(exchange.mechanism)
@@ -171,7 +194,7 @@ class Authenticator:
         if isinstance(exc, ScramError) and "authorization id" not in str(exc) or getattr(exc, "generic", False):
             # As Kafka: a SaslException's own text could tell whether the user exists; the client gets this.
             return ("Authentication failed during authentication due to invalid credentials with SASL "
-                    f"mechanism {self._exchange.mechanism}")
+                    f"mechanism {self._chosen_exchange.mechanism}")
         return str(exc)
 
     def _failed(self, message: str) -> str:

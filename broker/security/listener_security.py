@@ -18,6 +18,9 @@ from .principal import PrincipalMapper
 from .scram import HASHES, ScramServer
 from .tls import server_context
 
+#: The server side of one SASL exchange, for the mechanism the client chose.
+SaslExchange = PlainServer | ScramServer | OAuthBearerServer
+
 
 class SaslSettings:
     def __init__(self, config, listener: str, scram_store):
@@ -48,7 +51,7 @@ class SaslSettings:
         """connections.max.reauth.ms for ``mechanism`` on this listener (0: sessions do not expire by it)."""
         return self._max_reauth_ms[mechanism]
 
-    def server_for(self, mechanism: str):
+    def server_for(self, mechanism: str) -> SaslExchange:
         """A fresh exchange for ``mechanism`` (one of ``mechanisms``)."""
         if mechanism == "PLAIN":
             return PlainServer(self._plain_users)

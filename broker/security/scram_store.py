@@ -64,7 +64,7 @@ class ScramStore:
             wanted = {}
             for user in users:
                 wanted[user] = user in wanted  # True: named twice
-        results = []
+        results: list[tuple[str, int, str | None, list[tuple[int, int]]]] = []
         for user, repeated in wanted.items():
             if repeated:
                 results.append((user, Errors.DUPLICATE_RESOURCE,

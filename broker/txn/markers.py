@@ -28,7 +28,7 @@ _STORAGE_FAILURES = frozenset({Errors.KAFKA_STORAGE_ERROR, Errors.NOT_COORDINATO
 async def write_markers(context, producer_id: int, producer_epoch: int, coordinator_epoch: int, commit: bool,
                         partitions: Iterable[tuple[str, int]]) -> dict[tuple[str, int], int]:
     """Append a marker to each partition; the error code per partition."""
-    results = {}
+    results: dict[tuple[str, int], int] = {}
     now_ms = context.clock.now_ms()
     for topic, index in partitions:
         try:

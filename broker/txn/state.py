@@ -171,7 +171,7 @@ class TxnMetadata:
         _version, producer_id, epoch, timeout_ms, status = _VALUE_HEAD_V1.unpack_from(value)
         pos = _VALUE_HEAD_V1.size
         count, pos = read_uvarint(value, pos)
-        partitions = set()
+        partitions: set[tuple[str, int]] = set()
         for _ in range(count - 1):  # count 0 (null) and 1 (empty) both read no entry
             length, pos = read_uvarint(value, pos)
             topic = bytes(value[pos:pos + length - 1]).decode()

@@ -42,7 +42,8 @@ class AclBinding:
                 PERMISSIONS[self.permission])
 
     @classmethod
-    def from_codes(cls, resource_type, name, pattern_type, principal, host, operation, permission) -> AclBinding:
+    def from_codes(cls, resource_type: int, name: str | None, pattern_type: int, principal: str | None,
+                   host: str | None, operation: int, permission: int) -> AclBinding:
         return cls(_NAMES[0].get(resource_type, "unknown"), name, _NAMES[1].get(pattern_type, "unknown"), principal,
                    host, _NAMES[2].get(operation, "unknown"), _NAMES[3].get(permission, "unknown"))
 

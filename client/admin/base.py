@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import defaultdict
-from typing import TYPE_CHECKING, Any, Unpack
+from typing import TYPE_CHECKING, Any, Self, Unpack
 from collections.abc import Callable, Iterable
 
 from weir.protocol.api_keys import ApiKey
@@ -67,11 +67,11 @@ class AdminBase:
     async def close(self) -> None:
         await self.cluster.close()
 
-    async def __aenter__(self):
+    async def __aenter__(self) -> Self:
         await self.start()
         return self
 
-    async def __aexit__(self, *exc_info) -> None:
+    async def __aexit__(self, *exc_info: object) -> None:
         await self.close()
 
     if TYPE_CHECKING:  # TopicAdmin's, which Admin combines with the other calls that use them

@@ -9,6 +9,9 @@ group has no active members (UNKNOWN_MEMBER_ID otherwise).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from weir.protocol.api_keys import ApiKey
 from weir.protocol.consumer_protocol import decode_assignment
 from weir.protocol.errors import Errors
@@ -25,7 +28,7 @@ from .results import GroupDescription, GroupListing, MemberDescription
 class GroupAdmin(AdminBase):
     async def list_groups(self, *, states: list[str] | None = None) -> list[GroupListing]:
         """Every group on every broker (optionally only those in ``states``, ListGroups v4+)."""
-        def build(version: int):
+        def build(version: int) -> Any:
             if states and version < 4:
                 check(Errors.UNSUPPORTED_VERSION, "this broker cannot filter groups by state")
             return list_groups.REQUEST(states_filter=list(states or []))
@@ -96,7 +99,7 @@ class GroupAdmin(AdminBase):
                         p.committed_offset, p.metadata or "", p.committed_leader_epoch)
         return found
 
-    async def alter_group_offsets(self, group_id: str, offsets: dict[TopicPartition, OffsetAndMetadata | int]
+    async def alter_group_offsets(self, group_id: str, offsets: Mapping[TopicPartition, OffsetAndMetadata | int]
                                   ) -> None:
         """Commit offsets for an inactive group (generation -1, no member), as a reset does."""
         wanted = {tp: o if isinstance(o, OffsetAndMetadata) else OffsetAndMetadata(o) for tp, o in offsets.items()}

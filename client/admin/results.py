@@ -128,6 +128,10 @@ class MemberDescription:
     client_id: str
     client_host: str
     assignment: list[TopicPartition]  # decoded for "consumer" groups, else empty
+    # A member of a consumer-protocol group (KIP-848, ConsumerGroupDescribe); None for a classic group's.
+    member_epoch: int | None = None
+    target_assignment: list[TopicPartition] | None = None
+    upgraded: bool | None = None  # speaks the consumer protocol (KIP-1099's member type), not JoinGroup
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,6 +142,9 @@ class GroupDescription:
     protocol: str  # the assignor of a consumer group
     members: list[MemberDescription]
     coordinator_id: int = -1
+    group_type: str = "classic"  # "consumer": a KIP-848 group, with the epochs below
+    group_epoch: int | None = None
+    target_assignment_epoch: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,6 +11,8 @@ broker has acted on all of them (as the Java Admin's ``all()`` future does).
 from __future__ import annotations
 
 import base64
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from weir.protocol.api_keys import ApiKey
 from weir.protocol.messages import (alter_configs, create_partitions, create_topics, delete_records, delete_topics,
@@ -18,7 +20,7 @@ from weir.protocol.messages import (alter_configs, create_partitions, create_top
 from weir.protocol.messages._dsl import INT32_MIN
 
 from ..calls import ANY_BROKER, CONTROLLER, Broker
-from ..errors import error_instance
+from ..errors import BrokerResponseError, error_instance
 from ..types import TopicPartition
 from .base import AdminBase, by_topic, check, retry_code
 from .results import (AlterConfigOp, BrokerInfo, ClusterDescription, ConfigEntry, ConfigResource, ConfigSource,
@@ -79,16 +81,18 @@ class TopicAdmin(AdminBase):
                 create_partitions.Topic(name=n, count=new_counts[n], assignments=None) for n in names]),
             lambda answer: [(r.name, r.error_code, r.error_message) for r in answer.results])
 
-    async def _each_topic(self, names: list[str], api_key: ApiKey, build, results) -> None:
+    async def _each_topic(self, names: list[str], api_key: ApiKey, build: Callable[[list[str]], Any],
+                          results: Callable[[Any], Iterable[tuple[str, int, str | None]]]) -> None:
         """Send for the topics still pending until each has a final answer, then raise the first failure.
 
         A retriable answer (NOT_CONTROLLER, REQUEST_TIMED_OUT, ...) sends again only the topics
         that got it, as the Java Admin does: one created meanwhile must not come back as
         TOPIC_ALREADY_EXISTS. ``build`` sees the pending topics at each attempt.
         """
-        pending, failures = list(names), []
+        pending = list(names)
+        failures: list[BrokerResponseError] = []
 
-        def settle(answer) -> int:
+        def settle(answer: Any) -> int:
             retry = 0
             for name, code, message in results(answer):
                 if retry_code([code]):
@@ -148,14 +152,14 @@ class TopicAdmin(AdminBase):
                 for r in group])
             await self._alter(node, ApiKey.INCREMENTAL_ALTER_CONFIGS, request)
 
-    async def _alter(self, node: int | None, api_key: ApiKey, request) -> None:
+    async def _alter(self, node: int | None, api_key: ApiKey, request: Any) -> None:
         answer = await self._send_config_request(node, api_key, request,
                                                  lambda a: retry_code(r.error_code for r in a.responses))
         _raise_first((r.error_code, f"{ResourceType(r.resource_type).name} {r.resource_name}: "
                                     f"{r.error_message or ''}".rstrip(": ")) for r in answer.responses)
 
     @staticmethod
-    def _config_routes(resources) -> dict[int | None, list[ConfigResource]]:
+    def _config_routes(resources: Iterable[ConfigResource]) -> dict[int | None, list[ConfigResource]]:
         # A broker's own configs are asked of that broker (as the Java Admin does); the rest of any broker.
         routes: dict[int | None, list[ConfigResource]] = {}
         for resource in resources:
@@ -164,7 +168,8 @@ class TopicAdmin(AdminBase):
             routes.setdefault(node, []).append(resource)
         return routes
 
-    async def _send_config_request(self, node: int | None, api_key: ApiKey, request, error_of):
+    async def _send_config_request(self, node: int | None, api_key: ApiKey, request: Any,
+                                   error_of: Callable[[Any], int]) -> Any:
         if node is not None and node not in self.cluster.nodes:
             await self.cluster.refresh([], allow_auto_create=False, deadline=self._deadline())
         # An id no broker has: any broker answers for it (Kafka's "Unexpected broker id"), where the
@@ -177,7 +182,7 @@ class TopicAdmin(AdminBase):
     async def delete_records(self, before: dict[TopicPartition, int], *, timeout_ms: int = 30000
                              ) -> dict[TopicPartition, int]:
         """Delete records below the given offsets (-1: the high watermark); the new low watermarks."""
-        def build(_v: int, partitions: list[TopicPartition]):
+        def build(_v: int, partitions: list[TopicPartition]) -> Any:
             return delete_records.REQUEST(timeout_ms=timeout_ms, topics=[
                 delete_records.RequestTopic(name=topic, partitions=[
                     delete_records.RequestPartition(partition_index=p, offset=before[TopicPartition(topic, p)])
@@ -192,7 +197,7 @@ class TopicAdmin(AdminBase):
     async def list_offsets(self, specs: dict[TopicPartition, int], *, read_committed: bool = False
                            ) -> dict[TopicPartition, int]:
         """Offsets by timestamp per partition (EARLIEST -2, LATEST -1, or a timestamp in ms; -1 if none)."""
-        def build(_v: int, partitions: list[TopicPartition]):
+        def build(_v: int, partitions: list[TopicPartition]) -> Any:
             return list_offsets.REQUEST(replica_id=-1, isolation_level=int(read_committed), topics=[
                 list_offsets.RequestTopic(name=topic, partitions=[
                     list_offsets.RequestPartition(partition_index=p, timestamp=specs[TopicPartition(topic, p)])
@@ -217,7 +222,7 @@ class TopicAdmin(AdminBase):
                                   None if operations == INT32_MIN else operations)
 
 
-def _topic_id(raw) -> str | None:
+def _topic_id(raw: bytes | None) -> str | None:
     """Kafka's topic id in its usual base64 spelling (None before Metadata v10, or all zeros)."""
     if not raw or not any(raw):
         return None
@@ -231,7 +236,7 @@ def _source(code: int) -> ConfigSource:
         return ConfigSource.UNKNOWN
 
 
-def _raise_first(results) -> None:
+def _raise_first(results: Iterable[tuple[int, str]]) -> None:
     """Raise for the first (code, message) that is an error."""
     for code, message in results:
         check(code, message)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from typing import Any
 
 from weir.protocol.api_keys import ApiKey
 from weir.protocol.errors import Errors
@@ -36,7 +37,7 @@ class TransactionAdmin(AdminBase):
                                 min_duration_ms: int = -1) -> list[TransactionListing]:
         """Transactional ids known to every coordinator, filtered by state, producer id, and (ListTransactions
         v1+) by having a transaction open at least ``min_duration_ms``."""
-        def build(version: int):
+        def build(version: int) -> Any:
             if min_duration_ms >= 0 and version < 1:
                 check(Errors.UNSUPPORTED_VERSION, "this broker cannot filter transactions by duration")
             return list_transactions.REQUEST(state_filters=list(states or []),
@@ -73,7 +74,7 @@ class TransactionAdmin(AdminBase):
 
     async def describe_producers(self, partitions: list[TopicPartition]) -> dict[TopicPartition, list[ProducerState]]:
         """The active producers of each partition, asked of its leader."""
-        def build(_v: int, tps: list[TopicPartition]):
+        def build(_v: int, tps: list[TopicPartition]) -> Any:
             return describe_producers.REQUEST(topics=[
                 describe_producers.TopicRequest(name=t, partition_indexes=ps) for t, ps in by_topic(tps).items()])
         answers = await self._per_leader(partitions, ApiKey.DESCRIBE_PRODUCERS, build, lambda answer: (

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from typing import Any
 from dataclasses import dataclass
 
 from weir.protocol.api_keys import ApiKey
@@ -65,7 +66,7 @@ class UserAdmin(AdminBase):
     async def delete_user_scram_credential(self, user: str, mechanism: str) -> None:
         await self._alter_scram([alter.Deletion(name=user, mechanism=_mechanism(mechanism)[0])], [])
 
-    async def _alter_scram(self, deletions: list, upsertions: list) -> None:
+    async def _alter_scram(self, deletions: list[Any], upsertions: list[Any]) -> None:
         request = alter.REQUEST(deletions=deletions, upsertions=upsertions)
         # the controller, as the Java Admin sends it (Kafka's brokers forward it there)
         answer = await self._call(CONTROLLER, ApiKey.ALTER_USER_SCRAM_CREDENTIALS, lambda _v: request,

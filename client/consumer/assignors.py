@@ -113,8 +113,8 @@ class CooperativeStickyAssignor:
             member = min(eligible[tp], key=lambda m: (len(result[m]), m))
             result[member].append(tp)
         final: Assignment = {m: {} for m in members}
-        for member, parts in result.items():
-            for tp in parts:
+        for member, chosen in result.items():
+            for tp in chosen:
                 owner = previous_owner.get(tp)
                 if owner is not None and owner != member:
                     continue  # revoked by its owner first; handed over in the next rebalance

@@ -6,7 +6,9 @@
 
 Defaults are the Java client's, except ``isolation_level`` which is
 read_committed here: Weir's users come for transactions. Settings carry the
-Java client's names in snake_case.
+Java client's names in snake_case. ``group_protocol="consumer"`` joins with
+Kafka 4's consumer protocol (KIP-848, ``membership.py``): the broker assigns
+(``group_remote_assignor``), and ``subscribe(pattern=...)`` sends a regex for it to resolve.
 """
 
 from __future__ import annotations
@@ -14,13 +16,14 @@ from __future__ import annotations
 import asyncio
 import time
 from typing import Unpack
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Iterable, Mapping
 
 from ..cluster import Cluster
 from ..errors import IllegalStateError
 from ..types import ConsumerRecord, OffsetAndMetadata, TopicPartition
 from .fetcher import EARLIEST, LATEST, READ_COMMITTED, READ_UNCOMMITTED, Fetcher
-from .group import GroupMembership, RebalanceListener
+from .group import GroupMembership, GroupMetadata, RebalanceListener
+from .membership import ConsumerGroupMembership
 from ..security import ClientSecurity, SecurityOptions
 
 _ISOLATION = {"read_committed": READ_COMMITTED, "read_uncommitted": READ_UNCOMMITTED}
@@ -31,12 +34,13 @@ class Consumer:
                  client_id: str = "weir-python", group_id: str | None = None, group_instance_id: str | None = None,
                  isolation_level: str = "read_committed", auto_offset_reset: str = "latest",
                  enable_auto_commit: bool = True, auto_commit_interval_ms: int = 5000,
-                 partition_assignment_strategy: Iterable[str] = ("range", "cooperative-sticky"),
-                 session_timeout_ms: int = 45000, heartbeat_interval_ms: int = 3000,
+                 partition_assignment_strategy: Iterable[str] | None = None,
+                 session_timeout_ms: int | None = None, heartbeat_interval_ms: int | None = None,
                  max_poll_interval_ms: int = 300000, fetch_max_wait_ms: int = 500, fetch_min_bytes: int = 1,
                  fetch_max_bytes: int = 52428800, max_partition_fetch_bytes: int = 1048576,
                  request_timeout_ms: int = 30000, retry_backoff_ms: int = 100, retry_backoff_max_ms: int = 1000,
-                 rebalance_listener: RebalanceListener | None = None, **security: Unpack[SecurityOptions]):
+                 rebalance_listener: RebalanceListener | None = None, group_protocol: str = "classic",
+                 group_remote_assignor: str | None = None, **security: Unpack[SecurityOptions]):
         if isolation_level not in _ISOLATION:
             raise ValueError("isolation_level is read_committed or read_uncommitted")
         if auto_offset_reset not in ("earliest", "latest", "none"):
@@ -48,11 +52,30 @@ class Consumer:
                                auto_offset_reset=auto_offset_reset, fetch_max_wait_ms=fetch_max_wait_ms,
                                fetch_min_bytes=fetch_min_bytes, fetch_max_bytes=fetch_max_bytes,
                                max_partition_fetch_bytes=max_partition_fetch_bytes, retry_backoff_ms=retry_backoff_ms)
+        if group_protocol not in ("classic", "consumer"):
+            raise ValueError("group_protocol is classic or consumer")
+        # As the Java consumer (ConfigException): each protocol refuses the other's member settings.
+        unsupported: dict[str, object] = (
+            {"group_remote_assignor": group_remote_assignor} if group_protocol == "classic" else
+            {"partition_assignment_strategy": partition_assignment_strategy, "session_timeout_ms": session_timeout_ms,
+             "heartbeat_interval_ms": heartbeat_interval_ms})
+        for name, value in unsupported.items():
+            if value is not None:
+                raise ValueError(f"{name} cannot be set when group_protocol={group_protocol}")
         self.group_id = group_id
-        self.group = None if group_id is None else GroupMembership(
+        # group.protocol=consumer (KIP-848): the broker assigns, and the session timeout and heartbeat
+        # interval are the group's settings (group.consumer.*), not the member's.
+        self.group: GroupMembership | ConsumerGroupMembership | None = None if group_id is None else (
+            ConsumerGroupMembership(
+                self.cluster, group_id, group_instance_id=group_instance_id, remote_assignor=group_remote_assignor,
+                rebalance_timeout_ms=max_poll_interval_ms, isolation_level=_ISOLATION[isolation_level],
+                on_assigned=self._on_assigned, on_revoked=self._on_revoked, on_lost=self._on_lost,
+                listener=rebalance_listener)) if group_protocol == "consumer" else GroupMembership(
             self.cluster, group_id, group_instance_id=group_instance_id,
-            assignors=list(partition_assignment_strategy), session_timeout_ms=session_timeout_ms,
-            rebalance_timeout_ms=max_poll_interval_ms, heartbeat_interval_ms=heartbeat_interval_ms,
+            assignors=list(partition_assignment_strategy or ("range", "cooperative-sticky")),
+            session_timeout_ms=45000 if session_timeout_ms is None else session_timeout_ms,
+            rebalance_timeout_ms=max_poll_interval_ms,
+            heartbeat_interval_ms=3000 if heartbeat_interval_ms is None else heartbeat_interval_ms,
             isolation_level=_ISOLATION[isolation_level], on_assigned=self._on_assigned,
             on_revoked=self._on_revoked, listener=rebalance_listener)
         self.enable_auto_commit = enable_auto_commit and group_id is not None
@@ -90,17 +113,23 @@ class Consumer:
         await self.start()
         return self
 
-    async def __aexit__(self, *exc_info) -> None:
+    async def __aexit__(self, *exc_info: object) -> None:
         await self.close()
 
     # ------------------------------------------------------------------ assignment
 
-    def subscribe(self, *topics: str) -> None:
-        """Join the group for these topics; partitions are assigned by its leader."""
+    def subscribe(self, *topics: str, pattern: str | None = None) -> None:
+        """Join the group for these topics (or, with group_protocol="consumer", for the topics matching
+        ``pattern``, a regex the broker resolves: RE2/J, as Kafka's SubscriptionPattern)."""
         if self.group is None:
             raise IllegalStateError("subscribe() needs a group_id; use assign() without one")
         if self._manual:
             raise IllegalStateError("this consumer uses assign(); subscribe() and assign() do not mix")
+        if pattern is not None:
+            if not isinstance(self.group, ConsumerGroupMembership) or topics:
+                raise IllegalStateError("subscribe(pattern=) needs group_protocol='consumer' and no topic names")
+            self.group.subscribe_pattern(pattern)
+            return
         self._subscription = set(topics)
         if self._started:
             self.group.subscribe(sorted(self._subscription))
@@ -118,6 +147,7 @@ class Consumer:
     async def _on_assigned(self, partitions: list[TopicPartition]) -> None:
         """A rebalance gave us these partitions: start from their committed offsets."""
         self.fetcher.assign([*self.fetcher.states, *partitions])
+        assert self.group is not None  # only the group calls this
         committed = await self.group.fetch_committed(partitions)
         for tp in partitions:
             offset = committed.get(tp)
@@ -126,7 +156,11 @@ class Consumer:
 
     async def _on_revoked(self, partitions: list[TopicPartition]) -> None:
         if self.enable_auto_commit:
-            await self.commit({tp: self._offset_of(tp) for tp in partitions if self._offset_of(tp) is not None})
+            await self.commit({tp: offset for tp in partitions if (offset := self._offset_of(tp)) is not None})
+        self.fetcher.assign([tp for tp in self.fetcher.states if tp not in set(partitions)])
+
+    async def _on_lost(self, partitions: list[TopicPartition]) -> None:
+        """Partitions that may already be another member's: dropped without committing."""
         self.fetcher.assign([tp for tp in self.fetcher.states if tp not in set(partitions)])
 
     def _offset_of(self, tp: TopicPartition) -> OffsetAndMetadata | None:
@@ -144,7 +178,7 @@ class Consumer:
     async def seek_to_end(self, *partitions: TopicPartition) -> None:
         await self._seek_to(partitions, LATEST)
 
-    async def _seek_to(self, partitions, spec: int) -> None:
+    async def _seek_to(self, partitions: Iterable[TopicPartition], spec: int) -> None:
         targets = [TopicPartition(*tp) for tp in partitions] or list(self.fetcher.states)
         for tp, (offset, _ts) in (await self.fetcher.list_offsets({tp: spec for tp in targets})).items():
             self.fetcher.seek(tp, offset)
@@ -154,7 +188,9 @@ class Consumer:
         state = self.fetcher._state(TopicPartition(*tp))
         if state.fetch_position is None:
             await self.fetcher.reset_positions([TopicPartition(*tp)])
-        return state.position
+        position = state.position
+        assert position is not None  # reset_positions set it, or raised
+        return position
 
     def pause(self, *partitions: TopicPartition) -> None:
         for tp in partitions:
@@ -168,28 +204,29 @@ class Consumer:
     def paused(self) -> set[TopicPartition]:
         return {tp for tp, state in self.fetcher.states.items() if state.paused}
 
-    async def offsets_for_times(self, timestamps: dict[TopicPartition, int]) -> dict[TopicPartition, tuple | None]:
+    async def offsets_for_times(self, timestamps: dict[TopicPartition, int]
+                                ) -> dict[TopicPartition, tuple[int, int] | None]:
         """{tp: (offset, timestamp)} of the first record at or after each timestamp, or None."""
         found = await self.fetcher.list_offsets({TopicPartition(*tp): ts for tp, ts in timestamps.items()})
         return {tp: (None if offset < 0 else found[tp]) for tp, (offset, _ts) in found.items()}
 
-    async def beginning_offsets(self, partitions) -> dict[TopicPartition, int]:
+    async def beginning_offsets(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
         found = await self.fetcher.list_offsets({TopicPartition(*tp): EARLIEST for tp in partitions})
         return {tp: offset for tp, (offset, _ts) in found.items()}
 
-    async def end_offsets(self, partitions) -> dict[TopicPartition, int]:
+    async def end_offsets(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
         """High watermarks, or last stable offsets under read_committed."""
         found = await self.fetcher.list_offsets({TopicPartition(*tp): LATEST for tp in partitions})
         return {tp: offset for tp, (offset, _ts) in found.items()}
 
     # ------------------------------------------------------------------ committing
 
-    async def commit(self, offsets: dict[TopicPartition, OffsetAndMetadata | int] | None = None) -> None:
+    async def commit(self, offsets: Mapping[TopicPartition, OffsetAndMetadata | int] | None = None) -> None:
         """Commit ``offsets`` (default: the current positions of every assigned partition)."""
         if self.group is None:
             raise IllegalStateError("commit() needs a group_id")
         if offsets is None:
-            offsets = {tp: self._offset_of(tp) for tp in self.fetcher.states if self._offset_of(tp) is not None}
+            offsets = {tp: offset for tp in self.fetcher.states if (offset := self._offset_of(tp)) is not None}
         normalised = {TopicPartition(*tp): (o if isinstance(o, OffsetAndMetadata) else OffsetAndMetadata(o))
                       for tp, o in offsets.items()}
         await self.group.commit(normalised)
@@ -200,7 +237,7 @@ class Consumer:
             raise IllegalStateError("committed() needs a group_id")
         return (await self.group.fetch_committed([TopicPartition(*tp)])).get(TopicPartition(*tp))
 
-    def group_metadata(self):
+    def group_metadata(self) -> GroupMetadata:
         """What ``Producer.send_offsets_to_transaction`` needs to fence zombies (KIP-447)."""
         if self.group is None:
             raise IllegalStateError("group_metadata() needs a group_id")

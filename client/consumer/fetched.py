@@ -11,10 +11,12 @@ batch, shown or not, moves the position past itself.
 from __future__ import annotations
 
 import heapq
+from typing import Any
 
 from weir.protocol import records as rec
 from weir.protocol.compression import decompress
-from weir.protocol.primitives import DecodeError
+from weir.protocol.primitives import DecodeError, ReadBuffer
+from weir.protocol.record_decode import DecodedRecord
 from weir.protocol.record_decode import decode as decode_records
 
 from ..types import ConsumerRecord, TopicPartition
@@ -22,7 +24,7 @@ from ..types import ConsumerRecord, TopicPartition
 _LOG_APPEND_TIME = 1
 
 
-def next_fetch_position(data, position: int) -> int:
+def next_fetch_position(data: ReadBuffer, position: int) -> int:
     """The position after the last whole batch of ``data`` that ends at or after ``position``
     (batch headers only: no record is decoded)."""
     next_position = position
@@ -39,9 +41,10 @@ class CompletedFetch:
 
     __slots__ = ("tp", "data", "fetched_from", "end", "aborted", "read_committed", "size", "_records", "_taken")
 
-    def __init__(self, tp: TopicPartition, data, fetched_from: int, end: int, aborted, read_committed: bool):
+    def __init__(self, tp: TopicPartition, data: ReadBuffer, fetched_from: int, end: int, aborted: list[Any] | None,
+                 read_committed: bool) -> None:
         self.tp = tp
-        self.data = data
+        self.data: ReadBuffer | None = data
         self.fetched_from = fetched_from
         self.end = end  # the fetch position after this answer
         self.aborted = aborted
@@ -66,6 +69,7 @@ class CompletedFetch:
     def take(self, count: int) -> list[ConsumerRecord]:
         """Up to ``count`` more records, decoding the answer on the first call."""
         if self._records is None:
+            assert self.data is not None  # dropped only once decoded
             self._records, _end = visible_records(self.tp.topic, self.tp.partition, self.data, self.fetched_from,
                                                   self.aborted, self.read_committed)
             self.data = None  # the records hold what they need
@@ -77,7 +81,8 @@ class CompletedFetch:
         return self._records[start:self._taken]
 
 
-def visible_records(topic: str, partition: int, data, position: int, aborted, read_committed: bool,
+def visible_records(topic: str, partition: int, data: ReadBuffer, position: int, aborted: list[Any] | None,
+                    read_committed: bool,
                     ) -> tuple[list[ConsumerRecord], int]:
     """Records at or after ``position`` in ``data`` (whole batches; a cut-off last one is ignored),
     and the position after the last whole batch."""
@@ -107,7 +112,7 @@ def visible_records(topic: str, partition: int, data, position: int, aborted, re
     return out, next_position
 
 
-def _decode(data, offset: int, header, timestamp_type: int) -> list[tuple]:
+def _decode(data: ReadBuffer, offset: int, header: rec.BatchHeader, timestamp_type: int) -> list[DecodedRecord]:
     """(offset, timestamp, key, value, headers) of each record of the batch at ``offset``, CRC checked
     (as the Java consumer's check.crcs does by default); the record walk is C where built."""
     if header.magic != rec.MAGIC:
@@ -123,7 +128,7 @@ def _decode(data, offset: int, header, timestamp_type: int) -> list[tuple]:
     return decode_records(body, header.records_count, header.base_offset, header.base_timestamp, log_append_time)
 
 
-def _is_abort_marker(data, offset: int) -> bool:
+def _is_abort_marker(data: ReadBuffer, offset: int) -> bool:
     _header, records = rec.decode_batch(data, offset)
     kind, _coordinator_epoch = rec.decode_control_record(records[0])
     return kind == rec.CONTROL_ABORT

@@ -23,12 +23,15 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import deque
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from weir.protocol.api_keys import ApiKey
 from weir.protocol.errors import Errors
 from weir.protocol.messages import fetch, list_offsets
 
+from ..cluster import Cluster
 from ..errors import BrokerResponseError, KafkaException, OffsetOutOfRangeError, error_instance, raise_for
 from ..types import ConsumerRecord, TopicPartition
 from .fetched import CompletedFetch, next_fetch_position
@@ -59,9 +62,9 @@ class PartitionState:
 
 
 class Fetcher:
-    def __init__(self, cluster, *, isolation_level: int, auto_offset_reset: str, fetch_max_wait_ms: int,
+    def __init__(self, cluster: Cluster, *, isolation_level: int, auto_offset_reset: str, fetch_max_wait_ms: int,
                  fetch_min_bytes: int, fetch_max_bytes: int, max_partition_fetch_bytes: int,
-                 retry_backoff_ms: int):
+                 retry_backoff_ms: int) -> None:
         self.cluster = cluster
         self.isolation_level = isolation_level
         self.auto_offset_reset = auto_offset_reset
@@ -76,11 +79,11 @@ class Fetcher:
         self._in_flight: set[int] = set()  # broker ids with a Fetch outstanding
         self.buffered_bytes = 0  # bytes of the completed fetches not yet fully delivered
         self._held_since: dict[int, float] = {}  # broker id -> when its caught-up fetch was first held back
-        self._task: asyncio.Task | None = None
+        self._task: asyncio.Task[None] | None = None
 
     # ------------------------------------------------------------------ assignment and positions
 
-    def assign(self, partitions) -> None:
+    def assign(self, partitions: Iterable[TopicPartition]) -> None:
         wanted = set(partitions)
         for tp in list(self.states):
             if tp not in wanted:
@@ -126,8 +129,8 @@ class Fetcher:
         for topic in sorted({tp.topic for tp in timestamps}):
             await self.cluster.partitions_for(topic, deadline=deadline)
 
-        def build(_v: int, partitions: list[TopicPartition]):
-            topics: dict[str, list] = {}
+        def build(_v: int, partitions: list[TopicPartition]) -> Any:
+            topics: dict[str, list[Any]] = {}
             for tp in partitions:
                 topics.setdefault(tp.topic, []).append(
                     list_offsets.RequestPartition(partition_index=tp.partition, timestamp=timestamps[tp]))
@@ -136,13 +139,13 @@ class Fetcher:
         answers = await self.cluster.call_leaders(timestamps, ApiKey.LIST_OFFSETS, build, lambda response: (
             (TopicPartition(t.name, p.partition_index), p.error_code, p)
             for t in response.topics for p in t.partitions), deadline=deadline)
-        found = {}
+        found: dict[TopicPartition, tuple[int, int]] = {}
         for tp, answer in answers.items():
             raise_for(answer.error_code, f"ListOffsets {tp.topic}-{tp.partition}", request=ApiKey.LIST_OFFSETS)
             found[tp] = (answer.offset, answer.timestamp)
         return found
 
-    async def reset_positions(self, partitions) -> None:
+    async def reset_positions(self, partitions: Collection[TopicPartition]) -> None:
         """Positions by auto_offset_reset for partitions that have none."""
         if not partitions:
             return
@@ -216,7 +219,7 @@ class Fetcher:
             else state.high_watermark
         return state.fetch_position is not None and 0 <= end <= state.fetch_position
 
-    async def _refresh(self, topics) -> None:
+    async def _refresh(self, topics: Iterable[str]) -> None:
         try:
             await self.cluster.refresh(sorted(set(topics)), allow_auto_create=False)
         except KafkaException as exc:
@@ -226,7 +229,7 @@ class Fetcher:
 
     async def _fetch(self, node: int, partitions: list[TopicPartition]) -> None:
         offsets = {tp: self.states[tp].fetch_position for tp in partitions}
-        topics: dict[str, list] = {}
+        topics: dict[str, list[Any]] = {}
         for tp, offset in offsets.items():
             topics.setdefault(tp.topic, []).append(fetch.FetchPartition(
                 partition=tp.partition, fetch_offset=offset, partition_max_bytes=self.partition_max_bytes))
@@ -250,7 +253,7 @@ class Fetcher:
             self._in_flight.discard(node)
             self._wake.set()
 
-    def _accept(self, tp: TopicPartition, fetched_from: int, answer) -> None:
+    def _accept(self, tp: TopicPartition, fetched_from: int, answer: Any) -> None:
         state = self.states.get(tp)
         if state is None or state.fetch_position != fetched_from:
             return  # seeked or reassigned meanwhile: this answer is stale

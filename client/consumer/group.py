@@ -26,8 +26,8 @@ from weir.protocol.consumer_protocol import (MemberSubscription, decode_assignme
 from weir.protocol.errors import Errors
 from weir.protocol.messages import heartbeat, join_group, leave_group, offset_commit, offset_fetch, sync_group
 
-from ..calls import Coordinator, first_retriable
-from ..cluster import GROUP
+from ..calls import Coordinator, default_error_of, first_retriable
+from ..cluster import GROUP, Cluster
 from ..errors import BrokerResponseError, KafkaException, error_instance, raise_for
 from ..types import OffsetAndMetadata, TopicPartition
 from .assignors import ASSIGNORS, COOPERATIVE
@@ -58,11 +58,11 @@ class CommitFailedError(KafkaException):
 
 
 class GroupMembership:
-    def __init__(self, cluster, group_id: str, *, group_instance_id: str | None, assignors: list[str],
+    def __init__(self, cluster: Cluster, group_id: str, *, group_instance_id: str | None, assignors: list[str],
                  session_timeout_ms: int, rebalance_timeout_ms: int, heartbeat_interval_ms: int,
                  isolation_level: int, on_assigned: Callable[[list[TopicPartition]], Awaitable[None]],
                  on_revoked: Callable[[list[TopicPartition]], Awaitable[None]],
-                 listener: RebalanceListener | None = None):
+                 listener: RebalanceListener | None = None) -> None:
         unknown = [name for name in assignors if name not in ASSIGNORS]
         if unknown or not assignors:
             raise ValueError(f"unknown partition_assignment_strategy {unknown}; known: {sorted(ASSIGNORS)}")
@@ -85,7 +85,7 @@ class GroupMembership:
         self.rejoin_needed = asyncio.Event()
         self.last_poll = time.monotonic()
         self.rebalancing = False  # heartbeats pause while joining, as the Java client's do
-        self._heartbeat_task: asyncio.Task | None = None
+        self._heartbeat_task: asyncio.Task[None] | None = None
 
     # ------------------------------------------------------------------ joining
 
@@ -150,7 +150,7 @@ class GroupMembership:
             await self.listener.on_partitions_assigned(added)
         self._start_heartbeats()
 
-    async def _join(self):
+    async def _join(self) -> Any:
         protocols = [join_group.Protocol(name=a.name, metadata=encode_subscription(MemberSubscription(
             self.subscription, owned=_by_topic(self.owned), generation_id=self.generation_id)))
             for a in self.assignors]
@@ -171,7 +171,7 @@ class GroupMembership:
             self.member_id = joined.member_id
             return joined
 
-    async def _lead(self, joined) -> list:
+    async def _lead(self, joined: Any) -> list[Any]:
         assignor = ASSIGNORS[joined.protocol_name]()
         subscriptions = {m.member_id: decode_subscription(m.metadata) for m in joined.members}
         topics = sorted({t for s in subscriptions.values() for t in s.topics})
@@ -239,7 +239,7 @@ class GroupMembership:
     async def commit(self, offsets: dict[TopicPartition, OffsetAndMetadata]) -> None:
         if not offsets:
             return
-        topics: dict[str, list] = {}
+        topics: dict[str, list[Any]] = {}
         for tp, offset in offsets.items():
             topics.setdefault(tp.topic, []).append(offset_commit.RequestPartition(
                 partition_index=tp.partition, committed_offset=offset.offset,
@@ -271,14 +271,7 @@ class GroupMembership:
             highest=7, error_of=lambda r: first_retriable(
                 [r.error_code, *(p.error_code for t in r.topics for p in t.partitions)]))
         raise_for(answer.error_code, "OffsetFetch", request=ApiKey.OFFSET_FETCH)
-        found = {}
-        for topic in answer.topics:
-            for p in topic.partitions:
-                raise_for(p.error_code, f"OffsetFetch {topic.name}-{p.partition_index}", request=ApiKey.OFFSET_FETCH)
-                if p.committed_offset >= 0:
-                    found[TopicPartition(topic.name, p.partition_index)] = OffsetAndMetadata(
-                        p.committed_offset, p.metadata or "", p.committed_leader_epoch)
-        return found
+        return committed_offsets(answer.topics)
 
     # ------------------------------------------------------------------ plumbing
 
@@ -289,7 +282,7 @@ class GroupMembership:
         deadline = self.cluster.deadline(max(timeout or 0, self.cluster.request_timeout))
         return await self.cluster.call(Coordinator(GROUP, self.group_id), api_key, build, highest=highest,
                                        timeout=timeout, deadline=deadline,
-                                       **({"error_of": error_of} if error_of is not None else {}))
+                                       error_of=default_error_of if error_of is None else error_of)
 
     async def _leave(self) -> None:
         if not self.member_id or self.group_instance_id is not None:
@@ -314,4 +307,17 @@ def _by_topic(partitions: set[TopicPartition]) -> dict[str, list[int]]:
     found: dict[str, list[int]] = {}
     for tp in partitions:
         found.setdefault(tp.topic, []).append(tp.partition)
+    return found
+
+
+def committed_offsets(topics: Any) -> dict[TopicPartition, OffsetAndMetadata]:
+    """The committed offsets of an OffsetFetch answer's topics (any version's layout); an error
+    on a partition is raised, a partition with nothing committed (-1) left out."""
+    found = {}
+    for topic in topics:
+        for p in topic.partitions:
+            raise_for(p.error_code, f"OffsetFetch {topic.name}-{p.partition_index}", request=ApiKey.OFFSET_FETCH)
+            if p.committed_offset >= 0:
+                found[TopicPartition(topic.name, p.partition_index)] = OffsetAndMetadata(
+                    p.committed_offset, p.metadata or "", p.committed_leader_epoch)
     return found

@@ -10,32 +10,37 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import deque
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from weir.protocol.compression import Compression
 
-from ..types import TopicPartition
-from .batch import ProducerBatch, record_size_bound  # noqa: F401 (record_size_bound: producer.py imports it here)
+from ..types import RecordMetadata, TopicPartition
+from .batch import ProducerBatch
+
+if TYPE_CHECKING:
+    from weir.protocol.record_builder import ArrowColumn
 
 
-class _PartitionQueue(deque):
+class _PartitionQueue(deque[ProducerBatch]):
     """One partition's batches, oldest first; knows its partition."""
     __slots__ = ("tp",)
 
-    def __init__(self, tp: TopicPartition):
+    def __init__(self, tp: TopicPartition) -> None:
         super().__init__()
         self.tp = tp
 
 
 class Accumulator:
-    def __init__(self, *, batch_size: int, linger_ms: int, compression: Compression, buffer_memory: int):
+    def __init__(self, *, batch_size: int, linger_ms: int, compression: Compression, buffer_memory: int) -> None:
         self.batch_size = batch_size
         self.linger = linger_ms / 1000
         self.compression = compression
         self.buffer_memory = buffer_memory
-        self.queues: dict[TopicPartition, deque[ProducerBatch]] = {}
+        self.queues: dict[TopicPartition, _PartitionQueue] = {}
         # The same deques by topic then partition: append() finds its queue without building a
         # TopicPartition per record.
-        self._by_topic: dict[str, dict[int, deque[ProducerBatch]]] = {}
+        self._by_topic: dict[str, dict[int, _PartitionQueue]] = {}
         self.bytes_held = 0
         self.sealed = False  # a batch became full since the producer last looked: it may go now
         self.flushes = 0  # flush() calls in progress: everything is ready meanwhile
@@ -48,8 +53,9 @@ class Accumulator:
             self._room.clear()
             await self._room.wait()
 
-    def append(self, topic: str, partition: int, timestamp: int, key, value, headers,
-               future: asyncio.Future, bound: int) -> int:
+    def append(self, topic: str, partition: int, timestamp: int, key: bytes | None, value: bytes | None,
+               headers: list[tuple[str, bytes | None]] | None, future: asyncio.Future[RecordMetadata],
+               bound: int) -> int:
         """Add one record (``bound``: its record_size_bound) to the partition's open batch, opening
         one if needed; the bytes it took."""
         partitions = self._by_topic.get(topic)
@@ -62,7 +68,7 @@ class Accumulator:
             added = batch.try_append(timestamp, key, value, headers, future, bound, self.batch_size)
             if added < 0:  # does not fit: this batch is done
                 self._close(batch)
-        if added < 0:
+        if batch is None or added < 0:  # no batch, a closed one (added is -1), or this one is full
             batch = self._open(queue, future.get_loop())
             added = batch.try_append(timestamp, key, value, headers, future, bound, None)
         self.bytes_held += added
@@ -70,8 +76,9 @@ class Accumulator:
             self._close(batch)
         return added
 
-    def append_arrow(self, topic: str, partition: int, timestamp: int, keys, values, length: int, rows,
-                     start: int, loop) -> tuple[int, ProducerBatch]:
+    def append_arrow(self, topic: str, partition: int, timestamp: int, keys: ArrowColumn, values: ArrowColumn,
+                     length: int, rows: bytes, start: int,
+                     loop: asyncio.AbstractEventLoop) -> tuple[int, ProducerBatch]:
         """Add Arrow rows ``rows[start:]`` (int32 row numbers, see ``ProducerBatch.append_arrow``) to the
         partition's open batch until it is full; (the position to go on from, the batch they went to)."""
         queue = self._queue(TopicPartition(topic, partition))
@@ -85,7 +92,7 @@ class Accumulator:
             self._close(batch)
         return position, batch
 
-    def _open(self, queue: _PartitionQueue, loop) -> ProducerBatch:
+    def _open(self, queue: _PartitionQueue, loop: asyncio.AbstractEventLoop) -> ProducerBatch:
         batch = ProducerBatch(queue.tp, self.compression, time.monotonic(), loop)
         queue.append(batch)
         self.bytes_held += batch.size  # its header; released with the batch's whole size
@@ -106,7 +113,8 @@ class Accumulator:
 
     def ready(self, now: float) -> tuple[list[TopicPartition], float | None]:
         """Partitions whose head batch may go now, and how long until the next one may."""
-        ready, wait = [], None
+        ready: list[TopicPartition] = []
+        wait: float | None = None
         for tp, queue in self.queues.items():
             if not queue:
                 continue
@@ -141,6 +149,6 @@ class Accumulator:
         if self.bytes_held < self.buffer_memory:
             self._room.set()
 
-    def all_batches(self):
+    def all_batches(self) -> Iterator[ProducerBatch]:
         for queue in self.queues.values():
             yield from queue

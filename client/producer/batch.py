@@ -10,14 +10,18 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+from typing import TYPE_CHECKING
 
 from weir.protocol.compression import Compression
 from weir.protocol.record_builder import BatchBuilder
 
 from ..types import RecordMetadata, TopicPartition
 
+if TYPE_CHECKING:
+    from weir.protocol.record_builder import ArrowColumn
 
-def record_size_bound(key, value, headers) -> int:
+
+def record_size_bound(key: bytes | None, value: bytes | None, headers: list[tuple[str, bytes | None]] | None) -> int:
     """Upper bound of one record's encoded size, to decide whether it still fits a batch."""
     size = 21 + (len(key) if key else 0) + (len(value) if value else 0)
     for name, header_value in headers or ():
@@ -29,12 +33,13 @@ class ProducerBatch:
     __slots__ = ("tp", "builder", "futures", "timestamps", "created", "base_sequence", "producer_id",
                  "producer_epoch", "attempts", "retry_at", "closed", "settled", "error", "arrow_rows", "_built")
 
-    def __init__(self, tp: TopicPartition, compression: Compression, created: float, loop):
+    def __init__(self, tp: TopicPartition, compression: Compression, created: float,
+                 loop: asyncio.AbstractEventLoop) -> None:
         self.tp = tp
         self.builder = BatchBuilder(compression)
-        self.futures: list[asyncio.Future] = []
+        self.futures: list[asyncio.Future[RecordMetadata]] = []
         # Done once every record's future is: flush() waits on these, one per batch, not per record.
-        self.settled: asyncio.Future = loop.create_future()
+        self.settled: asyncio.Future[None] = loop.create_future()
         self.timestamps: list[int] = []
         self.created = created
         self.base_sequence = -1  # fixed on first send; a retry re-sends the same sequence
@@ -45,7 +50,7 @@ class ProducerBatch:
         self.closed = False
         self.error: BaseException | None = None  # why the batch failed, for callers waiting on ``settled``
         self.arrow_rows = 0  # rows appended from Arrow columns, after the single records
-        self._built: tuple | None = None
+        self._built: tuple[tuple[int, int, int, bool], bytes] | None = None  # (producer fields, encoded)
 
     @property
     def size(self) -> int:
@@ -55,7 +60,8 @@ class ProducerBatch:
     def record_count(self) -> int:
         return self.builder.count
 
-    def try_append(self, timestamp: int, key, value, headers, future: asyncio.Future, bound: int,
+    def try_append(self, timestamp: int, key: bytes | None, value: bytes | None,
+                   headers: list[tuple[str, bytes | None]] | None, future: asyncio.Future[RecordMetadata], bound: int,
                    limit: int | None) -> int:
         """Add one record (``bound``: its record_size_bound) unless the batch holds some and would
         pass ``limit`` bytes with it; the bytes it took, or -1 when it did not fit."""
@@ -67,7 +73,8 @@ class ProducerBatch:
         self.timestamps.append(timestamp)
         return added
 
-    def append_arrow(self, timestamp: int, keys, values, length: int, rows, start: int, limit: int) -> int:
+    def append_arrow(self, timestamp: int, keys: ArrowColumn, values: ArrowColumn, length: int, rows: bytes, start: int,
+                     limit: int) -> int:
         """Encode ``rows[start:]`` of Arrow key/value columns (see ``BatchBuilder.append_arrow``) until the
         batch reaches ``limit`` bytes; the position in ``rows`` to go on from."""
         end = self.builder.append_arrow(timestamp, keys, values, length, rows, start, limit)

@@ -26,7 +26,8 @@ from .transaction_manager import PreparedTxnState, TransactionManager
 __all__ = ["PreparedTxnState", "complete_prepared_transaction", "fence_transactional_id"]
 
 
-def _manager(cluster: Cluster, transactional_id: str, transaction_timeout_ms: int, max_block_ms: int):
+def _manager(cluster: Cluster, transactional_id: str, transaction_timeout_ms: int,
+             max_block_ms: int) -> TransactionManager:
     return TransactionManager(cluster, ProducerIdentity(), transactional_id,
                               transaction_timeout_ms=transaction_timeout_ms, max_block_ms=max_block_ms)
 

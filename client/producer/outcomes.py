@@ -8,6 +8,7 @@ import logging
 import time
 from collections import deque
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from weir.protocol.api_keys import ApiKey
 from weir.protocol.errors import Errors
@@ -16,6 +17,12 @@ from ..errors import KafkaConnectionError, KafkaException, KafkaTimeoutError, er
 from ..types import TopicPartition
 from .batch import ProducerBatch
 from .transaction_manager import TransactionAbortedError
+
+if TYPE_CHECKING:
+    from ..cluster import Cluster
+    from .accumulator import Accumulator
+    from .sender import ProducerIdentity
+    from .transaction_manager import TransactionManager
 
 log = logging.getLogger("weir.client.producer.sender")
 
@@ -27,18 +34,35 @@ _REFRESH_ON = frozenset({Errors.NOT_LEADER_OR_FOLLOWER, Errors.LEADER_NOT_AVAILA
 @dataclass
 class PartitionSequence:
     next_sequence: int = 0
-    in_flight: deque = field(default_factory=deque)
+    in_flight: deque[ProducerBatch] = field(default_factory=deque)
     recovering: bool = False
     acknowledged: bool = False  # a batch of this epoch has been written
 
 
 class BatchOutcomes:
+    # The sender's state that settling reads and changes: ``Sender.__init__`` sets it all.
+    cluster: Cluster
+    accumulator: Accumulator
+    idempotent: bool
+    transactional_id: str | None
+    identity: ProducerIdentity
+    txn: TransactionManager | None
+    delivery_timeout: float  # seconds
+    retries: int
+    in_flight: set[ProducerBatch]  # sent, not yet settled
+    _sequences: dict[TopicPartition, PartitionSequence]
+    _metadata_wanted: bool
+
+    def _require_bump(self, why: str) -> None:
+        """Stop new sends until the producer epoch is bumped (the sender's recovery, ``Sender._require_bump``)."""
+        raise NotImplementedError
+
     def _fail_request(self, batches: list[ProducerBatch], error: KafkaException) -> None:
         self._metadata_wanted = True
         for batch in batches:
             self._retry(batch, error, sent=True)
 
-    def _settle(self, response, batches: list[ProducerBatch]) -> None:
+    def _settle(self, response: Any, batches: list[ProducerBatch]) -> None:
         by_tp = {batch.tp: batch for batch in batches}
         for topic in response.responses:
             for answer in topic.partition_responses:
@@ -48,7 +72,7 @@ class BatchOutcomes:
         for batch in by_tp.values():  # a broker that left a partition out of its answer
             self._retry(batch, KafkaConnectionError("partition missing from the Produce response"), sent=True)
 
-    def _settle_partition(self, batch: ProducerBatch, answer) -> None:
+    def _settle_partition(self, batch: ProducerBatch, answer: Any) -> None:
         code = answer.error_code
         if code in (Errors.NONE, Errors.DUPLICATE_SEQUENCE_NUMBER):
             self._settle_success(batch, answer.base_offset, answer.log_append_time_ms)

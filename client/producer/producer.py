@@ -32,8 +32,8 @@ import asyncio
 import contextlib
 import logging
 import time
-from typing import Unpack
-from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Unpack
+from collections.abc import AsyncIterator, Mapping
 
 from weir.protocol.api_keys import ApiKey
 from weir.protocol.compression import Compression
@@ -45,11 +45,16 @@ from ..cluster import Cluster
 from ..errors import IllegalStateError, KafkaException, MessageTooLargeError, raise_for
 from ..partitioner import StickyPartitioner, partition_for_key, partition_rows
 from ..types import OffsetAndMetadata, RecordMetadata, TopicPartition
-from .accumulator import Accumulator, record_size_bound
+from .accumulator import Accumulator
 from .sender import ProducerIdentity, Sender
-from .batch import ProducerBatch
+from .batch import ProducerBatch, record_size_bound
 from .transaction_manager import PreparedTxnState, TransactionManager, TxnState
 from ..security import ClientSecurity, SecurityOptions
+
+if TYPE_CHECKING:
+    from weir.protocol.record_builder import ArrowColumn
+
+    from ..consumer.group import GroupMetadata
 
 log = logging.getLogger(__name__)
 
@@ -144,7 +149,7 @@ class Producer:
         await self.start()
         return self
 
-    async def __aexit__(self, *exc_info) -> None:
+    async def __aexit__(self, *exc_info: object) -> None:
         await self.close()
 
     async def _init_producer_id(self, identity: ProducerIdentity) -> None:
@@ -183,7 +188,7 @@ class Producer:
 
     async def send(self, topic: str, value: bytes | None = None, key: bytes | None = None, *,
                    partition: int | None = None, headers: list[tuple[str, bytes | None]] | None = None,
-                   timestamp_ms: int | None = None) -> asyncio.Future:
+                   timestamp_ms: int | None = None) -> asyncio.Future[RecordMetadata]:
         """Queue one record; the returned future resolves to its RecordMetadata once acknowledged."""
         self._check_can_send()
         count = await self._partition_count(topic)
@@ -207,8 +212,8 @@ class Producer:
             await self._send_sealed()
         return future
 
-    async def send_arrow(self, topic: str, keys, values, length: int, *,
-                         timestamp_ms: int | None = None) -> asyncio.Future:
+    async def send_arrow(self, topic: str, keys: ArrowColumn, values: ArrowColumn, length: int, *,
+                         timestamp_ms: int | None = None) -> asyncio.Future[int]:
         """Queue ``length`` rows of Arrow key and value columns (``weir.protocol.record_builder.arrow_column``
         specs; no headers), partitioned as ``send`` partitions keyed records and encoded in C. The returned
         future resolves to the row count once every batch holding them is acknowledged, or fails with the
@@ -235,11 +240,11 @@ class Producer:
                     await self._send_sealed()
         return self._all_settled(batches, length)
 
-    def _all_settled(self, batches: list[ProducerBatch], rows: int) -> asyncio.Future:
-        done = self._loop.create_future()
+    def _all_settled(self, batches: list[ProducerBatch], rows: int) -> asyncio.Future[int]:
+        done: asyncio.Future[int] = self._loop.create_future()
         waiting = len(batches)
 
-        def settled(_future) -> None:
+        def settled(_future: asyncio.Future[None]) -> None:
             nonlocal waiting
             waiting -= 1
             if waiting or done.done():
@@ -256,9 +261,11 @@ class Producer:
             batch.settled.add_done_callback(settled)
         return done
 
-    async def send_and_wait(self, topic: str, value: bytes | None = None, key: bytes | None = None,
-                            **kwargs) -> RecordMetadata:
-        return await (await self.send(topic, value, key, **kwargs))
+    async def send_and_wait(self, topic: str, value: bytes | None = None, key: bytes | None = None, *,
+                            partition: int | None = None, headers: list[tuple[str, bytes | None]] | None = None,
+                            timestamp_ms: int | None = None) -> RecordMetadata:
+        return await (await self.send(topic, value, key, partition=partition, headers=headers,
+                                      timestamp_ms=timestamp_ms))
 
     async def flush(self) -> None:
         """Send every queued record now (no linger) and wait until each one is settled."""
@@ -334,8 +341,8 @@ class Producer:
             raise
         await self.commit_transaction()
 
-    async def send_offsets_to_transaction(self, offsets: dict[TopicPartition, OffsetAndMetadata | int],
-                                          group_metadata) -> None:
+    async def send_offsets_to_transaction(self, offsets: Mapping[TopicPartition, OffsetAndMetadata | int],
+                                          group_metadata: GroupMetadata | str) -> None:
         """Commit a consumer group's offsets in this transaction (visible only if it commits).
 
         ``group_metadata`` is ``consumer.group_metadata()``: its generation, member and instance id

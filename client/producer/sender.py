@@ -29,11 +29,15 @@ import asyncio
 import functools
 import logging
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Any
 
 from weir.protocol.api_keys import ApiKey
 from weir.protocol.messages import produce
 
+from ..cluster import Cluster
+from ..connection import Connection
 from ..errors import BrokerResponseError, KafkaConnectionError, KafkaException, KafkaTimeoutError
 from ..types import TopicPartition
 from .accumulator import Accumulator
@@ -57,9 +61,10 @@ class ProducerIdentity:
 
 
 class Sender(BatchOutcomes):
-    def __init__(self, cluster, accumulator: Accumulator, *, acks: int, idempotent: bool, request_timeout_ms: int,
-                 max_in_flight: int, delivery_timeout_ms: int, retry_backoff_ms: int, max_request_size: int,
-                 init_producer_id, transactional_id: str | None = None):
+    def __init__(self, cluster: Cluster, accumulator: Accumulator, *, acks: int, idempotent: bool,
+                 request_timeout_ms: int, max_in_flight: int, delivery_timeout_ms: int, retry_backoff_ms: int,
+                 max_request_size: int, init_producer_id: Callable[[ProducerIdentity], Awaitable[None]],
+                 transactional_id: str | None = None) -> None:
         # With a transactional id the producer sets ``txn`` (its TransactionManager) before start().
         self.cluster = cluster
         self.accumulator = accumulator
@@ -75,7 +80,7 @@ class Sender(BatchOutcomes):
         self._init_producer_id = init_producer_id  # async (identity) -> None, bumps or allocates
         self._sequences: dict[TopicPartition, PartitionSequence] = {}
         self._in_flight_per_node: dict[int, int] = {}
-        self._pending: set[asyncio.Future] = set()  # Produce requests awaiting their answers
+        self._pending: set[asyncio.Future[Any]] = set()  # Produce requests awaiting their answers
         self.in_flight: set[ProducerBatch] = set()  # sent, not yet settled
         self.retries = 0  # batches sent again (the Java client's record-retry-total, per batch)
         self.requests = 0  # Produce requests written (request-total)
@@ -83,15 +88,13 @@ class Sender(BatchOutcomes):
         self._metadata_wanted = False
         self._closing = False
         self.fatal_error: BaseException | None = None
-        self._task: asyncio.Task | None = None
+        self._task: asyncio.Task[None] | None = None
         self.txn: TransactionManager | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
 
     # ------------------------------------------------------------------ lifecycle
 
     def start(self) -> None:
-        self._loop = asyncio.get_running_loop()
-        self._task = self._loop.create_task(self._run())
+        self._task = asyncio.get_running_loop().create_task(self._run())
 
     async def close(self) -> None:
         """Send what is queued, then stop."""
@@ -139,7 +142,7 @@ class Sender(BatchOutcomes):
         ready, wait = self.accumulator.ready(now)
         wait = wait if wait is not None else 1.0
         if self.txn is not None and (ready or self.txn.state in _NOTHING_MORE):
-            ready = await self._join_transaction(ready)
+            ready = await self._join_transaction(self.txn, ready)
         for node, partitions in self._by_leader(ready).items():
             if self._in_flight_per_node.get(node, 0) >= self.max_in_flight:
                 continue
@@ -203,24 +206,23 @@ class Sender(BatchOutcomes):
             by_node.setdefault(leader, []).append(tp)
         return by_node
 
-    async def _join_transaction(self, ready: list[TopicPartition]) -> list[TopicPartition]:
+    async def _join_transaction(self, txn: TransactionManager, ready: list[TopicPartition]) -> list[TopicPartition]:
         """The ready partitions that may be sent in the transaction, after one AddPartitionsToTxn
         for those new to it; in an error state or while aborting, queued batches fail instead."""
-        txn = self.txn
         if txn.state not in _NOTHING_MORE:
             missing = {tp for tp in ready if tp not in txn.partitions}
             if not missing or await txn.add_partitions(missing):
                 return ready
-        self._fail_undrained(txn.last_error or TransactionAbortedError(
+        self._fail_undrained(txn, txn.last_error or TransactionAbortedError(
             f"transaction of {self.transactional_id} aborted before the batch was sent"))
         return []
 
-    def _fail_undrained(self, error: BaseException) -> None:
+    def _fail_undrained(self, txn: TransactionManager, error: BaseException) -> None:
         for queue in self.accumulator.queues.values():
             while queue:
                 batch = queue.popleft()
                 if batch.base_sequence >= 0:  # sent before and retried: its sequence leaves a gap
-                    self.txn.require_epoch_bump()
+                    txn.require_epoch_bump()
                 batch.fail(error)
                 self.accumulator.release(batch)
 
@@ -231,7 +233,8 @@ class Sender(BatchOutcomes):
             batch.base_sequence = -1
 
     def _take_batches(self, partitions: list[TopicPartition]) -> list[ProducerBatch]:
-        batches, size = [], 0
+        batches: list[ProducerBatch] = []
+        size = 0
         for tp in partitions:
             queue = self.accumulator.queues.get(tp)
             if not queue:  # drained since it was found ready (send_now ran meanwhile)
@@ -267,9 +270,9 @@ class Sender(BatchOutcomes):
         batch.base_sequence = state.next_sequence
         state.next_sequence = (state.next_sequence + batch.record_count) % _SEQUENCE_MODULUS
 
-    def _produce_request(self, batches: list[ProducerBatch]):
+    def _produce_request(self, batches: list[ProducerBatch]) -> Any:
         transactional = self.transactional_id is not None
-        topics: dict[str, list] = {}
+        topics: dict[str, list[Any]] = {}
         for batch in batches:
             topics.setdefault(batch.tp.topic, []).append(
                 produce.PartitionData(index=batch.tp.partition, records=batch.encode(transactional)))
@@ -277,14 +280,14 @@ class Sender(BatchOutcomes):
             transactional_id=self.transactional_id, acks=self.acks, timeout_ms=self.timeout_ms,
             topic_data=[produce.TopicData(name=name, partition_data=parts) for name, parts in topics.items()])
 
-    def _produce_version(self, connection) -> int:
+    def _produce_version(self, connection: Connection) -> int:
         """Produce v12 in a version-2 transaction (its batches add their partitions, KIP-890), else at most
         v10: as the Java client, whose TV1 Produce is v11, except for TRANSACTION_ABORTABLE's promise."""
         if self.txn is not None and self.txn.transaction_version >= 2:
             return connection.version_for(ApiKey.PRODUCE, transaction_version=2)
         return connection.version_for(ApiKey.PRODUCE, 10)
 
-    def _dispatch(self, node: int, connection, partitions: list[TopicPartition]) -> bool:
+    def _dispatch(self, node: int, connection: Connection, partitions: list[TopicPartition]) -> bool:
         """Take one batch of each partition (those that may go) and write them as one request,
         with no await between taking and writing (so batches leave in queue order); whether
         a request went."""
@@ -302,11 +305,11 @@ class Sender(BatchOutcomes):
         self.requests += 1
         self._in_flight_per_node[node] = self._in_flight_per_node.get(node, 0) + 1
         self._pending.add(future)
-        timer = self._loop.call_later(self.timeout_ms / 1000 + 5, self._timed_out, node, connection, future)
+        timer = future.get_loop().call_later(self.timeout_ms / 1000 + 5, self._timed_out, node, connection, future)
         future.add_done_callback(functools.partial(self._on_response, node, batches, timer))
         return True
 
-    async def _send_unacknowledged(self, connection, batches: list[ProducerBatch]) -> None:
+    async def _send_unacknowledged(self, connection: Connection, batches: list[ProducerBatch]) -> None:
         """acks=0: the broker answers nothing, so a batch is done once written."""
         if not batches:
             return
@@ -314,14 +317,15 @@ class Sender(BatchOutcomes):
         for batch in batches:
             self._settle_success(batch, -1, -1)
 
-    def _timed_out(self, node: int, connection, future: asyncio.Future) -> None:
+    def _timed_out(self, node: int, connection: Connection, future: asyncio.Future[Any]) -> None:
         if future.done():
             return
         future.set_exception(KafkaTimeoutError(f"Produce to broker {node} timed out"))
         # Answers after this one would be matched to the wrong requests: the connection goes.
-        self._loop.create_task(connection.close())
+        future.get_loop().create_task(connection.close())
 
-    def _on_response(self, node: int, batches: list[ProducerBatch], timer, future: asyncio.Future) -> None:
+    def _on_response(self, node: int, batches: list[ProducerBatch], timer: asyncio.TimerHandle,
+                     future: asyncio.Future[Any]) -> None:
         """A Produce request is answered (or failed): settle its batches, then send what that
         made possible before the callers waiting for room or results get the loop."""
         timer.cancel()

@@ -42,7 +42,7 @@ import enum
 import logging
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from collections.abc import Callable
 
 from weir.protocol.api_keys import ApiKey
@@ -55,6 +55,11 @@ from ..error_policy import RULES, Outcome, classify  # noqa: F401 (API)
 from ..errors import BrokerResponseError, IllegalStateError, KafkaException, KafkaTimeoutError, error_for
 from ..types import OffsetAndMetadata, TopicPartition
 from .txn_errors import E, StaleGroupMetadataError, txn_error  # noqa: F401 (API)
+
+if TYPE_CHECKING:
+    from ..cluster import Cluster
+    from ..consumer.group import GroupMetadata
+    from .sender import ProducerIdentity
 
 log = logging.getLogger(__name__)
 
@@ -105,8 +110,9 @@ _ADD_PARTITIONS_RETRY_BACKOFF = 0.02  # the Java client's ADD_PARTITIONS_RETRY_B
 
 
 class TransactionManager:
-    def __init__(self, cluster, identity, transactional_id: str, *, transaction_timeout_ms: int,
-                 max_block_ms: int, on_epoch_bump=None):
+    def __init__(self, cluster: Cluster, identity: ProducerIdentity, transactional_id: str, *,
+                 transaction_timeout_ms: int, max_block_ms: int,
+                 on_epoch_bump: Callable[[], None] | None = None) -> None:
         self.cluster = cluster
         self.identity = identity  # the sender's ProducerIdentity: one owner of the producer id and epoch
         self.transactional_id = transactional_id
@@ -252,7 +258,7 @@ class TransactionManager:
         else:
             self.transition_to(S.READY)
 
-    async def send_offsets(self, offsets: dict[TopicPartition, OffsetAndMetadata], group) -> None:
+    async def send_offsets(self, offsets: dict[TopicPartition, OffsetAndMetadata], group: GroupMetadata) -> None:
         """AddOffsetsToTxn (version 1 only: TxnOffsetCommit v5 adds the group itself), then TxnOffsetCommit
         with the group's generation and member (KIP-447)."""
         self.require_transaction("send offsets")
@@ -261,7 +267,7 @@ class TransactionManager:
                 transactional_id=self.transactional_id, producer_id=self.identity.producer_id,
                 producer_epoch=self.identity.producer_epoch, group_id=group.group_id), lambda r: r.error_code)
         self._offsets_added = True
-        by_topic: dict[str, list] = {}
+        by_topic: dict[str, list[Any]] = {}
         for tp, offset in offsets.items():
             by_topic.setdefault(tp.topic, []).append(txn_offset_commit.RequestPartition(
                 partition_index=tp.partition, committed_offset=offset.offset,
@@ -297,7 +303,7 @@ class TransactionManager:
         for tp in sorted(partitions):
             by_topic.setdefault(tp.topic, []).append(tp.partition)
 
-        def first_error(response) -> int:
+        def first_error(response: Any) -> int:
             codes = [p.partition_error_code for t in response.results_by_topic_v3_and_below
                      for p in t.results_by_partition]
             retriable = [c for c in codes if c and error_for(c).retriable]

@@ -14,7 +14,7 @@ from weir.broker.features import GROUP_VERSION
 from weir.protocol.api_keys import ApiKey
 from weir.broker.group.configs import GroupConfigs
 from weir.broker.group.consumer.member import MemberState
-from weir.protocol.errors import Errors
+from weir.protocol.errors import Errors, KafkaError
 from tests.group.consumer_driver import G, Member, request
 from tests.txn.test_coordinator import make_context
 
@@ -50,14 +50,15 @@ def assert_disjoint_and_complete(context, members, topic, count):
     assert set(owned) == {(tid(context, topic), p) for p in range(count)}
 
 
-async def test_first_member_joins_gets_every_partition_at_epoch_1(context):
+async def test_first_member_joins_gets_every_partition_at_epoch_2(context):
+    # Kafka 4.3: a new group is at epoch 1 and the first member's subscription bumps it to 2
     a = Member(context, "a", topics=("wide",))
     answer = await a.join()
     assert (answer["error_code"], answer["member_id"], answer["member_epoch"],
-            answer["heartbeat_interval_ms"]) == (0, "a", 1, HEARTBEAT)
+            answer["heartbeat_interval_ms"]) == (0, "a", 2, HEARTBEAT)
     assert answer["assignment"] == {tid(context, "wide"): frozenset(range(6))}
     group = group_of(context)
-    assert (group.group_epoch, group.target_epoch, group.state.value) == (1, 1, "Stable")
+    assert (group.group_epoch, group.target_epoch, group.state.value) == (2, 2, "Stable")
     # a heartbeat with nothing new carries no assignment
     assert (await a.beat())["assignment"] is None
 
@@ -66,14 +67,14 @@ async def test_a_partition_moves_only_after_its_owner_revokes_it(context):
     a, b = Member(context, "a", topics=("wide",)), Member(context, "b", topics=("wide",))
     await a.join()
     answer = await b.join()
-    assert answer["member_epoch"] == 2 and answer["assignment"] == {}  # the 3 it gets are still a's
+    assert answer["member_epoch"] == 3 and answer["assignment"] == {}  # the 3 it gets are still a's
     assert group_of(context).members["b"].state == MemberState.UNRELEASED_PARTITIONS
     answer = await a.beat()  # a is told to keep 3 and revoke 3, at its old epoch
-    assert answer["member_epoch"] == 1 and len(a.partitions()) == 3
+    assert answer["member_epoch"] == 2 and len(a.partitions()) == 3
     assert group_of(context).members["a"].state == MemberState.UNREVOKED_PARTITIONS
     assert (await b.beat())["assignment"] is None  # still held by a: nothing yet
-    answer = await a.beat()  # a's heartbeat shows the 3 gone: it moves to epoch 2
-    assert answer["member_epoch"] == 2 and group_of(context).members["a"].state == MemberState.STABLE
+    answer = await a.beat()  # a's heartbeat shows the 3 gone: it moves to epoch 3
+    assert answer["member_epoch"] == 3 and group_of(context).members["a"].state == MemberState.STABLE
     answer = await b.beat()
     assert len(b.partitions()) == 3
     assert_disjoint_and_complete(context, [a, b], "wide", 6)
@@ -247,24 +248,38 @@ async def test_offset_commit_and_fetch_check_the_member_epoch(context):
                                          ("zz", a.epoch, 9, Errors.UNKNOWN_MEMBER_ID),
                                          ("a", a.epoch, 8, Errors.UNSUPPORTED_VERSION),
                                          ("", -1, 9, Errors.UNKNOWN_MEMBER_ID)]:  # not while it has members
-        with pytest.raises(Exception) as caught:
+        with pytest.raises(KafkaError) as caught:
             groups.validate_offset_commit(G, member, None, epoch, transactional=False, api_version=version)
         assert caught.value.code == code
-    # KIP-1251: an older epoch still commits the partitions the member held since then
+    # KIP-1251: an older epoch still commits the partitions the member held since then; one partition
+    # it did not hold refuses the whole commit, as Kafka's validator throws out of the request
     b = Member(context, "b", topics=("wide",))
     await b.join()
     await converge([a, b])
-    assert a.epoch == 2 and len(a.partitions()) == 3
+    assert a.epoch == 3 and len(a.partitions()) == 3
     kept = sorted(p for _, p in a.partitions())
     given_up = sorted(set(range(6)) - set(kept))
-    refused = groups.validate_offset_commit(G, "a", None, 1, transactional=False, api_version=9,
-                                            partitions=[("wide", p) for p in range(6)])
-    assert refused == {("wide", p): Errors.STALE_MEMBER_EPOCH for p in given_up}
+    groups.validate_offset_commit(G, "a", None, 2, transactional=False, api_version=9,
+                                  partitions=[("wide", p) for p in kept])
+    for transactional, code in [(False, Errors.STALE_MEMBER_EPOCH), (True, Errors.ILLEGAL_GENERATION)]:
+        with pytest.raises(KafkaError) as caught:
+            groups.validate_offset_commit(G, "a", None, 2, transactional=transactional, api_version=9,
+                                          partitions=[("wide", kept[0]), ("wide", given_up[0])])
+        assert caught.value.code == code
     member_b = group_of(context).members["b"]
-    assert {member_b.assigned_at(tid(context, "wide"), p) for p in given_up} == {2}
+    assert {member_b.assigned_at(tid(context, "wide"), p) for p in given_up} == {3}
+    with pytest.raises(KafkaError) as caught:  # b's partitions are from epoch 3: 2 is too old for them
+        groups.validate_offset_commit(G, "b", None, 2, transactional=False, api_version=9,
+                                      partitions=[("wide", given_up[0])])
+    assert caught.value.code == Errors.STALE_MEMBER_EPOCH
+    # TxnOffsetCommit (KIP-447): a zombie's epoch is ILLEGAL_GENERATION; no group metadata at all passes
+    with pytest.raises(KafkaError) as caught:
+        groups.validate_offset_commit(G, "a", None, a.epoch + 1, transactional=True)
+    assert caught.value.code == Errors.ILLEGAL_GENERATION
+    groups.validate_offset_commit(G, "", None, -1, transactional=True, partitions=[("wide", 0)])
     consumer = groups.consumer
     consumer.validate_offset_fetch(group_of(context), None, -1)
-    with pytest.raises(Exception) as caught:
+    with pytest.raises(KafkaError) as caught:
         consumer.validate_offset_fetch(group_of(context), "a", a.epoch - 1)
     assert caught.value.code == Errors.STALE_MEMBER_EPOCH
 

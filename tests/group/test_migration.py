@@ -91,10 +91,12 @@ async def test_a_classic_member_is_served_by_a_consumer_group(context):
     assert b.heartbeat() == Errors.NONE
     assert len(b.owned) == 3 and not b.owned & wide(context, a) and b.owned | wide(context, a) == set(range(6))
     # its commits carry its generation (= member epoch); another is ILLEGAL_GENERATION, as in Kafka
-    assert context.groups.validate_offset_commit(G, b.member_id, None, b.generation, False, 8) == {}
-    with pytest.raises(Exception) as refused:
-        context.groups.validate_offset_commit(G, b.member_id, None, b.generation - 1, False, 8)
-    assert refused.value.error == Errors.ILLEGAL_GENERATION
+    context.groups.validate_offset_commit(G, b.member_id, None, b.generation, False, 8)
+    for generation in (b.generation + 1, b.generation - 1):  # newer; older than b holds its partitions
+        with pytest.raises(Exception) as refused:
+            context.groups.validate_offset_commit(G, b.member_id, None, generation, False, 8,
+                                                  partitions=[("wide", p) for p in sorted(b.owned)])
+        assert refused.value.error == Errors.ILLEGAL_GENERATION
     # a classic member with no protocol in common with the classic members is refused, as in Kafka
     stranger = await context.groups.join_group(G, "", None, "consumer", [("roundrobin", protocols()[0][1])], 45_000,
                                                30_000, "classic", "/h", require_known_member_id=False)
@@ -123,6 +125,74 @@ async def test_a_restarted_static_classic_member_takes_its_place_back(context):
     group = context.groups.consumer.groups[G]
     assert b.member_id not in group.members and group.members[restarted.member_id].assigned == held
     assert b.heartbeat() == Errors.FENCED_INSTANCE_ID
+
+
+async def test_a_classic_member_must_sync_and_rejoin_within_its_rebalance_timeout(context):
+    """Kafka's join and sync timeouts for classic members of a consumer group: the rebalance timeout
+    (30 s here) bounds JoinGroup -> SyncGroup and REBALANCE_IN_PROGRESS -> JoinGroup, while the
+    session (45 s) is kept alive by heartbeats."""
+    a = Member(context, "a", topics=("wide",))
+    await a.join()
+    group = context.groups.consumer.groups[G]
+    clock = context.groups.clock
+
+    async def wait(ms, classic=()):  # time passes; everyone else heartbeats meanwhile
+        for _ in range(ms // 5_000):
+            clock.advance(5_000)
+            await a.beat()
+            for member in classic:
+                member.heartbeat()
+        await settle(context)
+
+    slow_sync = ClassicMember(context)
+    await slow_sync.join()
+    await wait(25_000)
+    assert slow_sync.member_id in group.members
+    await wait(5_000)
+    assert slow_sync.member_id not in group.members  # joined, never synced: fenced after 30 s
+
+    b = ClassicMember(context)
+    await b.rebalance()
+    for _ in range(4):  # b converges: it rejoins each time it is told to
+        await a.beat()
+        if b.heartbeat() == Errors.REBALANCE_IN_PROGRESS:
+            await b.rebalance()
+    assert b.heartbeat() == Errors.NONE and len(b.owned) == 3
+    await wait(35_000, [b])  # synced in time: no deadline left but the session, which heartbeats renew
+    assert b.member_id in group.members
+    await Member(context, "c", topics=("wide",)).join()  # a new epoch: b is told to rejoin
+    assert b.heartbeat() == Errors.REBALANCE_IN_PROGRESS
+    await wait(25_000, [b])  # it heartbeats (its session stays alive) but does not rejoin
+    assert b.member_id in group.members and b.heartbeat() == Errors.REBALANCE_IN_PROGRESS
+    await wait(5_000, [b])
+    assert b.member_id not in group.members  # 30 s after the first REBALANCE_IN_PROGRESS
+
+
+async def test_a_classic_member_rejoins_for_a_new_target_not_for_a_new_group_epoch(context):
+    """As Kafka: a member leaving bumps the group epoch, but a classic member is asked to rejoin only once
+    a heartbeat has computed the new target assignment (its epoch is the one compared)."""
+    a, b = Member(context, "a", topics=("wide",)), ClassicMember(context)
+    await a.join()
+    await b.rebalance()
+    for _ in range(4):
+        await a.beat()
+        if b.heartbeat() == Errors.REBALANCE_IN_PROGRESS:
+            await b.rebalance()
+    c = Member(context, "c", topics=("wide",))
+    await c.join()
+    for _ in range(4):
+        for member in (a, c):
+            await member.beat()
+        if b.heartbeat() == Errors.REBALANCE_IN_PROGRESS:
+            await b.rebalance()
+    group = context.groups.consumer.groups[G]
+    assert b.heartbeat() == Errors.NONE and group.state.value == "Stable"
+    await c.leave()
+    assert group.group_epoch > group.target_epoch
+    assert b.heartbeat() == Errors.NONE  # no new target yet
+    await a.beat()  # computes it: c's partitions go to a and b
+    assert group.group_epoch == group.target_epoch
+    assert b.heartbeat() == Errors.REBALANCE_IN_PROGRESS
 
 
 async def test_upgrade_then_downgrade(context):

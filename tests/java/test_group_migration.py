@@ -1,7 +1,8 @@
 """Rolling a fleet of Java consumers from group.protocol=classic to consumer and back while a
 producer writes, on each broker (KIP-848's online migration): the classic group upgrades when the
 first consumer-protocol member joins, classic and consumer members share the partitions while the
-fleet rolls, and the group downgrades when the last consumer-protocol member leaves. Offsets are
+fleet rolls (DescribeGroups then answers as for any consumer group), and the group downgrades when
+the last consumer-protocol member leaves. Offsets are
 committed after each poll and before a partition is given up: every record is consumed once, none
 lost and none twice."""
 
@@ -11,6 +12,10 @@ import threading
 from confluent_kafka import ConsumerGroupType, Producer
 from confluent_kafka.admin import AdminClient
 
+from weir.protocol.api_keys import ApiKey
+from weir.protocol.errors import Errors
+from weir.protocol.messages import describe_groups
+from tests.features.raw import ask
 from tests.java.java_client import JavaProcess
 from tests.java.test_consumer_group import consumed, ownership
 from tests.support.topics import create_topic
@@ -51,6 +56,16 @@ def group_type(admin: AdminClient, group: str) -> ConsumerGroupType | None:
     return next((listing.type for listing in listed if listing.group_id == group), None)
 
 
+def described_by_describe_groups(broker, group: str) -> dict[int, tuple]:
+    """DescribeGroups v5 and v6 (sent raw) of one group: error, message, state, protocol type, members."""
+    answers = {}
+    for version in (5, 6):
+        described = ask(broker, ApiKey.DESCRIBE_GROUPS, version, describe_groups.REQUEST(groups=[group])).groups[0]
+        answers[version] = (described.error_code, described.error_message, described.group_state,
+                            described.protocol_type, len(described.members))
+    return answers
+
+
 def test_rolling_from_classic_to_consumer_and_back(any_broker, topic_name):
     bootstrap, group = any_broker.bootstrap, f"{topic_name}-group"
     create_topic(bootstrap, topic_name, PARTITIONS)
@@ -80,6 +95,10 @@ def test_rolling_from_classic_to_consumer_and_back(any_broker, topic_name):
         new = start("consumer-c", "consumer")  # the first consumer-protocol member converts the group
         becomes(ConsumerGroupType.CONSUMER)
         progress()  # classic and consumer members share the partitions
+        # DescribeGroups serves classic groups only, classic members or not: as Kafka 4.3 answers
+        assert described_by_describe_groups(any_broker, group) == {
+            5: (0, None, "Dead", "", 0),
+            6: (Errors.GROUP_ID_NOT_FOUND, f"Group {group} is not a classic group.", "Dead", "", 0)}
         for leaving in old:
             leaving.stop()
             progress()

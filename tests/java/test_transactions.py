@@ -107,6 +107,10 @@ def test_consume_transform_produce_commits_offsets_with_the_output(any_broker, t
                  protocol)
     assert only(events, "aborted")["committed"] == {}  # the aborted transaction's offsets never count
     assert only(events, "processed")["records"] == count
+    # KIP-447: the generation (the member epoch with the consumer protocol) fences a zombie's offsets
+    # (ILLEGAL_GENERATION on TxnOffsetCommit for both protocols, as Kafka 4.3 answers)
+    assert only(events, "zombie_offsets")["errors"] == {"newer": "CommitFailedException",
+                                                        "older": "CommitFailedException"}
     assert only(events, "group_offsets")["committed"] == {str(p): end for p, end in ends.items() if end}
 
     output = read_all(any_broker.bootstrap, sink, 3)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from weir.broker.clock import ManualClock
 from weir.broker.config import BrokerConfig
+from weir.broker.log import cleaner_process
 from weir.broker.log.cleaner import LogCleaner
 from weir.broker.log.partition import Partition
 from weir.protocol import records as rec
@@ -61,14 +62,16 @@ def latest(partition):
     return state
 
 
-def make_cleaner(partition, clock=None, data_dir=None, **settings):
+def make_cleaner(partition, clock=None, data_dir=None, runner=cleaner_process.in_child_process, **settings):
+    """``runner=cleaner_process.in_thread`` for a test that patches the pass in this process."""
     config = BrokerConfig({k: str(v) for k, v in settings.items()})
-    return LogCleaner(data_dir or partition.directory.parent, config, clock or ManualClock(), lambda: [partition])
+    return LogCleaner(data_dir or partition.directory.parent, config, clock or ManualClock(), lambda: [partition],
+                      runner)
 
 
-async def clean(partition, clock=None, cleaner=None):
+async def clean(partition, clock=None, cleaner=None, runner=cleaner_process.in_child_process):
     """One pass over everything cleanable, whatever the dirty ratio."""
-    cleaner = cleaner or make_cleaner(partition, clock)
+    cleaner = cleaner or make_cleaner(partition, clock, runner=runner)
     target = cleaner.log_to_clean(partition, cleaner.clock.now_ms())
     target.first_dirty = partition.log_start_offset  # every pass re-examines the whole cleanable range
     return await cleaner.clean(target)

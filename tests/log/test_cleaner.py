@@ -2,6 +2,7 @@
 
 import pytest
 
+from weir.broker.log import partition_txns
 from weir.broker.clock import ManualClock
 from weir.broker.log import log_start, time_lookup
 from weir.protocol import records as rec
@@ -101,14 +102,15 @@ async def test_aborted_transactions_and_their_markers_go_commits_stay(tmp_path):
     await clean(p, clock)
     assert shape() == [(1, True, [b"\x00\x00\x00\x00\x00\x00"]), (2, False, [b"committed"]),
                        (3, True, [b"\x00\x00\x00\x00\x00\x00"]), (4, False, [b"plain"]), (5, False, [b"active"])]
-    assert [t.first_offset for t in p.aborted_transactions(0, 5)] == [0], "the retained ABORT keeps its entry"
+    assert [t.first_offset for t in partition_txns.aborted_between(p, 0, 5)] == [0], \
+        "the retained ABORT keeps its entry"
     await clean(p, clock)  # the aborted data is gone now: its marker gets a delete horizon
     abort = batches(p)[0][0]
     assert abort.is_control and rec.delete_horizon_ms(abort) == clock.now_ms() + 1000
     clock.advance(1000)
     await clean(p, clock)
     assert [b[0] for b in shape()] == [2, 3, 4, 5], "the ABORT marker is gone past its horizon"
-    assert p.aborted_transactions(0, 6) == []
+    assert partition_txns.aborted_between(p, 0, 6) == []
     # overwrite the committed value: its batch goes, then its COMMIT marker after a horizon
     await put(p, (b"b", b"new"))
     p.roll()
@@ -240,3 +242,40 @@ async def test_a_full_offset_map_cleans_in_several_passes(tmp_path):
         ends.append(cleaner.checkpoint.offsets[("t", 0)])
     assert ends == [3, 6, 9, 12, 15, 18, 20], "three keys per pass, then the rest of the segment"
     assert records(p) == [(10 + i, b"k%d" % i, b"r1") for i in range(10)] + [(20, b"x", b"active")]
+
+
+async def test_the_broker_file_budget_is_touched_on_the_event_loop_thread_only(tmp_path):
+    """The cleaned segment is opened and loaded in a worker thread; the broker's SegmentFiles (an
+    OrderedDict the loop iterates to close idle files) must not be changed from there."""
+    import threading
+
+    from weir.broker.log.open_files import SegmentFiles
+    from weir.broker.log.partition import Partition
+
+    off_loop: list[str] = []
+    loop_thread = threading.get_ident()
+
+    class LoopOnlyFiles(SegmentFiles):
+        def opened(self, segment):
+            if threading.get_ident() != loop_thread:
+                off_loop.append(f"opened {segment.base_offset}")
+            super().opened(segment)
+
+        def closed(self, segment):
+            if threading.get_ident() != loop_thread:
+                off_loop.append(f"closed {segment.base_offset}")
+            super().closed(segment)
+
+    config = open_compacted(tmp_path / "t-0").config
+    files = LoopOnlyFiles(64)
+    p = Partition("t", 0, tmp_path / "t-0", config, files)
+    p.open()
+    await put(p, (b"k1", b"a"), (b"k2", b"b"))
+    await put(p, (b"k1", b"c"))
+    p.roll()
+    await put(p, (b"k1", b"active"))
+    await clean(p)
+    assert records(p)[:2] == [(1, b"k2", b"b"), (2, b"k1", b"c")]
+    assert not off_loop
+    cleaned = p.segments[0]  # counted in the broker's budget exactly while its file is open
+    assert (cleaned in files._open) == (cleaned._fd is not None)

@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from weir.broker.log import compactor, segment_swap
+from weir.broker.log import cleaner_process, compactor, segment_swap
 from tests.log.cleaner_helpers import clean, latest, make_cleaner, open_compacted, put, records
 
 LEFTOVER_SUFFIXES = (".cleaned", ".swap", ".deleted")
@@ -114,7 +114,7 @@ async def test_crash_during_the_pass_leaves_the_log_as_it_was(tmp_path, monkeypa
         monkeypatch.setattr(segment_swap.CleanedSegmentWriter, "finish",
                             lambda self, aborted: (_ for _ in ()).throw(Crash()))
     with pytest.raises(Crash):
-        await clean(p)
+        await clean(p, runner=cleaner_process.in_thread)  # patched here, so run here
     assert records(p) == original, "the running partition is untouched"
     again = open_compacted(directory)
     assert leftovers(directory) == []
@@ -149,7 +149,7 @@ async def test_deleting_a_topic_aborts_a_pass_on_it(tmp_path, monkeypatch):
     import asyncio
     original, _cleaned, _state = await expected_states(tmp_path)
     p = await build(tmp_path / "run" / "t-0")
-    cleaner = make_cleaner(p)
+    cleaner = make_cleaner(p, runner=cleaner_process.in_thread)  # patched here, so run here
     cleaner.checkpoint.offsets[("t", 0)] = 0
     started = threading.Event()
     check_stop = compactor.Compactor._check_stop
@@ -165,3 +165,66 @@ async def test_deleting_a_topic_aborts_a_pass_on_it(tmp_path, monkeypatch):
     assert await task is None, "the pass was aborted, nothing installed"
     assert ("t", 0) not in cleaner.checkpoint.offsets
     assert leftovers(p.directory) == [] and records(p) == original
+
+
+
+async def test_a_cleaner_process_killed_mid_pass_fails_that_pass_and_the_next_starts_a_new_one(tmp_path,
+                                                                                                 monkeypatch):
+    original, cleaned, _state = await expected_states(tmp_path)  # also starts the child process
+    p = await build(tmp_path / "run" / "t-0")
+    child = cleaner_process._CHILD
+    killed = child._process.pid
+    send_descriptors = cleaner_process.sendfds
+
+    def kill_then_send(sock, fds):  # the child dies with the plan sent, before its segments come
+        child._process.kill()
+        child._process.wait()
+        send_descriptors(sock, fds)
+    with monkeypatch.context() as patch:
+        patch.setattr(cleaner_process, "sendfds", kill_then_send)
+        with pytest.raises(OSError, match="child process"):
+            await clean(p)
+    assert leftovers(p.directory) == [] and records(p) == original
+    assert await clean(p) is not None
+    assert records(p) == cleaned
+    assert child._process.pid != killed
+
+
+async def test_the_replaced_segments_files_are_closed_in_a_worker_thread(tmp_path, monkeypatch):
+    """Their files were unlinked while open: the last close frees the blocks, off the event loop."""
+    import os
+    from tests.support.waiting import wait_until_async
+    from weir.broker.log import segment as segment_module
+    p = await build(tmp_path / "t-0")
+    closed_by = []
+    real_close = os.close
+    monkeypatch.setattr(segment_module.os, "close",
+                        lambda fd: (closed_by.append(threading.current_thread()), real_close(fd))[1])
+
+    def open_deleted_files():
+        return [target for fd in os.listdir("/proc/self/fd")
+                if (target := os.readlink(f"/proc/self/fd/{fd}") if os.path.exists(f"/proc/self/fd/{fd}") else "")
+                .startswith(str(p.directory)) and target.endswith("(deleted)")]
+    await clean(p)
+    await wait_until_async(lambda: not open_deleted_files(), "the replaced segments' files closed")
+    assert closed_by and threading.main_thread() not in closed_by
+
+
+async def test_a_pass_in_the_child_process_aborted_as_it_starts_leaves_the_log_as_it_was(tmp_path, monkeypatch):
+    original, _cleaned, _state = await expected_states(tmp_path)
+    p = await build(tmp_path / "run" / "t-0")
+    send_descriptors = cleaner_process.sendfds
+    aborts = []
+
+    def in_child_process(plan, abort):
+        aborts.append(abort)
+        return cleaner_process.in_child_process(plan, abort)
+
+    def send_then_abort(sock, fds):  # the broker stops just as the child gets the pass
+        send_descriptors(sock, fds)
+        aborts[-1].set()
+    monkeypatch.setattr(cleaner_process, "sendfds", send_then_abort)
+    assert await clean(p, runner=in_child_process) is None, "nothing installed"
+    assert leftovers(p.directory) == [] and records(p) == original
+    monkeypatch.undo()
+    assert await clean(p) is not None, "the child serves the next pass"

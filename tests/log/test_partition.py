@@ -317,3 +317,36 @@ def test_read_past_the_first_batch_of_a_response_returns_only_whole_batches_that
     result = p.read(1, 2 * size + size // 2, min_one=False)
     assert len(result.records) == 2 * size and result.end_offset == 3
     assert len(p.read(0, 5 * size, min_one=False).records) == 5 * size
+
+
+async def test_retention_frees_a_deleted_segments_blocks_in_a_worker_thread(tmp_path, monkeypatch):
+    """The name goes at once; the inode's last close, which frees the blocks, runs off the event loop."""
+    import threading
+
+    from tests.support.waiting import wait_until_async
+    from weir.broker.log import segment as segment_module
+
+    p = open_partition(tmp_path / "t-0", **{"segment.bytes": 500, "retention.bytes": 1000})
+    for _ in range(20):
+        validated = p.validate_client_batch(memoryview(rec.encode_batch([rec.Record(b"x" * 100)])), 9, 0)
+        await p.append_client_batch(validated.batch, validated.header, 0)
+    before = [s.log_path for s in p.segments]
+    closed_in: list[threading.Thread] = []
+    real_close = os.close
+    monkeypatch.setattr(segment_module.os, "close",
+                        lambda fd: (closed_in.append(threading.current_thread()), real_close(fd))[1])
+
+    def still_open() -> list[str]:
+        targets = []
+        for fd in os.listdir("/proc/self/fd"):
+            try:
+                targets.append(os.readlink(f"/proc/self/fd/{fd}"))
+            except OSError:
+                continue
+        return [t for t in targets if any(t.startswith(str(path)) for path in doomed)]
+
+    assert log_start.apply_retention(p, now_ms=0) > 0
+    doomed = [path for path in before if path not in {s.log_path for s in p.segments}]
+    assert doomed and not any(os.path.exists(path) for path in doomed)  # the names are gone at once
+    await wait_until_async(lambda: not still_open(), "the deleted segments' last descriptors closed")
+    assert any(thread is not threading.main_thread() for thread in closed_in)

@@ -2,6 +2,7 @@
 
 import pytest
 
+from weir.broker.log import partition_txns
 from weir.protocol import records as rec
 from weir.protocol.errors import Errors, KafkaError
 from tests.log.test_partition import open_partition
@@ -40,7 +41,7 @@ async def test_open_transaction_holds_the_lso_until_its_marker(tmp_path):
     marker = await p.append_marker(PID, EPOCH, 0, True, 5000)
     assert marker == 4 and p.last_stable_offset == p.high_watermark == 5
     assert [control for control, _values in visible(p, 0, p.last_stable_offset)] == [False, False, False, True]
-    assert p.aborted_transactions(0, 5) == []
+    assert partition_txns.aborted_between(p, 0, 5) == []
 
 
 async def test_abort_is_indexed_with_its_range_and_lso(tmp_path):
@@ -49,13 +50,13 @@ async def test_abort_is_indexed_with_its_range_and_lso(tmp_path):
     await txn_append(p, b"b1", pid=2, seq=0)
     await txn_append(p, b"a2", pid=1, seq=1)
     abort_at = await p.append_marker(1, EPOCH, 0, False, 0)
-    [aborted] = p.aborted_transactions(0, p.high_watermark)
+    [aborted] = partition_txns.aborted_between(p, 0, p.high_watermark)
     # producer 2 is still open from offset 1, so the LSO right after the abort is 1
     assert aborted == (1, 0, abort_at, 1)
     assert p.last_stable_offset == 1
     await p.append_marker(2, EPOCH, 0, True, 0)
     assert p.last_stable_offset == p.high_watermark
-    assert p.aborted_transactions(abort_at + 1, p.high_watermark) == []
+    assert partition_txns.aborted_between(p, abort_at + 1, p.high_watermark) == []
     assert (tmp_path / "00000000000000000000.txnindex").stat().st_size == 34
 
 
@@ -66,10 +67,10 @@ async def test_fetch_range_selects_only_overlapping_aborts(tmp_path):
     await plain_append(p, b"p")                          # 2
     await txn_append(p, b"y", pid=2)                     # 3
     await p.append_marker(2, EPOCH, 0, False, 0)         # aborted [3, 4]
-    assert [a.producer_id for a in p.aborted_transactions(0, 1)] == [1]
-    assert [a.producer_id for a in p.aborted_transactions(2, 3)] == []
-    assert [a.producer_id for a in p.aborted_transactions(2, 5)] == [2]
-    assert [a.producer_id for a in p.aborted_transactions(0, 5)] == [1, 2]
+    assert [a.producer_id for a in partition_txns.aborted_between(p, 0, 1)] == [1]
+    assert [a.producer_id for a in partition_txns.aborted_between(p, 2, 3)] == []
+    assert [a.producer_id for a in partition_txns.aborted_between(p, 2, 5)] == [2]
+    assert [a.producer_id for a in partition_txns.aborted_between(p, 0, 5)] == [1, 2]
 
 
 async def test_a_transactional_batch_needs_the_coordinator_and_a_plain_one_waits(tmp_path):
@@ -111,14 +112,14 @@ async def test_open_transactions_and_aborts_survive_reopen_without_a_snapshot(tm
     await txn_append(p, b"a", pid=1)
     await p.append_marker(1, EPOCH, 0, False, 0)
     await txn_append(p, b"b", pid=2)
-    lso, aborted = p.last_stable_offset, p.aborted_transactions(0, p.high_watermark)
+    lso, aborted = p.last_stable_offset, partition_txns.aborted_between(p, 0, p.high_watermark)
     for segment in p.segments:  # a crash: no clean close, no snapshot
         segment.close()
     for snapshot in tmp_path.glob("*.snapshot"):
         snapshot.unlink()
     q = open_partition(tmp_path)
     assert q.last_stable_offset == lso == 2
-    assert q.aborted_transactions(0, q.high_watermark) == aborted
+    assert partition_txns.aborted_between(q, 0, q.high_watermark) == aborted
     await q.append_marker(2, EPOCH, 0, True, 0)
     assert q.last_stable_offset == q.high_watermark
 
@@ -130,7 +131,7 @@ async def test_reopen_from_a_snapshot_keeps_the_open_transaction_and_index(tmp_p
     await txn_append(p, b"b" * 50, pid=2)
     await plain_append(p, b"c" * 150)  # rolls: snapshot written with producer 2 open
     assert len(p.segments) > 1
-    lso, aborted = p.last_stable_offset, p.aborted_transactions(0, p.high_watermark)
+    lso, aborted = p.last_stable_offset, partition_txns.aborted_between(p, 0, p.high_watermark)
     p.close()
     q = open_partition(tmp_path, **{"segment.bytes": 200})
-    assert (q.last_stable_offset, q.aborted_transactions(0, q.high_watermark)) == (lso, aborted)
+    assert (q.last_stable_offset, partition_txns.aborted_between(q, 0, q.high_watermark)) == (lso, aborted)

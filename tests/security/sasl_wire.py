@@ -59,6 +59,23 @@ class SaslWire:
     def raw_token(self, token: bytes) -> bytes | str:
         """After SaslHandshake v0: a bare size-prefixed token, and the bare answer (or CLOSED)."""
         self.sock.sendall(struct.pack(">i", len(token)) + token)
+        return self._read_bare()
+
+    def raw_token_then_metadata(self, token: bytes):
+        """After SaslHandshake v0: the last bare token and, in the same write, a Metadata request behind
+        it; (the bare answer, the Metadata answer), either CLOSED when the broker closes instead."""
+        request = self.codec.send_request(ApiKey.METADATA, 12, metadata.REQUEST(topics=[]))
+        self.sock.sendall(struct.pack(">i", len(token)) + token + request)
+        answer = self._read_bare()
+        if answer == CLOSED:
+            return CLOSED, CLOSED
+        header = self._read(4)
+        body = self._read(struct.unpack(">i", header)[0]) if header is not None else None
+        if body is None:
+            return answer, CLOSED
+        return answer, self.codec.receive_data(header + body)[0]
+
+    def _read_bare(self) -> bytes | str:
         header = self._read(4)
         if header is None:
             return CLOSED

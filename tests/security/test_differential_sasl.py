@@ -106,6 +106,13 @@ def _scenario(broker) -> dict:
     seen["metadata_after_v0"] = bool(wire.metadata().brokers)
     wire.close()
 
+    wire = SaslWire(sasl)  # a request sent right behind the last bare token is a request, not a token
+    wire.handshake("PLAIN", version=0)
+    answer, metadata_answer = wire.raw_token_then_metadata(plain_token("admin", "admin-secret"))
+    seen["metadata_pipelined_after_v0"] = (answer, metadata_answer if metadata_answer == CLOSED
+                                           else bool(metadata_answer.brokers))
+    wire.close()
+
     wire = SaslWire(sasl)
     wire.handshake("PLAIN")
     answer = wire.metadata()
@@ -167,6 +174,7 @@ def test_sasl_rules_and_scram_apis_match_kafka(sasl_broker, request):
     assert seen["handshake_again"] == Errors.ILLEGAL_SASL_STATE
     assert seen["authenticate_again"] == Errors.ILLEGAL_SASL_STATE
     assert (seen["handshake_v0"], seen["bare_token"], seen["metadata_after_v0"]) == (0, b"", True)
+    assert seen["metadata_pipelined_after_v0"] == (b"", True)
     assert seen["handshake_on_plaintext"] == Errors.ILLEGAL_SASL_STATE
     assert seen["metadata_on_plaintext"]  # each listener advertises itself
     assert seen["alter"] == sorted([

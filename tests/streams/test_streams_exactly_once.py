@@ -10,6 +10,11 @@ is exactly what one clean run gives: one confirmation per order, and each produc
 total equal to the sum of its orders, every total on the way rising (an order counted twice
 would push the last total past the sum; a store restored from a changelog that lost an
 update would show a total going back).
+
+The group protocol is the classic one: Kafka Streams 4.3 sets its consumers' group.protocol itself
+(a user's consumer.group.protocol=consumer is logged as an error and replaced by classic,
+StreamsConfig's NON_CONFIGURABLE_CONSUMER_DEFAULT_CONFIGS), and its own group.protocol is classic
+or streams (KIP-1071's StreamsGroupHeartbeat), which Weir does not serve.
 """
 
 from __future__ import annotations

@@ -4,6 +4,7 @@ import asyncio
 
 import pytest
 
+from weir.broker.log import partition_txns
 from weir.broker.clock import ManualClock
 from weir.broker.config import BrokerConfig
 from weir.broker.context import BrokerContext
@@ -137,7 +138,7 @@ async def test_reinit_fences_the_zombie_and_aborts_its_transaction(ctx):
     assert (new_pid, new_epoch) == (pid, epoch + 2)  # +1 fences and aborts, +1 for the new producer
     partition = ctx.logs.partition("data", 0)
     assert partition.last_stable_offset == partition.high_watermark
-    [aborted] = partition.aborted_transactions(0, partition.high_watermark)
+    [aborted] = partition_txns.aborted_between(partition, 0, partition.high_watermark)
     assert aborted.producer_id == pid
     assert await code_of(ctx.txn.add_partitions(TXN, pid, epoch, {("data", 0)})) == Errors.PRODUCER_FENCED
     assert await code_of(produce(ctx, pid, epoch, 0, b"late", seq=1)) == Errors.INVALID_PRODUCER_EPOCH
@@ -251,6 +252,6 @@ async def test_restart_completes_a_prepared_commit(tmp_path):
         await settle(reopened)
         assert reopened.txn.txns[TXN].state == TxnState.COMPLETE_COMMIT
         assert partition.last_stable_offset == partition.high_watermark == 2
-        assert partition.aborted_transactions(0, 2) == []
+        assert partition_txns.aborted_between(partition, 0, 2) == []
     finally:
         await reopened.close()

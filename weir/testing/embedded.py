@@ -16,9 +16,13 @@ import shutil
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .settings import PORT_ATTEMPTS, as_properties, free_port
 from .topics import create_topic
+
+if TYPE_CHECKING:
+    from weir.broker.lifecycle import RunningBroker  # imported when a broker starts: `import weir` stays light
 
 
 class Broker:
@@ -44,7 +48,7 @@ class Broker:
         self.port = port if port is not None else free_port(host)
         self._own_data_dir = data_dir is None
         self.data_dir = Path(data_dir) if data_dir is not None else Path(tempfile.mkdtemp(prefix="weir-"))
-        self._running = None
+        self._running: RunningBroker | None = None
 
     @property
     def bootstrap_servers(self) -> str:

@@ -24,8 +24,16 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections.abc import Callable, Generator, Iterator, Mapping
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from .process import ProcessBroker  # imported when a test first asks for a broker
+
+#: A broker's settings as the plugin keys them: sorted (name, value) pairs of its server.properties.
+SettingsKey = tuple[tuple[str, str], ...]
 
 MARKER = "weir"
 LOG_SECTION = "weir broker log"
@@ -41,7 +49,7 @@ def pytest_configure(config: pytest.Config) -> None:
                    "(its own broker, shared only with tests of equal settings)")
 
 
-def _settings_key(settings) -> tuple[tuple[str, str], ...]:
+def _settings_key(settings: Mapping[str, object]) -> SettingsKey:
     from .settings import as_properties
     return tuple(sorted(as_properties(settings).items()))
 
@@ -73,7 +81,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     pytest-xdist's load distribution a worker may still interleave them: such fixtures are
     then set up again.)
     """
-    default, by_settings = [], {}
+    default: list[pytest.Item] = []
+    by_settings: dict[SettingsKey, list[pytest.Item]] = {}
     for item in items:
         callspec = getattr(item, "callspec", None)
         key = callspec.params.get("weir_broker") if callspec is not None else None
@@ -88,10 +97,10 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 class BrokerPool:
     """The session's brokers, one per settings, started on first use and closed at the session's end."""
 
-    def __init__(self):
-        self._brokers: dict[tuple, object] = {}
+    def __init__(self) -> None:
+        self._brokers: dict[SettingsKey, ProcessBroker] = {}
 
-    def get(self, key: tuple[tuple[str, str], ...]):
+    def get(self, key: SettingsKey) -> ProcessBroker:
         from .process import ProcessBroker
 
         broker = self._brokers.get(key)
@@ -108,20 +117,20 @@ class BrokerPool:
 
 
 @pytest.fixture(scope="session")
-def _weir_broker_pool():
+def _weir_broker_pool() -> Iterator[BrokerPool]:
     pool = BrokerPool()
     yield pool
     pool.close()
 
 
 @pytest.fixture(scope="session")
-def weir_broker(request: pytest.FixtureRequest, _weir_broker_pool: BrokerPool):
+def weir_broker(request: pytest.FixtureRequest, _weir_broker_pool: BrokerPool) -> ProcessBroker:
     """A Weir broker for the session (one per ``weir`` marker settings); see the plugin's docstring."""
     return _weir_broker_pool.get(getattr(request, "param", ()))
 
 
 @pytest.fixture
-def weir_topic(request: pytest.FixtureRequest, weir_broker):
+def weir_topic(request: pytest.FixtureRequest, weir_broker: ProcessBroker) -> Callable[..., str]:
     """``weir_topic(partitions=1, config=None, name=None)``: a new topic's name, unique to the test."""
     def create(partitions: int = 1, config: dict | None = None, name: str | None = None) -> str:
         if name is None:
@@ -131,13 +140,14 @@ def weir_topic(request: pytest.FixtureRequest, weir_broker):
     return create
 
 
-def _broker_of(item: pytest.Item):
+def _broker_of(item: pytest.Item) -> ProcessBroker | None:
     funcargs = getattr(item, "funcargs", None) or {}
     return funcargs.get("weir_broker")
 
 
 @pytest.hookimpl(wrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+def pytest_runtest_makereport(item: pytest.Item,
+                              call: pytest.CallInfo[None]) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     report = yield
     broker = _broker_of(item)
     if broker is None:

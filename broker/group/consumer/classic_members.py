@@ -8,22 +8,26 @@ the same state machine as consumer-protocol members (Kafka's classicGroupJoinToC
   runs the heartbeat operation (``heartbeat.py``) with the owned partitions as its report, and
   answers at once: generation = the member epoch after reconciliation, the member's first
   protocol, no leader (every classic member is a follower; the broker assigns).
-- SyncGroup answers the member's assigned partitions (ConsumerProtocolAssignment); a group epoch
-  past the member's, unless it is revoking, is REBALANCE_IN_PROGRESS.
-- Heartbeat answers REBALANCE_IN_PROGRESS while the member must rejoin: the group epoch moved
-  past its epoch, it must revoke partitions, or partitions it waits for were released.
+- SyncGroup answers the member's assigned partitions (ConsumerProtocolAssignment); a target
+  assignment epoch past the member's, unless it is revoking, is REBALANCE_IN_PROGRESS.
+- Heartbeat answers REBALANCE_IN_PROGRESS while the member must rejoin: the target assignment
+  epoch moved past its epoch, it must revoke partitions, or partitions it waits for were released
+  (the target's epoch, as Kafka's: a group epoch bumped by a member leaving asks no rejoin until
+  a heartbeat has computed the new target).
 - LeaveGroup removes it and bumps the group epoch.
 
-The member's classic session timeout replaces the group's; the conversions between a classic group
-and a consumer group (upgrade and downgrade) are ``conversion.py``'s.
-Deviation: Kafka also bounds the time between a REBALANCE_IN_PROGRESS heartbeat and the rejoin, and
-between JoinGroup and SyncGroup, by the rebalance timeout; here the session timeout bounds both.
+The member's classic session timeout replaces the group's, and its rebalance timeout bounds the time
+from a REBALANCE_IN_PROGRESS answer to its JoinGroup and from its JoinGroup to its SyncGroup, as in
+Kafka (the coordinator's rejoin and sync deadlines); the conversions between a classic group and a
+consumer group (upgrade and downgrade) are ``conversion.py``'s.
 """
 
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from types import SimpleNamespace
+from typing import TYPE_CHECKING
 
 from weir.protocol.consumer_protocol import MemberSubscription, decode_subscription, encode_assignment
 from weir.protocol.errors import Errors, KafkaError
@@ -34,8 +38,11 @@ from .group import ConsumerGroup
 from .member import ConsumerGroupMember, MemberState
 from .subscription import TopicsView
 
+if TYPE_CHECKING:
+    from .coordinator import ConsumerGroupCoordinator
 
-def subscription_of(protocols) -> MemberSubscription:
+
+def subscription_of(protocols: Sequence[tuple[str, bytes]]) -> MemberSubscription:
     """The subscription every protocol of a member carries (they share it, as Kafka assumes)."""
     try:
         return decode_subscription(protocols[0][1])
@@ -57,7 +64,7 @@ def assigned_by_name(member: ConsumerGroupMember, topics: TopicsView) -> dict[st
 class ClassicMembers:
     """The classic APIs for members of a consumer group; state changes go through the coordinator."""
 
-    def __init__(self, coordinator):
+    def __init__(self, coordinator: ConsumerGroupCoordinator) -> None:
         self.coordinator = coordinator
 
     async def join(self, group: ConsumerGroup, member_id: str, instance_id: str | None, protocol_type: str,
@@ -87,14 +94,17 @@ class ClassicMembers:
         member = outcome.member
         assert member is not None  # a join always leaves the member in the group
         coordinator.schedule(group.group_id, member)
+        coordinator.expect_sync(group.group_id, member_id, rebalance_timeout_ms)
         return JoinResult(Errors.NONE, member_id, member.member_epoch, protocols[0][0], "")
 
     def sync(self, group: ConsumerGroup, generation: int, member_id: str, instance_id: str | None) -> SyncResult:
         member = self._member(group, member_id, instance_id)
         self._check_generation(member, generation)
-        if group.group_epoch > member.member_epoch and member.state != MemberState.UNREVOKED_PARTITIONS:
+        if group.target_epoch > member.member_epoch and member.state != MemberState.UNREVOKED_PARTITIONS:
+            self.coordinator.expect_rejoin(group.group_id, member)
             raise KafkaError(Errors.REBALANCE_IN_PROGRESS, f"A new rebalance is triggered in group "
                                                            f"{group.group_id} and member {member_id} should rejoin.")
+        self.coordinator.synced(group.group_id, member_id)
         self.coordinator.schedule(group.group_id, member)
         topics = TopicsView.of(self.coordinator.context.logs)
         return SyncResult(Errors.NONE, encode_assignment(assigned_by_name(member, topics)))
@@ -103,8 +113,9 @@ class ClassicMembers:
         member = self._member(group, member_id, instance_id)
         self._check_generation(member, generation)
         self.coordinator.schedule(group.group_id, member)
-        if (member.member_epoch < group.group_epoch or member.state == MemberState.UNREVOKED_PARTITIONS
+        if (member.member_epoch < group.target_epoch or member.state == MemberState.UNREVOKED_PARTITIONS
                 or (member.state == MemberState.UNRELEASED_PARTITIONS and not _waits_for_unreleased(group, member))):
+            self.coordinator.expect_rejoin(group.group_id, member)
             return Errors.REBALANCE_IN_PROGRESS
         return Errors.NONE
 
@@ -145,7 +156,7 @@ class ClassicMembers:
                                                         f"the member epoch {member.member_epoch}.")
 
 
-def _check_common_protocol(group: ConsumerGroup, member_id: str, protocols) -> None:
+def _check_common_protocol(group: ConsumerGroup, member_id: str, protocols: Sequence[tuple[str, bytes]]) -> None:
     """Kafka's supportsClassicProtocols: one of the member's protocols is one every other classic member has."""
     others = [{name for name, _ in m.classic_protocols or ()} for m in group.members.values()
               if m.uses_classic_protocol and m.member_id != member_id]

@@ -10,9 +10,10 @@ rebuilt from what its partition holds and the member is told COORDINATOR_NOT_AVA
 Kafka's runtime reverts to its last committed state.
 
 Deadlines, on the injected clock: a member's session (the group's ``consumer.session.timeout.ms``
-config, else ``group.consumer.session.timeout.ms``; renewed by each heartbeat) and its revocation deadline (its
-rebalance timeout, while it holds
-partitions it was told to revoke). Either one passing removes the member, as Kafka fences it.
+config, else ``group.consumer.session.timeout.ms``; renewed by each heartbeat) and its revocation
+deadline (its rebalance timeout, while it holds partitions it was told to revoke); for a classic
+member also its rejoin and sync deadlines (its rebalance timeout from REBALANCE_IN_PROGRESS to
+JoinGroup, and from JoinGroup to SyncGroup). Any one passing removes the member, as Kafka fences it.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+from collections.abc import Callable, Coroutine, Iterable
+from typing import TYPE_CHECKING, Any
 
 from weir.protocol.errors import Errors, KafkaError
 
@@ -30,14 +33,19 @@ from . import records as r
 from .assignors import configured
 from .classic_members import ClassicMembers
 from .group import ConsumerGroup
-from .member import LEAVE_GROUP_EPOCH, Assignment, MemberState
+from .member import LEAVE_GROUP_EPOCH, Assignment, ConsumerGroupMember, MemberState
 from .subscription import TopicsView
+
+if TYPE_CHECKING:
+    from ...context import BrokerContext
+    from ...coordinator.runtime import CoordinatorLog
+    from ..classic import ClassicGroup
 
 log = logging.getLogger(__name__)
 
 
 class ConsumerGroupCoordinator:
-    def __init__(self, context, offsets_log):
+    def __init__(self, context: BrokerContext, offsets_log: CoordinatorLog) -> None:
         self.context = context
         self.config = context.config
         self.clock = context.clock
@@ -54,10 +62,14 @@ class ConsumerGroupCoordinator:
                                   f"group.consumer.max.{name} ({high}), got {value}")
         self._sessions: dict[tuple[str, str], Timer] = {}
         self._revocations: dict[tuple[str, str], Timer] = {}
-        self._tasks: set[asyncio.Task] = set()
+        # classic members only (Kafka's join and sync timeouts): told to rejoin, a member must send
+        # JoinGroup within its rebalance timeout; joined, it must send SyncGroup within it
+        self._rejoins: dict[tuple[str, str], Timer] = {}
+        self._syncs: dict[tuple[str, str], Timer] = {}
+        self._tasks: set[asyncio.Task[Any]] = set()
         self.classic = ClassicMembers(self)  # classic-protocol members of consumer groups (migration)
         # the group coordinator's downgrade check: (group id, the group epoch before the member left)
-        self.on_member_removed = lambda group_id, epoch: None
+        self.on_member_removed: Callable[[str, int], None] = lambda group_id, epoch: None
 
     # ------------------------------------------------------------------ replay and start-up
 
@@ -78,13 +90,15 @@ class ConsumerGroupCoordinator:
                 self.schedule(group.group_id, member)
 
     async def close(self) -> None:
-        for timer in (*self._sessions.values(), *self._revocations.values()):
+        for timer in (*self._sessions.values(), *self._revocations.values(), *self._rejoins.values(),
+                      *self._syncs.values()):
             timer.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
 
     # ------------------------------------------------------------------ ConsumerGroupHeartbeat
 
-    async def heartbeat(self, request, version: int, client_id: str, client_host: str, classic_groups) -> dict:
+    async def heartbeat(self, request: Any, version: int, client_id: str, client_host: str,
+                        classic_groups: dict[str, ClassicGroup]) -> dict[str, Any]:
         try:
             op.validate(request, version, self.settings)
             self._check_not_classic(request.group_id, request.member_epoch, classic_groups)
@@ -105,7 +119,7 @@ class ConsumerGroupCoordinator:
                 "heartbeat_interval_ms": self.group_configs.value(request.group_id, "consumer.heartbeat.interval.ms"),
                 "assignment": outcome.assignment}
 
-    def _check_not_classic(self, group_id: str, epoch: int, classic_groups) -> None:
+    def _check_not_classic(self, group_id: str, epoch: int, classic_groups: dict[str, ClassicGroup]) -> None:
         """A classic group with members the group coordinator did not upgrade (the migration policy, the
         embedded protocol or the group size did not allow it) keeps its id; an empty one yields."""
         classic = classic_groups.get(group_id)
@@ -151,19 +165,20 @@ class ConsumerGroupCoordinator:
                 if record is not None and record.group_id == group_id:
                     self.replay(record)
 
-    def _spawn(self, coroutine) -> None:
+    def _spawn(self, coroutine: Coroutine[Any, Any, Any]) -> None:
         task = asyncio.get_running_loop().create_task(coroutine)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
     # ------------------------------------------------------------------ deadlines
 
-    def schedule(self, group_id: str, member) -> None:
+    def schedule(self, group_id: str, member: ConsumerGroupMember) -> None:
         key = (group_id, member.member_id)
         previous = self._sessions.pop(key, None)
         if previous is not None:
             previous.cancel()
-        session_timeout_ms = (member.classic_session_timeout_ms if member.uses_classic_protocol
+        classic_timeout_ms = member.classic_session_timeout_ms  # set for a member of the classic protocol
+        session_timeout_ms = (classic_timeout_ms if classic_timeout_ms is not None
                               else self.group_configs.value(group_id, "consumer.session.timeout.ms"))
         self._sessions[key] = self.clock.call_later(
             session_timeout_ms / 1000, functools.partial(self._expire, group_id, member.member_id, "session"))
@@ -178,8 +193,39 @@ class ConsumerGroupCoordinator:
         elif revocation is not None:
             revocation.cancel()
 
+    def expect_rejoin(self, group_id: str, member: ConsumerGroupMember) -> None:
+        """A classic member told REBALANCE_IN_PROGRESS: fenced unless it rejoins within its rebalance
+        timeout (the first such answer starts the deadline, as Kafka's scheduleIfAbsent)."""
+        key = (group_id, member.member_id)
+        if key not in self._rejoins:
+            self._rejoins[key] = self.clock.call_later(max(member.rebalance_timeout_ms, 0) / 1000, functools.partial(
+                self._expire_deadline, self._rejoins, group_id, member.member_id,
+                "the classic member failed to join within the rebalance timeout"))
+
+    def expect_sync(self, group_id: str, member_id: str, rebalance_timeout_ms: int) -> None:
+        """A classic member that joined: its rejoin deadline is met, and it must sync within its rebalance timeout."""
+        for timers in (self._rejoins, self._syncs):
+            timer = timers.pop((group_id, member_id), None)
+            if timer is not None:
+                timer.cancel()
+        expire = functools.partial(self._expire_deadline, self._syncs, group_id, member_id,
+                                   "the member failed to sync within timeout")
+        self._syncs[(group_id, member_id)] = self.clock.call_later(max(rebalance_timeout_ms, 0) / 1000, expire)
+
+    def synced(self, group_id: str, member_id: str) -> None:
+        timer = self._syncs.pop((group_id, member_id), None)
+        if timer is not None:
+            timer.cancel()
+
+    def _expire_deadline(self, timers: dict[tuple[str, str], Timer], group_id: str, member_id: str,
+                         why: str) -> None:
+        timers.pop((group_id, member_id), None)
+        group = self.groups.get(group_id)
+        if group is not None and member_id in group.members:
+            self.remove(group_id, member_id, why)
+
     def _cancel(self, group_id: str, member_id: str) -> None:
-        for timers in (self._sessions, self._revocations):
+        for timers in (self._sessions, self._revocations, self._rejoins, self._syncs):
             timer = timers.pop((group_id, member_id), None)
             if timer is not None:
                 timer.cancel()
@@ -212,38 +258,47 @@ class ConsumerGroupCoordinator:
 
     # ------------------------------------------------------------------ offsets (KIP-848 member epochs)
 
-    def validate_offset_commit(self, group: ConsumerGroup, member_id: str, member_epoch: int,
-                               transactional: bool, api_version: int, partitions=()) -> dict:
-        """Kafka 4.3's ConsumerGroup.validateOffsetCommit: {(topic, partition): STALE_MEMBER_EPOCH} for
-        the partitions refused, or a KafkaError for the whole commit. An epoch older than the
-        member's is accepted for a partition it has held since that epoch or before (KIP-1251)."""
+    def validate_offset_commit(self, group: ConsumerGroup, member_id: str, instance_id: str | None,
+                               member_epoch: int, transactional: bool, api_version: int,
+                               partitions: Iterable[tuple[str, int]] = ()) -> None:
+        """Kafka 4.3's ConsumerGroup.validateOffsetCommit and its per-partition validator: a KafkaError
+        refuses the whole commit, as Kafka's does (one stale partition fails them all).
+
+        An epoch older than the member's is accepted for partitions it has held since that epoch or
+        before (KIP-1251). STALE_MEMBER_EPOCH for a consumer-protocol member, ILLEGAL_GENERATION for
+        a classic one (its generation is its member epoch); TxnOffsetCommit answers
+        ILLEGAL_GENERATION for both, as Kafka's OffsetMetadataManager maps it (KIP-447 fencing)."""
         if member_epoch < 0 and not group.members:
-            return {}  # the admin client, or a consumer using assign()
+            return  # the admin client, or a consumer using assign()
+        if transactional and member_epoch == -1 and member_id == "" and instance_id is None:
+            return  # TxnOffsetCommit without group metadata (before KIP-447, or the Java producer's groupId-only)
         member = group.members.get(member_id)
         if member is None:
             raise KafkaError(Errors.UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of group "
                                                        f"{group.group_id}.")
-        if member.uses_classic_protocol:  # Kafka's answer to a classic member: its generation is the epoch
-            if member_epoch != member.member_epoch:
-                raise KafkaError(Errors.ILLEGAL_GENERATION, f"The received generation id {member_epoch} does not "
-                                                            f"match the expected member epoch {member.member_epoch}.")
-            return {}
-        if not transactional and api_version < 9:
+        classic = member.uses_classic_protocol
+        if not transactional and not classic and api_version < 9:
             raise KafkaError(Errors.UNSUPPORTED_VERSION, "OffsetCommit version 9 or above must be used by members "
-                                                         "using the modern group protocol")
+                                                         "using the consumer group protocol")
         if member_epoch == member.member_epoch:
-            return {}
-        if member_epoch > member.member_epoch or member_epoch < 0:
-            raise KafkaError(Errors.STALE_MEMBER_EPOCH, f"The received member epoch {member_epoch} does not match "
-                                                        f"the expected member epoch {member.member_epoch}.")
+            return
+        stale = Errors.ILLEGAL_GENERATION if classic or transactional else Errors.STALE_MEMBER_EPOCH
+        word = "generation id" if classic else "member epoch"
+        if member_epoch > member.member_epoch:
+            raise KafkaError(stale, f"Received {word} {member_epoch} is newer than current member epoch "
+                                    f"{member.member_epoch}.")
         topics = self.context.logs.topics
-        refused = {}
         for name, partition in partitions:
             topic = topics.get(name)
-            held_since = member.assigned_at(topic.topic_id, partition) if topic is not None else None
-            if held_since is None or held_since > member_epoch:
-                refused[(name, partition)] = Errors.STALE_MEMBER_EPOCH
-        return refused
+            if topic is None:  # Kafka: a topic it cannot resolve fails a member's transactional commit
+                raise KafkaError(Errors.ILLEGAL_GENERATION)
+            held_since = member.assigned_at(topic.topic_id, partition)
+            if held_since is None:
+                raise KafkaError(stale, f"Partition {name}-{partition} is not assigned or pending revocation "
+                                        "for member.")
+            if member_epoch < held_since:
+                raise KafkaError(stale, f"Received {word} {member_epoch} is older than assignment epoch "
+                                        f"{held_since} for partition {name}-{partition}.")
 
     def validate_offset_fetch(self, group: ConsumerGroup, member_id: str | None, member_epoch: int) -> None:
         """Kafka's ConsumerGroup.validateOffsetFetch: epoch -1 is the admin client, always allowed."""

@@ -25,7 +25,9 @@ class ConsumerGroupState(enum.Enum):
 class ConsumerGroup:
     def __init__(self, group_id: str):
         self.group_id = group_id
-        self.group_epoch = 0
+        # Kafka 4.3's ModernGroup starts at 1, so that a member's first epoch is never 0 (the join
+        # epoch) even when nothing bumps it; a first member with a subscription makes it 2
+        self.group_epoch = 1
         self.metadata_hash = 0
         self.target_epoch = 0
         self.members: dict[str, ConsumerGroupMember] = {}

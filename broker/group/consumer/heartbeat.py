@@ -114,8 +114,10 @@ def heartbeat(group: ConsumerGroup | None, request, settings: Settings, topics: 
         subscribed_topic_regex=(request.subscribed_topic_regex if request.subscribed_topic_regex is not None
                                 else member.subscribed_topic_regex),
         client_id=client_id, client_host=client_host, **(classic or {}))
-    bump = is_new or (updated.subscribed_topic_names != member.subscribed_topic_names
-                      or updated.subscribed_topic_regex != member.subscribed_topic_regex)
+    # as Kafka's hasMemberSubscriptionChanged: a new member bumps the epoch by its subscription (from
+    # none), so one joining with an empty subscription does not
+    bump = (updated.subscribed_topic_names != member.subscribed_topic_names
+            or updated.subscribed_topic_regex != member.subscribed_topic_regex)
     if updated != member or is_new:
         out.records.append(member_metadata_record(group_id, updated))
 

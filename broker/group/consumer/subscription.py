@@ -2,9 +2,11 @@
 that exist, and a hash of that metadata, so that a topic created, deleted or grown changes the
 group epoch (Kafka 4.1+'s MetadataHash, KIP-1101).
 
-Regular expressions use Python's ``re`` with a full match, which agrees with RE2/J (Kafka's
-engine) on the patterns consumers use (``topic-.*``, ``(a|b)-[0-9]+``); RE2/J's few extras
-(``\\p{Greek}``-style classes) are refused as invalid. Kafka resolves a regex in the background
+Regular expressions are RE2's (the ``google-re2`` bindings of the C++ library), as Kafka's RE2/J is
+a port of it: the same syntax (``\\p{Greek}``, ``[[:alpha:]]``, ``\\Q..\\E``; no backreferences or
+lookarounds), matched against the whole topic name as RE2/J's ``matches()``. An invalid one is
+INVALID_REGULAR_EXPRESSION with RE2/J's description of the error (``RE2J_DESCRIPTIONS`` maps RE2's
+words to RE2/J's). Kafka resolves a regex in the background
 and stores the result in a record; Weir resolves it whenever it computes an assignment, which
 is cheap with a broker's few thousand topics at most.
 The hash is BLAKE2b over (name, topic id, partition count) of each subscribed topic; Kafka's is
@@ -17,8 +19,15 @@ import functools
 import hashlib
 import re
 from dataclasses import dataclass
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+import re2  # type: ignore[import-untyped]  # google-re2 ships no type information
 
 from weir.protocol.errors import Errors, KafkaError
+
+if TYPE_CHECKING:
+    from ...log.manager import LogManager
 
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
 MAX_REGEX_LENGTH = 10000  # a bound on what one heartbeat may make us compile
@@ -39,24 +48,52 @@ class TopicsView:
         self.by_id = {t.topic_id: t for t in topics}
 
     @classmethod
-    def of(cls, logs) -> TopicsView:
+    def of(cls, logs: LogManager) -> TopicsView:
         return cls([TopicInfo(name, topic.topic_id, len(topic.partitions))
                     for name, topic in logs.topics.items() if name not in INTERNAL_TOPICS])
 
 
+#: RE2's words for a syntax error -> RE2/J's (com.google.re2j.Parser), which Kafka's message carries
+RE2J_DESCRIPTIONS = {
+    "missing )": "missing closing )",
+    "unexpected )": "regexp/syntax: internal error",  # RE2/J 1.8's answer to a stray )
+    "missing ]": "missing closing ]",
+    "trailing \\": "trailing backslash at end of expression",
+    "no argument for repetition operator": "missing argument to repetition operator",
+    "invalid character class": "invalid character class range",
+    "invalid character class range": "invalid character class range",
+    "invalid named capture group": "invalid named capture",
+    "invalid repetition size": "invalid repeat count",
+    "bad repetition operator": "invalid nested repetition operator",
+    "invalid perl operator": "invalid or unsupported Perl syntax",
+    "invalid escape sequence": "invalid escape sequence",
+}
+_OPTIONS = re2.Options()
+_OPTIONS.log_errors = False  # an invalid regex is the client's error, answered; not a line on stderr
+_GROUP_NAME = re.compile(r"\(\?P?<([^>]*)>")
+
+
 @functools.lru_cache(maxsize=1024)
-def compile_regex(pattern: str) -> re.Pattern:
+def compile_regex(pattern: str) -> Any:
+    """The compiled pattern (RE2's), or INVALID_REGULAR_EXPRESSION with Kafka's message."""
+    def invalid(description: str) -> KafkaError:
+        return KafkaError(Errors.INVALID_REGULAR_EXPRESSION,
+                          f"SubscribedTopicRegex `{pattern}` is not a valid regular expression: {description}.")
     if len(pattern) > MAX_REGEX_LENGTH:
-        raise KafkaError(Errors.INVALID_REGULAR_EXPRESSION, f"SubscribedTopicRegex is not a valid regular "
-                                                            f"expression: longer than {MAX_REGEX_LENGTH}.")
+        raise invalid(f"longer than {MAX_REGEX_LENGTH}")
     try:
-        return re.compile(pattern)
-    except re.error as exc:  # Kafka's words; the reason is Python's, not RE2/J's
-        raise KafkaError(Errors.INVALID_REGULAR_EXPRESSION,
-                         f"SubscribedTopicRegex `{pattern}` is not a valid regular expression: {exc.msg}.") from None
+        compiled = re2.compile(pattern, _OPTIONS)
+    except re2.error as exc:
+        reason = exc.args[0].decode(errors="replace") if isinstance(exc.args[0], bytes) else str(exc.args[0])
+        words = reason if reason in RE2J_DESCRIPTIONS else reason.split(": ", 1)[0]
+        raise invalid(RE2J_DESCRIPTIONS.get(words, words)) from None
+    names = _GROUP_NAME.findall(pattern)
+    if len(names) != len(set(names)):  # RE2 takes a name twice, RE2/J refuses it
+        raise invalid("duplicate capture group name")
+    return compiled
 
 
-def member_topics(names, regex: str | None, topics: TopicsView) -> set[str]:
+def member_topics(names: Iterable[str], regex: str | None, topics: TopicsView) -> set[str]:
     """Existing topic names one member subscribes to."""
     found = {name for name in names if name in topics.by_name}
     if regex:

@@ -8,6 +8,7 @@ import java.util.TreeMap;
 
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
@@ -20,7 +21,8 @@ import org.apache.kafka.common.serialization.StringDeserializer;
  * transactional producer that writes "out-" + value and commits the consumed offsets with
  * sendOffsetsToTransaction(offsets, consumer.groupMetadata()). The first batch's transaction is
  * aborted on purpose (consumer rewound to where it was), the rest commit, until COUNT input
- * records are processed. Prints the group's committed offsets after the abort and at the end.
+ * records are processed; then offsets sent with a zombie's group metadata (a newer and an older
+ * generation) are refused. Prints the group's committed offsets after the abort and at the end.
  *
  * <p>With a seventh argument "consumer" the consumer speaks the consumer group protocol (KIP-848):
  * groupMetadata() then carries the member epoch, which the broker checks on TxnOffsetCommit.
@@ -73,10 +75,40 @@ public final class ConsumeTransformProduce {
                 processed += records.count();
                 Out.emit("committed", "records", records.count(), "generation", consumer.groupMetadata().generationId());
             }
+            zombieOffsets(producer, consumer);
             Out.emit("processed", "records", processed);
             Out.emit("group_offsets", "committed", committed(admin, group));
         }
         Out.emit("done");
+    }
+
+    /**
+     * KIP-447 fencing: offsets sent with the consumer's group metadata but a newer and an older
+     * generation (member epoch, with the consumer protocol) than the member's, as a zombie's would be.
+     * Each transaction is aborted after its error; prints the exception each sendOffsetsToTransaction
+     * (or, if it passed, commitTransaction) threw, "none" if neither did.
+     */
+    static void zombieOffsets(org.apache.kafka.clients.producer.KafkaProducer<String, String> producer,
+                              KafkaConsumer<String, String> consumer) {
+        ConsumerGroupMetadata current = consumer.groupMetadata();
+        Map<String, Object> outcome = new TreeMap<>();
+        for (int shift : new int[] {1, -1}) {
+            var zombie = new ConsumerGroupMetadata(current.groupId(), current.generationId() + shift,
+                    current.memberId(), current.groupInstanceId());
+            Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
+            consumer.assignment().forEach(partition -> offsets.put(partition, new OffsetAndMetadata(0)));
+            String error = "none";
+            producer.beginTransaction();
+            try {
+                producer.sendOffsetsToTransaction(offsets, zombie);
+                producer.commitTransaction();
+            } catch (Exception exception) {
+                error = exception.getClass().getSimpleName();
+                producer.abortTransaction();
+            }
+            outcome.put(shift > 0 ? "newer" : "older", error);
+        }
+        Out.emit("zombie_offsets", "errors", outcome);
     }
 
     /** The group's committed offsets as "partition" -> offset, read with the Admin API. */

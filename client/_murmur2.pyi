@@ -1,0 +1,6 @@
+"""Types of the C keyed partitioner (client/_murmur2.c); client/partitioner.py documents it."""
+
+from weir.protocol.record_builder import ArrowColumn
+
+def partition_for_key(key: bytes, partitions: int, /) -> int: ...
+def partition_rows(keys: ArrowColumn, length: int, partitions: int, turn: int, /) -> tuple[list[bytes], int]: ...
