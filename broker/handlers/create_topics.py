@@ -14,7 +14,12 @@ nothing.
 Bounds, as Kafka's controller: a request whose topics add up to more than
 10,000 partitions is refused whole, every topic answered POLICY_VIOLATION
 ("Excessively large number of partitions per request."), before anything else
-is checked. A topic that would take the broker past ``max.broker.partitions``
+is checked. Then, as the controller's bounded record list (MAX_RECORDS_PER_USER_OP):
+a request whose valid topics would write more than 10,000 metadata records (per
+topic one TopicRecord, a PartitionRecord per partition, a ConfigRecord per config
+given) is refused whole, every topic POLICY_VIOLATION ("Unable to perform
+excessively large batch operation."), validate-only requests too, as Kafka builds
+their records before it drops them. A topic that would take the broker past ``max.broker.partitions``
 is answered POLICY_VIOLATION (KIP-578's limit; see LogManager.check_capacity).
 Creation is all-or-nothing per topic: a failure midway (KAFKA_STORAGE_ERROR,
 e.g. out of file descriptors) leaves no partition of it behind.
@@ -33,6 +38,9 @@ from ..acl import model as acl
 from ..dispatcher import handles
 from ..log.manager import EXCESSIVE_PARTITIONS, MAX_PARTITIONS_PER_REQUEST, validate_topic_name
 
+MAX_RECORDS_PER_USER_OP = 10_000  # Kafka's QuorumController.MAX_RECORDS_PER_USER_OP
+EXCESSIVE_RECORDS = "Unable to perform excessively large batch operation."
+
 
 @handles(ApiKey.CREATE_TOPICS, versions=(2, 7))
 def handle(context, header, request, session=None):
@@ -44,6 +52,10 @@ def handle(context, header, request, session=None):
     authorizer = context.authorizer  # ACLs: CREATE on the cluster, else on each topic
     denied = (frozenset() if authorizer.allows_cluster(session, acl.CREATE, audit_denial=False)
               else authorizer.denied(session, acl.CREATE, acl.TOPIC, counts))
+    if _metadata_records(context, request, counts, denied) > MAX_RECORDS_PER_USER_OP:
+        return msg.RESPONSE(topics=[msg.TopicResult(name=topic.name, error_code=Errors.POLICY_VIOLATION,
+                                                    error_message=EXCESSIVE_RECORDS)
+                                    for topic in request.topics])
     hidden_configs = authorizer.denied(session, acl.DESCRIBE_CONFIGS, acl.TOPIC, counts)
     results = []
     validated = 0  # partitions a validate-only request would have created so far
@@ -78,6 +90,20 @@ def _describe_created(context, result, partitions, overrides, topic_id) -> None:
     entries = config_sources.topic_entries(context.config, context.logs.topic_config(overrides), overrides)
     result.configs = [msg.TopicConfig(name=entry.name, value=entry.value, read_only=entry.read_only,
                                       config_source=entry.source, is_sensitive=False) for entry in entries]
+
+
+def _metadata_records(context, request, counts, denied) -> int:
+    """Records Kafka's controller would write for the topics that pass validation."""
+    total = 0
+    for topic in request.topics:
+        if counts[topic.name] > 1 or topic.name in denied:
+            continue
+        try:
+            partitions, overrides = _validate(context, topic)
+        except KafkaError:
+            continue
+        total += 1 + partitions + len(overrides)
+    return total
 
 
 def _requested_partitions(context, request) -> int:
