@@ -21,7 +21,7 @@ socket with sendfile (plain TCP: region_sender.py), or,
 where that cannot be (TLS), as one ``pread`` each. The next request waits until the regions are sent, so
 order holds; a region costs no memory to hold, and its segment stays pinned
 (its descriptor open, see open_files.py) until it is sent or abandoned. A response with
-little file data (``COPY_REGIONS_UP_TO``) is read whole and sent in one write instead.
+little file data (``COPY_REGIONS_UP_TO``, region_sender.py) is read whole and sent in one write instead.
 
 Idle connections (no bytes read or sent for ``connections.max.idle.ms``)
 are closed, as Kafka's selector closes them.
@@ -47,7 +47,7 @@ from weir.protocol.primitives import DecodeError
 
 from .connection_quotas import client_ip
 from .dispatcher import ClosingError
-from .region_sender import RegionSender
+from .region_sender import COPY_REGIONS_UP_TO, RegionSender, joined_frame
 from .security.authenticator import Authenticator
 from .security.principal import subject_dn
 from .security.session import Session
@@ -60,11 +60,6 @@ def _describe(request) -> str:
 
 
 log = logging.getLogger(__name__)
-
-#: A response with at most this many bytes of file regions is read and sent as one write: for a
-#: small fetch (a consumer keeping up) one send and one wake-up of the client cost less than the
-#: copy; header, sendfile and tail as separate sends cost three of each (issue 23, latency).
-COPY_REGIONS_UP_TO = 64 * 1024
 
 #: Requests queued per connection before reading pauses, whatever their size: a parsed request
 #: costs a few hundred bytes of objects beyond its frame, which the byte bound does not see.
@@ -320,22 +315,11 @@ class KafkaConnection(asyncio.Protocol):
             pass
 
     def _send_joined(self, response: ResponsePieces) -> bool:
-        """Send a response with little file data as one write: its regions read (a pread each)
-        into the frame. False when the file was cut under a region (the frame would be broken)."""
-        frame = bytearray()
-        try:
-            for piece in response.pieces():
-                if type(piece) is memoryview:
-                    frame += piece
-                    continue
-                region = piece[0]
-                data = region.read()
-                if len(data) != region.length:
-                    self._close(f"read {len(data)} of {region.length} bytes of a segment region")
-                    return False
-                frame += data
-        finally:
-            response.release()
+        """Send a response with little file data as one write; False (closed) when a region read short."""
+        frame = joined_frame(response)
+        if frame is None:
+            self._close("a segment was cut under a region of a response")
+            return False
         if not self._transport.is_closing():
             self._transport.write(frame)
         return True
