@@ -35,7 +35,9 @@ producer (50,000 ``produce`` calls and callbacks a second) was short of CPU. Kaf
 the same state on such rounds (p50 2 s seen). No fsync runs on the loop at the defaults, GC
 took 5 generation-0 collections and under 2 ms in a run, so ``gc.freeze`` has nothing to win.
 What the broker can do is cost less CPU per request, leaving more to the clients on a shared
-machine: bench/request_cost.py measures that at fixed request shapes.
+machine: bench/request_cost.py measures that at fixed request shapes. A broker started with
+``metrics.listener`` shows its loop's stalls as ``weir_event_loop_lag_ms``; at load 2 and
+50,000/s none reached 5 ms.
 """
 
 from __future__ import annotations
