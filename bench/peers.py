@@ -10,6 +10,7 @@ so that the measured rounds run compiled code, as a long-running broker does.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import tempfile
@@ -42,12 +43,30 @@ class _KafkaHandle:
         self.kafka.kill()
 
 
+def _import_root(tree: Path, workdir: Path) -> Path:
+    """A folder whose ``weir`` package is ``tree``'s: the ``weir.*`` namespace of the editable
+    install maps to this checkout whatever the working directory, so another checkout's broker
+    is imported through a ``PYTHONPATH`` entry of links to its folders (setup.py's mapping).
+    Its compiled modules (protocol/_record_*.so) must be built there (``make install``)."""
+    package = workdir / "import" / "weir"
+    package.mkdir(parents=True)
+    for entry in (tree / "weir").iterdir():
+        (package / entry.name).symlink_to(entry)
+    for folder in ("broker", "protocol", "client", "pipeline"):
+        (package / folder).symlink_to(tree / folder)
+    return package.parent
+
+
 def weir_starter(tree: Path = REPO, name: str = "weir", extra_args: tuple[str, ...] = ()):
     def start_weir() -> Broker:
         port, workdir = free_port(), Path(tempfile.mkdtemp(prefix=f"{name}-bench-"))
         command = [sys.executable, "-m", "weir.broker", "--port", str(port), "--data-dir", str(workdir / "data"),
                    "--log-level", "WARNING", *extra_args]
-        return start(name, command, port, workdir, tree)
+        if tree.resolve() == REPO:
+            return start(name, command, port, workdir, tree)
+        # Run from the work folder: the checkout's own folder first on sys.path would shadow the links.
+        env = {**os.environ, "PYTHONPATH": str(_import_root(tree.resolve(), workdir))}
+        return start(name, command, port, workdir, workdir, env)
     start_weir.peer = name
     return start_weir
 

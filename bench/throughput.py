@@ -112,10 +112,10 @@ def wait_until_serving(bootstrap: str, deadline: float) -> None:
     raise RuntimeError(f"broker at {bootstrap} did not start")
 
 
-def start(name: str, command, port: int, workdir: Path, cwd: Path) -> Broker:
+def start(name: str, command, port: int, workdir: Path, cwd: Path, env: dict[str, str] | None = None) -> Broker:
     """Start-up time runs from spawn until the first Metadata answer."""
     began = time.monotonic()
-    process = subprocess.Popen(command, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(command, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
     wait_until_serving(f"127.0.0.1:{port}", began + 30)
     return Broker(name, process, port, time.monotonic() - began, workdir, list(command), cwd)
 

@@ -20,7 +20,8 @@ pieces through the transport, regions straight from the segment file to the
 socket with sendfile (plain TCP: region_sender.py), or,
 where that cannot be (TLS), as one ``pread`` each. The next request waits until the regions are sent, so
 order holds; a region costs no memory to hold, and its segment stays pinned
-(its descriptor open, see open_files.py) until it is sent or abandoned.
+(its descriptor open, see open_files.py) until it is sent or abandoned. A response with
+little file data (``COPY_REGIONS_UP_TO``, region_sender.py) is read whole and sent in one write instead.
 
 Idle connections (no bytes read or sent for ``connections.max.idle.ms``)
 are closed, as Kafka's selector closes them.
@@ -47,7 +48,7 @@ from weir.protocol.primitives import DecodeError
 
 from .connection_quotas import client_ip
 from .dispatcher import ClosingError
-from .region_sender import RegionSender
+from .region_sender import COPY_REGIONS_UP_TO, RegionSender, joined_frame
 from .security.authenticator import Authenticator
 from .security.principal import subject_dn
 from .security.session import Session
@@ -332,7 +333,10 @@ class KafkaConnection(asyncio.Protocol):
                 if response is None:
                     continue
                 if type(response) is ResponsePieces and response.regions:
-                    if not await self._send_pieces(response):
+                    if response.region_bytes <= COPY_REGIONS_UP_TO:
+                        if not self._send_joined(response):
+                            return
+                    elif not await self._send_pieces(response):
                         return
                 elif not transport.is_closing():
                     # What stays unsent counts against the bound when more requests arrive (data_received)
@@ -341,6 +345,17 @@ class KafkaConnection(asyncio.Protocol):
                 self._last_active_ms = self._clock.now_ms()
         except asyncio.CancelledError:
             pass
+
+    def _send_joined(self, response: ResponsePieces) -> bool:
+        """Send a response with little file data as one write; False (closed) when a region read short."""
+        frame = joined_frame(response)
+        if frame is None:
+            self._close("a segment was cut under a region of a response")
+            return False
+        transport = self._live_transport
+        if not transport.is_closing():
+            transport.write(frame)
+        return True
 
     async def _send_pieces(self, response: ResponsePieces) -> bool:
         """Send a response with file regions; False when the connection is closed instead."""

@@ -9,6 +9,9 @@ is full, then waits for a duplicate of the socket's descriptor to become
 writable (the duplicate lives for that one region only). The transport is not written to
 meanwhile (the connection answers one request at a time) and goes on reading.
 
+A response with little file data is not sent this way: ``joined_frame`` reads it into one
+buffer for a single write (see ``COPY_REGIONS_UP_TO``).
+
 Where sendfile cannot be used (a TLS transport: its bytes must be encrypted;
 or the kernel refuses), ``usable`` turns False and the caller copies instead.
 """
@@ -18,6 +21,13 @@ from __future__ import annotations
 import asyncio
 import errno
 import os
+
+from weir.protocol.response_pieces import ResponsePieces
+
+#: A response with at most this many bytes of file regions is read and sent as one write: for a
+#: small fetch (a consumer keeping up) one send and one wake-up of the client cost less than the
+#: copy; header, sendfile and tail as separate sends cost three of each (issue 23, latency).
+COPY_REGIONS_UP_TO = 64 * 1024
 
 # Refusals that mean "not with this socket or file", not a broken connection.
 _NOT_SUPPORTED = (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.ENOTSOCK)
@@ -80,3 +90,22 @@ class RegionSender:
             await ready
         finally:
             loop.remove_writer(fd)
+
+
+def joined_frame(response: ResponsePieces) -> bytearray | None:
+    """The whole frame of ``response``, its regions read (a pread each) and released; None when
+    the file was cut under a region (sent, the frame would be broken)."""
+    frame = bytearray()
+    try:
+        for piece in response.pieces():
+            if type(piece) is memoryview:
+                frame += piece
+                continue
+            region = piece[0]
+            data = region.read()
+            if len(data) != region.length:
+                return None
+            frame += data
+    finally:
+        response.release()
+    return frame

@@ -31,6 +31,9 @@ kafka_log_logmanager_offlinelogdirectorycount                kafka.log:type=LogM
                                                              (1 while writes fail; Weir keeps serving reads
                                                              and comes back by itself, see broker/log/disk.py)
 weir_log_dir_write_failures_total                            Weir only: writes that failed on the disk
+weir_event_loop_lag_ms (histogram)                           Weir only: how late the event loop runs a 50 ms
+                                                             timer (loop_lag.py)
+weir_event_loop_lag_max_ms                                   Weir only: the longest of those lags since start
 ===========================================================  =================================================
 
 Counters are kept by ``MetricsRecorder`` (hooks: one in the dispatcher, one

@@ -16,6 +16,7 @@ from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 
 from ..config import parse_host_port
 from .collector import BrokerCollector
+from .loop_lag import LoopLagMonitor
 
 log = logging.getLogger(__name__)
 
@@ -29,11 +30,14 @@ class MetricsListener:
         self.registry = CollectorRegistry(auto_describe=False)
         self.registry.register(BrokerCollector(context, context.metrics, server))
         ProcessCollector(registry=self.registry)  # process_open_fds (/proc/self/fd), memory, cpu
+        self.loop_lag = LoopLagMonitor()
+        self.registry.register(self.loop_lag)
         self._server: asyncio.Server | None = None
 
     async def start(self) -> None:
         self._server = await asyncio.start_server(self._serve, self.host, self.port_wanted, reuse_address=True,
                                                   limit=MAX_HEAD_BYTES)
+        self.loop_lag.start()
         log.info("metrics listener on http://%s:%d/metrics", self.host, self.port)
 
     @property
@@ -44,6 +48,7 @@ class MetricsListener:
         return port
 
     async def stop(self) -> None:
+        await self.loop_lag.stop()
         if self._server is not None:
             self._server.close()
             await self._server.wait_closed()

@@ -106,3 +106,32 @@ def test_connection_figures_come_from_the_server(context):
     got = samples(context, _Server())
     assert got[("kafka_server_socket_server_metrics_connection_count", ())] == 3
     assert got[("kafka_network_socketserver_memorypoolused", ())] == 4096
+
+
+async def test_a_stalled_event_loop_shows_in_the_loop_lag_metrics(context):
+    """The listener's monitor runs on the broker's loop: a 150 ms stall lands in the 100-250 ms bucket."""
+    import asyncio
+    import time
+
+    from weir.broker.metrics.listener import MetricsListener
+    from tests.support.waiting import wait_until_async
+
+    listener = MetricsListener(context)
+    await listener.start()
+    try:
+        await wait_until_async(lambda: sum(listener.loop_lag.buckets) >= 2, "two lag samples", timeout=30)
+        time.sleep(0.15)  # the stall being measured: the loop runs nothing meanwhile
+        await wait_until_async(lambda: listener.loop_lag.max_ms >= 100, "the stall recorded", timeout=30)
+        reader, writer = await asyncio.open_connection("127.0.0.1", listener.port)
+        writer.write(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+        text = (await reader.read()).decode().split("\r\n\r\n", 1)[1]
+        writer.close()
+        got = {(s.name, tuple(sorted(s.labels.items()))): s.value
+               for family in text_string_to_metric_families(text) for s in family.samples}
+        assert got[("weir_event_loop_lag_ms_bucket", (("le", "250.0"),))] \
+            - got[("weir_event_loop_lag_ms_bucket", (("le", "100.0"),))] >= 1
+        assert got[("weir_event_loop_lag_ms_count", ())] >= 3
+        assert 100 <= got[("weir_event_loop_lag_max_ms", ())] < 10_000
+    finally:
+        await listener.stop()
+    assert listener.loop_lag._task is None

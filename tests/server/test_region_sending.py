@@ -7,6 +7,7 @@ import os
 import pytest
 
 from weir.broker import region_sender
+from weir.broker.connection import KafkaConnection
 from weir.protocol.connection import ServerConnection
 from weir.protocol.messages import api_versions
 from weir.protocol.response_pieces import FileRegion, ResponsePieces
@@ -132,5 +133,83 @@ async def test_a_client_reading_a_long_region_is_active_for_the_idle_check(serve
                 clock.advance(idle_ms - 1000)  # 12 s in all since the request: idle, were sendfile not counted
             await client.reader.readexactly(frame_size - received)
         assert server.counters.idle_closed == 0
+    finally:
+        os.close(fd)
+
+
+class SmallRegions:
+    """Answers each request with [correlation id] "head" [region] "|" [region] "|", regions of a
+    few hundred bytes (a fetch of a consumer that keeps up)."""
+
+    def __init__(self, fd, length):
+        self.fd, self.length, self.regions = fd, length, []
+
+    async def dispatch(self, request, client_host="", session=None):
+        out = ResponsePieces(4)
+        out += request.header.correlation_id.to_bytes(4, "big") + b"head"
+        for start in (request.header.correlation_id * 10, 3):
+            region = FileSlice(self.fd, start, self.length)
+            self.regions.append(region)
+            out.add_region(region)
+            out += b"|"
+        out[0:4] = (out.frame_size - 4).to_bytes(4, "big")
+        return out
+
+
+async def test_a_response_with_little_file_data_is_read_and_sent_whole(serve, tmp_path, monkeypatch):  # noqa: F811
+    """Up to COPY_REGIONS_UP_TO bytes of regions go out in one write, not header, sendfile, tail."""
+    sendfile_calls = []
+    real_sendfile = region_sender.os.sendfile
+
+    def counting_sendfile(*args):
+        sendfile_calls.append(args)
+        return real_sendfile(*args)
+    monkeypatch.setattr(region_sender.os, "sendfile", counting_sendfile)
+    writes = []
+    real_write = asyncio.selector_events._SelectorSocketTransport.write  # the tests' loop is asyncio's
+
+    def counting_write(transport, data):
+        if isinstance(transport.get_protocol(), KafkaConnection):  # the server's side, not the client's
+            writes.append(len(data))
+        return real_write(transport, data)
+    monkeypatch.setattr(asyncio.selector_events._SelectorSocketTransport, "write", counting_write)
+    data = os.urandom(64 << 10)
+    path = tmp_path / "segment"
+    path.write_bytes(data)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        length = 700
+        dispatcher = SmallRegions(fd, length)
+        server = await serve(dispatcher)
+        client = await Client.open(server.port)
+        count = 5
+        client.send_api_versions(count)
+        frames = await read_frames(client.reader, count)
+        for number, frame in enumerate(frames):
+            assert frame == (number.to_bytes(4, "big") + b"head" + data[number * 10:number * 10 + length] + b"|"
+                             + data[3:3 + length] + b"|")
+        assert sendfile_calls == []
+        assert writes == [4 + 4 + 4 + 2 * length + 2] * count, "one write a response"
+        assert all(region.pins == 0 for region in dispatcher.regions), "every pin released"
+    finally:
+        os.close(fd)
+
+
+async def test_a_file_cut_under_a_small_region_closes_the_connection(serve, tmp_path):  # noqa: F811
+    """A region read short would break the frame: the connection closes, as when sendfile sends short."""
+    path = tmp_path / "segment"
+    path.write_bytes(os.urandom(1000))
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        dispatcher = SmallRegions(fd, 800)  # the second request's region starts at 10: 10 + 800 fits,
+        server = await serve(dispatcher)
+        client = await Client.open(server.port)
+        client.send_api_versions(1)
+        assert len((await read_frames(client.reader, 1))[0]) == 4 + 4 + 2 * 800 + 2
+        os.truncate(path, 500)  # ... until the file is cut under it
+        client.send_api_versions(1)
+        async with asyncio.timeout(30):
+            assert await client.reader.read() == b"", "closed without a broken frame"
+        assert all(region.pins == 0 for region in dispatcher.regions), "every pin released"
     finally:
         os.close(fd)
