@@ -26,11 +26,10 @@ little file data (``COPY_REGIONS_UP_TO``, region_sender.py) is read whole and se
 Idle connections (no bytes read or sent for ``connections.max.idle.ms``)
 are closed, as Kafka's selector closes them.
 
-Security. The connection holds its ``Session`` (listener, client address, principal):
-a TLS listener's handshake is done before ``connection_made`` (listener.py) and a client
-certificate names the principal; on a SASL listener the ``Authenticator`` answers every
-request until the SASL exchange succeeds (broker/security/authenticator.py), with frames
-bounded by ``sasl.server.max.receive.size`` until then.
+Security. The connection's ``ConnectionAuth`` (broker/security/connection_auth.py) holds its
+``Session`` (listener, client address, principal) and, on a SASL listener, answers every
+request through the ``Authenticator`` until the exchange succeeds (and again while a
+KIP-368 re-authentication runs).
 """
 
 from __future__ import annotations
@@ -41,7 +40,6 @@ from collections import deque
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, cast
 
-from weir.protocol.api_keys import ApiKey
 from weir.protocol.connection import RawRequest, ServerConnection
 from weir.protocol.response_pieces import ResponsePieces
 from weir.protocol.primitives import DecodeError
@@ -49,14 +47,13 @@ from weir.protocol.primitives import DecodeError
 from .connection_quotas import client_ip
 from .dispatcher import ClosingError
 from .region_sender import COPY_REGIONS_UP_TO, RegionSender, joined_frame
-from .security.authenticator import Authenticator
-from .security.principal import subject_dn
-from .security.session import Session
+from .security.connection_auth import ConnectionAuth
 
 if TYPE_CHECKING:
     from .clock import Timer
     from .config import BrokerConfig
     from .security.listener_security import ListenerSecurity
+    from .security.session import Session
     from .server import Server
 
 
@@ -98,8 +95,7 @@ class KafkaConnection(asyncio.Protocol):
     def __init__(self, server: Server, settings: ConnectionSettings, security: ListenerSecurity) -> None:
         self._server = server  # counts connections in and out (quotas, connection_count)
         self._security = security  # ListenerSecurity of the listener that accepted it
-        self.session: Session | None = None  # made in connection_made
-        self._authenticator: Authenticator | None = None  # SASL listeners, until authenticated
+        self._auth: ConnectionAuth | None = None  # its session and SASL exchange, made in connection_made
         self._dispatch = server.dispatcher.dispatch
         self._clock = server.context.clock
         self._counters: ConnectionCounters = server.counters
@@ -107,7 +103,6 @@ class KafkaConnection(asyncio.Protocol):
         self._resume_level = settings.max_held_bytes // 2  # hysteresis: no pause/resume per request
         self._max_idle_ms = settings.max_idle_ms
         self._codec = ServerConnection(settings.max_frame_size)
-        self._max_frame_size = settings.max_frame_size
         self._queue: deque[RawRequest] = deque()
         self._queued_bytes = 0
         self._request_ready = asyncio.Event()
@@ -140,7 +135,9 @@ class KafkaConnection(asyncio.Protocol):
             transport.close()
             return
         self.admitted = True
-        if not self._start_session(transport):
+        self._auth = ConnectionAuth(self._security, self._client_host, self._peer, self._codec, self._dispatch,
+                                    self._clock.now_ms)
+        if not self._auth.start(transport):
             transport.close()
             return
         transport.set_write_buffer_limits(high=self._max_held, low=self._resume_level)
@@ -180,68 +177,10 @@ class KafkaConnection(asyncio.Protocol):
         if self._worker is not None:
             self._worker.cancel()
 
-    # ---- security ----
-
-    def _start_session(self, transport: asyncio.Transport) -> bool:
-        """The session of a new connection: its TLS principal, or an authenticator on a SASL listener."""
-        security = self._security
-        self.session = session = Session(security.spec, self._client_host)
-        if security.spec.protocol == "SSL":
-            ssl_object = transport.get_extra_info("ssl_object")
-            cert = ssl_object.getpeercert() if ssl_object is not None else None
-            if cert:
-                assert security.principal_mapper is not None  # built for every TLS listener
-                try:
-                    session.principal = "User:" + security.principal_mapper.name(subject_dn(cert))
-                except PermissionError as exc:  # no mapping rule applies: Kafka fails the authentication
-                    log.info("Failed authentication with %s (%s)", self._peer, exc)
-                    return False
-        if security.sasl is None:
-            session.authenticated = True
-            return True
-        self._codec.max_frame_size = min(self._codec.max_frame_size, security.sasl.max_receive_size)
-        self._authenticator = Authenticator(security.sasl, session, self._codec, self._dispatch, self._peer,
-                                            self._clock.now_ms)
-        return True
-
-    async def _authenticate(self, authenticator: Authenticator, request: RawRequest) -> bool:
-        """Hand a request of a connection (re-)authenticating to its authenticator; False once closed."""
-        response, close_reason = await authenticator.handle(request)
-        transport = self._live_transport
-        if response is not None and not transport.is_closing():
-            transport.write(response)
-        if close_reason is not None:
-            log.debug("closing connection from %s: %s", self._peer, close_reason)
-            transport.close()
-            return False
-        if authenticator.done:
-            self._authenticator = None
-            self._codec.max_frame_size = self._max_frame_size
-            self._reparse_bare_frames()
-        return True
-
-    def _reparse_bare_frames(self) -> None:
-        """Frames a client sent right behind its last bare SASL token (SaslHandshake v0) were read as
-        tokens too; the exchange is over, so they are requests, as Kafka reads them."""
-        queue = self._queue
-        for position, request in enumerate(queue):
-            if request.header is None:
-                queue[position] = ServerConnection.parse_request(request.body)
-
-    def _session_check(self, session: Session, request: RawRequest) -> bool:
-        """KIP-368 on an authenticated SASL connection: False (closed) once its session has expired;
-        a SaslHandshake before then begins a re-authentication."""
-        if session.expired(self._clock.now_ms()):
-            log.info("closing connection from %s: its SASL session expired (connections.max.reauth.ms or the "
-                     "credential's lifetime) and it did not re-authenticate", self._peer)
-            self._live_transport.close()
-            return False
-        if request.header is not None and request.header.api_key == ApiKey.SASL_HANDSHAKE \
-                and session.can_reauthenticate:
-            assert self._security.sasl is not None  # only a SASL exchange sets an expiry
-            self._authenticator = Authenticator(self._security.sasl, session, self._codec, self._dispatch,
-                                                self._peer, self._clock.now_ms, reauthenticating=True)
-        return True
+    @property
+    def session(self) -> Session | None:
+        """Who is on the other end (None before the connection is made)."""
+        return self._auth.session if self._auth is not None else None
 
     # ---- bytes held ----
 
@@ -291,8 +230,9 @@ class KafkaConnection(asyncio.Protocol):
     async def _serve(self) -> None:
         queue = self._queue
         transport = self._live_transport
-        session = self.session
-        assert session is not None  # made before this task is
+        auth = self._auth
+        assert auth is not None  # made before this task is
+        session = auth.session
         try:
             while not transport.is_closing():
                 if not queue:
@@ -314,11 +254,11 @@ class KafkaConnection(asyncio.Protocol):
                 if self._reading_paused:
                     self._update_reading()
                 try:
-                    if session.expires_at_ms is not None and self._authenticator is None \
-                            and not self._session_check(session, request):
+                    if session.expires_at_ms is not None and auth.authenticator is None \
+                            and not auth.check_session(request, transport):
                         return
-                    if self._authenticator is not None:
-                        if not await self._authenticate(self._authenticator, request):
+                    if auth.authenticator is not None:
+                        if not await auth.authenticate(request, transport, queue):
                             return
                         continue
                     response = await self._dispatch(request, self._client_host, session)
