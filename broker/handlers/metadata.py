@@ -18,6 +18,7 @@ needs CREATE on the cluster or on the topic (else TOPIC_AUTHORIZATION_FAILED); a
 operations come from the ACLs (the cluster's are 0 without DESCRIBE on it).
 """
 
+import functools
 from typing import Any
 
 from weir.protocol.api_keys import ApiKey
@@ -117,22 +118,8 @@ def _describe(context, name, topic_id, allow_create):
 # A topic's partition entries depend only on its id, its partition count and this node: built once
 # and shared by every answer (encoding reads them and nothing changes them). Building them afresh
 # was two thirds of a full answer's cost: ~3 us a partition, 30 ms at 10,000 partitions (bench.scale).
-# Entries of topics since deleted stay until the cache is full, then it starts over.
-_PARTITIONS_CACHED = 100_000  # partitions; well above what one broker hosts
-_partitions_cache: dict[tuple[bytes, int, int], list[Any]] = {}
-_partitions_cached = 0
-
-
+# Entries of topics since deleted fall out as the least recently used.
+@functools.lru_cache(maxsize=16_384)  # topics; well above what one broker hosts
 def _partitions(topic_id: bytes, count: int, node: int) -> list[Any]:
-    global _partitions_cached
-    key = (topic_id, count, node)
-    entries = _partitions_cache.get(key)
-    if entries is None:
-        if _partitions_cached + count > _PARTITIONS_CACHED:
-            _partitions_cache.clear()
-            _partitions_cached = 0
-        entries = _partitions_cache[key] = [
-            msg.Partition(error_code=0, partition_index=index, leader_id=node, leader_epoch=LEADER_EPOCH,
+    return [msg.Partition(error_code=0, partition_index=index, leader_id=node, leader_epoch=LEADER_EPOCH,
                           replica_nodes=[node], isr_nodes=[node]) for index in range(count)]
-        _partitions_cached += count
-    return entries

@@ -3,9 +3,8 @@
 from weir.broker.handlers import metadata
 
 
-def test_entries_are_shared_until_the_topic_changes(monkeypatch):
-    monkeypatch.setattr(metadata, "_partitions_cache", {})
-    monkeypatch.setattr(metadata, "_partitions_cached", 0)
+def test_entries_are_shared_until_the_topic_changes():
+    metadata._partitions.cache_clear()
     first = metadata._partitions(b"a" * 16, 3, 1)
     assert [(p.partition_index, p.leader_id, p.replica_nodes, p.isr_nodes) for p in first] == [
         (0, 1, [1], [1]), (1, 1, [1], [1]), (2, 1, [1], [1])]
@@ -16,11 +15,12 @@ def test_entries_are_shared_until_the_topic_changes(monkeypatch):
     assert recreated is not first and [p.partition_index for p in recreated] == [0, 1, 2]
 
 
-def test_the_cache_starts_over_when_full(monkeypatch):
-    monkeypatch.setattr(metadata, "_partitions_cache", {})
-    monkeypatch.setattr(metadata, "_partitions_cached", 0)
-    monkeypatch.setattr(metadata, "_PARTITIONS_CACHED", 10)
-    first = metadata._partitions(b"a" * 16, 6, 1)
-    metadata._partitions(b"b" * 16, 6, 1)  # 12 > 10: the cache is cleared first
-    assert list(metadata._partitions_cache) == [(b"b" * 16, 6, 1)]
-    assert metadata._partitions(b"a" * 16, 6, 1) is not first
+def test_the_cache_is_bounded():
+    metadata._partitions.cache_clear()
+    bound = metadata._partitions.cache_info().maxsize
+    assert bound is not None
+    first = metadata._partitions(b"first".ljust(16, b"."), 1, 1)
+    for number in range(bound):
+        metadata._partitions(number.to_bytes(16, "big"), 1, 1)
+    assert metadata._partitions.cache_info().currsize == bound
+    assert metadata._partitions(b"first".ljust(16, b"."), 1, 1) is not first  # the least recent went
