@@ -272,6 +272,20 @@ def _field_reader(field: Field, version: int, flexible: bool) -> p.Reader:
     return read_array
 
 
+class FrozenArray(list[Any]):
+    """An array value that many responses share and nothing changes once built (Metadata's
+    partition entries of a topic): each field writer encodes it once and then copies the bytes.
+
+    Not for elements that carry records (a file region goes into a response by reference).
+    """
+
+    __slots__ = ("encodings",)
+
+    def __init__(self, items: Any = ()) -> None:
+        super().__init__(items)
+        self.encodings: dict[p.Writer, bytes] = {}
+
+
 def _field_writer(field: Field, version: int, flexible: bool) -> p.Writer:
     nullable = field.is_nullable(version)
     kind = field.type
@@ -285,6 +299,17 @@ def _field_writer(field: Field, version: int, flexible: bool) -> p.Writer:
     pack_count = p.INT32.pack
 
     def write_array(out: bytearray, items: list[Any] | None) -> None:
+        if type(items) is FrozenArray:
+            encoded = items.encodings.get(write_array)  # this writer is this field at one version
+            if encoded is None:
+                scratch = bytearray()
+                write_elements(scratch, items)
+                encoded = items.encodings[write_array] = bytes(scratch)
+            out += encoded
+            return
+        write_elements(out, items)
+
+    def write_elements(out: bytearray, items: list[Any] | None) -> None:
         if items is None:
             if not nullable:
                 raise ValueError(f"null array {field.name} in a non-nullable field")
