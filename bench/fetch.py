@@ -50,7 +50,9 @@ from bench.transactions import txn_throughput
 PER_TXN = 10_000
 
 
-def consume(client: str, bootstrap: str, topic: str, partitions: int, records: int, isolation: str) -> float:
+def consume(client: str, bootstrap: str, topic: str, partitions: int, records: int,
+            isolation: str) -> tuple[float, float | None]:
+    """(MB/s of values, the consumer's CPU seconds per second: bench/fetch_consumers.py)."""
     out = subprocess.run([sys.executable, "-m", "bench.fetch_consumers", client, bootstrap, topic,
                           str(partitions), str(records), isolation],
                          capture_output=True, text=True, timeout=400)
@@ -60,13 +62,14 @@ def consume(client: str, bootstrap: str, topic: str, partitions: int, records: i
     figures = json.loads(lines[-1])
     if figures["records"] < records:
         raise RuntimeError(f"{client} read {figures['records']} of {records} records")
-    return figures["MB/s"]
+    return figures["MB/s"], figures["client CPU"]
 
 
 def run(broker, args) -> dict:
     figures = {}
     loads = []
     cpu = dict.fromkeys(args.client_names, 0.0)  # broker CPU seconds while each client read
+    client_cpu: dict[str, list[float]] = {client: [] for client in args.client_names}
     read_gb = 0.0
     for partitions in args.partition_counts:
         for isolation in args.isolation_levels:
@@ -79,12 +82,18 @@ def run(broker, args) -> dict:
             for client in args.client_names:
                 name = f"{client} {partitions}p {isolation.replace('read_', '')} MB/s"
                 began = cpu_seconds(broker.process.pid)
-                figures[name] = consume(client, broker.bootstrap, topic, partitions, args.records, isolation)
+                figures[name], share = consume(client, broker.bootstrap, topic, partitions, args.records, isolation)
+                if share is not None:
+                    client_cpu[client].append(share)
                 cpu[client] += cpu_seconds(broker.process.pid) - began
                 loads.append(os.getloadavg()[0])
             read_gb += args.records * args.size / 1e9
     # What serving costs the broker: far steadier than MB/s on a shared machine
     figures.update({f"{client} broker CPU s per GB": seconds / read_gb for client, seconds in cpu.items()})
+    # How busy the consumer itself was (1.0 = a core): a figure near a single-threaded client's
+    # core is bounded by the client, whichever broker answers
+    figures.update({f"{client} client CPU share": sum(shares) / len(shares)
+                    for client, shares in client_cpu.items() if shares})
     figures["load (1 min)"] = sum(loads) / len(loads)
     return figures
 

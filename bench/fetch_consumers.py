@@ -2,8 +2,11 @@
 
     python -m bench.fetch_consumers CLIENT BOOTSTRAP TOPIC PARTITIONS RECORDS ISOLATION
 
-prints one JSON line: {"MB/s": ..., "records": ...}, MB/s of values from the first fetch call
-until the last record is in the application's hands. Clients: librdkafka (confluent-kafka with
+prints one JSON line: {"MB/s": ..., "records": ..., "client CPU": ...}, MB/s of values from the
+first fetch call until the last record is in the application's hands, and the consumer process's
+CPU seconds (all its threads) per second of that time: near 1.0 for a single-threaded client,
+the client's own work bounds its figure and no broker can raise it (java: not measured, the
+tool runs in a JVM of its own). Clients: librdkafka (confluent-kafka with
 the issue's settings, librdkafka's defaults otherwise), librdkafka-fqb10 (the same with
 ``fetch.queue.backoff.ms`` 10, see bench/fetch.py), java (Kafka's kafka-consumer-perf-test,
 which reads each value's length), aiokafka, ours (weir.client).
@@ -26,7 +29,7 @@ FETCH_MAX_BYTES = 52428800
 PARTITION_FETCH_BYTES = 10485760  # the issue's max.partition.fetch.bytes: 10 MB answers per partition
 
 
-def librdkafka(bootstrap, topic, partitions, records, isolation, extra=None) -> tuple[float, int]:
+def librdkafka(bootstrap, topic, partitions, records, isolation, extra=None) -> tuple[float, int, float | None]:
     from confluent_kafka import Consumer, TopicPartition
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"bench-{uuid.uuid4()}",
                          "enable.auto.commit": False, "fetch.max.bytes": FETCH_MAX_BYTES,
@@ -34,23 +37,23 @@ def librdkafka(bootstrap, topic, partitions, records, isolation, extra=None) -> 
                          **(extra or {})})
     consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
     received = value_bytes = 0
-    began = time.monotonic()
+    began, cpu_began = time.monotonic(), time.process_time()
     deadline = began + 300
     while received < records and time.monotonic() < deadline:
         for message in consumer.consume(10000, timeout=1.0):
             if not message.error():
                 received += 1
                 value_bytes += len(message.value())
-    elapsed = time.monotonic() - began
+    elapsed, cpu = time.monotonic() - began, time.process_time() - cpu_began
     consumer.close()
-    return value_bytes / elapsed / 1e6, received
+    return value_bytes / elapsed / 1e6, received, cpu / elapsed
 
 
-def librdkafka_fqb10(*args) -> tuple[float, int]:
+def librdkafka_fqb10(*args) -> tuple[float, int, float | None]:
     return librdkafka(*args, extra={"fetch.queue.backoff.ms": 10})
 
 
-def aiokafka(bootstrap, topic, partitions, records, isolation) -> tuple[float, int]:
+def aiokafka(bootstrap, topic, partitions, records, isolation) -> tuple[float, int, float | None]:
     async def consume():
         from aiokafka import AIOKafkaConsumer, TopicPartition
         consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, isolation_level=isolation,
@@ -65,7 +68,7 @@ def aiokafka(bootstrap, topic, partitions, records, isolation) -> tuple[float, i
     return asyncio.run(consume())
 
 
-def ours(bootstrap, topic, partitions, records, isolation) -> tuple[float, int]:
+def ours(bootstrap, topic, partitions, records, isolation) -> tuple[float, int, float | None]:
     async def consume():
         from weir.client import Consumer, TopicPartition
         async with Consumer(bootstrap_servers=bootstrap, isolation_level=isolation, auto_offset_reset="earliest",
@@ -76,20 +79,21 @@ def ours(bootstrap, topic, partitions, records, isolation) -> tuple[float, int]:
     return asyncio.run(consume())
 
 
-async def _drain(consumer, records) -> tuple[float, int]:
+async def _drain(consumer, records) -> tuple[float, int, float | None]:
     """aiokafka's and our getmany are called alike."""
     received = value_bytes = 0
-    began = time.monotonic()
+    began, cpu_began = time.monotonic(), time.process_time()
     deadline = began + 300
     while received < records and time.monotonic() < deadline:
         for batch in (await consumer.getmany(timeout_ms=1000, max_records=10000)).values():
             received += len(batch)
             for record in batch:
                 value_bytes += len(record.value)
-    return value_bytes / (time.monotonic() - began) / 1e6, received
+    elapsed, cpu = time.monotonic() - began, time.process_time() - cpu_began
+    return value_bytes / elapsed / 1e6, received, cpu / elapsed
 
 
-def java(bootstrap, topic, _partitions, records, isolation) -> tuple[float, int]:
+def java(bootstrap, topic, _partitions, records, isolation) -> tuple[float, int, float | None]:
     """kafka-consumer-perf-test (ConsumerPerformance) in a group of its own; its fetch.MB.sec is
     measured from the end of the group's join to the last record (it adds each value's size)."""
     sys.path.insert(0, str(REPO))
@@ -109,7 +113,7 @@ def java(bootstrap, topic, _partitions, records, isolation) -> tuple[float, int]
     fields = [f.strip() for f in rows[-1].split(",")]
     # start.time, end.time, data.consumed.in.MB, MB.sec, data.consumed.in.nMsg, nMsg.sec,
     # rebalance.time.ms, fetch.time.ms, fetch.MB.sec, fetch.nMsg.sec  (MB there is MiB)
-    return float(fields[8]) * 1048576 / 1e6, int(fields[4])
+    return float(fields[8]) * 1048576 / 1e6, int(fields[4]), None
 
 
 CLIENTS = {"librdkafka": librdkafka, "librdkafka-fqb10": librdkafka_fqb10, "java": java,
@@ -118,8 +122,8 @@ CLIENTS = {"librdkafka": librdkafka, "librdkafka-fqb10": librdkafka_fqb10, "java
 
 def main(argv=None) -> int:
     client, bootstrap, topic, partitions, records, isolation = (argv or sys.argv[1:])
-    mbs, received = CLIENTS[client](bootstrap, topic, int(partitions), int(records), isolation)
-    print(json.dumps({"MB/s": mbs, "records": received}))
+    mbs, received, cpu = CLIENTS[client](bootstrap, topic, int(partitions), int(records), isolation)
+    print(json.dumps({"MB/s": mbs, "records": received, "client CPU": cpu}))
     return 0
 
 
