@@ -38,6 +38,12 @@ What the broker can do is cost less CPU per request, leaving more to the clients
 machine: bench/request_cost.py measures that at fixed request shapes. A broker started with
 ``metrics.listener`` shows its loop's stalls as ``weir_event_loop_lag_ms``; at load 2 and
 50,000/s none reached 5 ms.
+
+Measured quiet (2026-11-26, three interleaved rounds, nothing else running, load 2.8-3.1 from the
+bench's own processes): end-to-end p99 Weir / Kafka 4.3 / 40.2 ms at 1,000/s, 9.9 / 23.2 at
+10,000/s, 19.2 / 34.8 at 50,000/s plain; transactional (read_committed) 100.7 / 110.7,
+103.7 / 115.7, 107.0 / 112.6; acknowledgement p99 3.5 / 39.5, 9.7 / 24.1, 18.0 / 33.9. Tansu's
+end-to-end p99 was 280-365 ms at every rate.
 """
 
 from __future__ import annotations

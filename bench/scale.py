@@ -28,16 +28,16 @@ raised to the hard limit: a thousand connections and ten thousand partitions nee
 A figure a peer cannot give is printed n/a with the reason (Tansu keeps its data in memory, so
 it has no start-up with partitions).
 
-Measured for issue 23 (2026-11-25, one round, the shared 2-core machine at load 3-7): with the
-defaults above Weir was ahead of Kafka in every client figure (requests/s 3.9x, request p99
-0.24x, broker CPU per request 0.42x, 100 members joined 0.23x, one member more 0.98x,
-transactional inits/s 1.8x and commits/s 2.6x, produce and fetch over 1,000 partitions 2.8x and
-2.1x); Tansu timed out in EndTxn with 1,000 transactional producers and took 25 s for each
-rebalance of the group. At 10,000 partitions (three Weir runs at load 3-6, Kafka's at 2.5):
-created in 7-11 s against Kafka's 35 s, started with them in 4-6 s against 36 s, 4.1 KiB of RSS
-a partition against 14, but a full Metadata answer in 19-39 ms against Kafka's 19 ms: building
-each partition's entry anew cost Weir ~3 us a partition until they were cached
-(broker/handlers/metadata.py); what is left is the generic encoder's ~1.6 us a partition.
+Measured for issue 23 (2026-11-26, three interleaved rounds, the 2-core machine with nothing else
+running, load 1.5-2.3): Weir ahead of Kafka in every figure -- requests/s on 1,000 connections
+2.1x, request p99 0.48x, broker CPU per request 0.31x, idle RSS per connection 0.84x, 100 members
+joined 0.73x, one member more 0.94x, transactional inits/s 2.2x and commits/s 3.6x, produce and
+fetch over 1,000 partitions 2.0x and 1.5x; 10,000 partitions created in 6.4 s (Kafka 44.5 s),
+started with in 4.5 s (55.5 s), 2.7 KiB of RSS a partition (9.3; the JVM's heap is committed up
+front) and a full Metadata answer in 1.8 ms (23.3 ms) since a topic's partition entries are built
+once and encoded once per version (broker/handlers/metadata.py, schema.FrozenArray; 19-39 ms
+before). Tansu times out in AddPartitionsToTxn with 1,000 transactional producers and takes 25 s
+for each rebalance of the group.
 """
 
 from __future__ import annotations
