@@ -22,7 +22,10 @@ phase (30-60 ms either way for 100 MB), and one decision is ~10 us per Fetch req
 run's length follows the ~10 MB answers' transfer times (13-28 ms each on the 2-core machine,
 more under load), which vary between runs by more than 80 ms out of ~200-400 ms: at 100k x 1 KiB
 one run is too short for a median of three to show a ratio (the 400k figures, with the authorizer
-ahead, say the same). Compare the CPU lines, or more rounds and records, before reading a ratio.
+ahead, say the same). On the shared machine at load 3.5-5, six runs gave fetch ratios of 0.72-1.28
+(0.90 with 8 rounds) with the broker's fetch CPU equal within its 10 ms tick: a residual
+difference of ~10% in wall-clock medians, if there is one, is below what these runs can tell
+apart. Compare the CPU lines, or more rounds and records, before reading a ratio.
 
 What did distort the figures, with or without the authorizer: librdkafka's fetch.queue.backoff.ms.
 When the consumer's local queue reaches queued.max.messages.kbytes (64 MB) the partition is not
