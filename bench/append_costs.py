@@ -7,7 +7,7 @@ count, the total per 100 MB produced, and the p99 and longest single call. Then 
 long the restart-point thread (restart_writer.py) still needed to finish what was queued.
 
     python -m bench.append_costs [--megabytes 100] [--record-bytes 1024] [--records-per-batch 1]
-                                 [--producers 1] [--rounds 3]
+                                 [--producers 1] [--rounds 3] [--segment-bytes N]
 
 Reported per round and as the median of the rounds; the machine's load average is printed.
 """
@@ -51,7 +51,8 @@ def _timed(name: str, real: Callable[..., Any], spent: dict[str, list[float]]) -
     return timing
 
 
-async def _round(megabytes: int, record_bytes: int, per_batch: int, producers: int) -> dict[str, Any]:
+async def _round(megabytes: int, record_bytes: int, per_batch: int, producers: int,
+                 segment_bytes: int | None) -> dict[str, Any]:
     spent: dict[str, list[float]] = defaultdict(list)
     originals = {name: getattr(restart_points, name) for name in TIMED}
     real_roll = Partition.roll
@@ -60,7 +61,10 @@ async def _round(megabytes: int, record_bytes: int, per_batch: int, producers: i
     Partition.roll = _timed("roll", real_roll, spent)  # type: ignore[method-assign]
     try:
         with tempfile.TemporaryDirectory(dir=os.environ.get("BENCH_DIR")) as tmp:
-            partition = Partition("bench", 0, Path(tmp), BrokerConfig().topic_defaults())
+            config = BrokerConfig().topic_defaults()
+            if segment_bytes is not None:
+                config["segment.bytes"] = segment_bytes
+            partition = Partition("bench", 0, Path(tmp), config)
             partition.open()
             sequences = [0] * producers
             value = b"v" * record_bytes
@@ -107,12 +111,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--records-per-batch", type=int, default=1)
     parser.add_argument("--producers", type=int, default=1)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--segment-bytes", type=int, default=None, help="default: the broker's (1 GiB)")
     args = parser.parse_args(argv)
     print(f"load average {os.getloadavg()[0]:.1f}; {args.megabytes} MB of {args.records_per_batch} x "
           f"{args.record_bytes} B batches from {args.producers} producer(s); module {partition_module.__file__}")
     rounds = []
     for n in range(args.rounds):
-        result = asyncio.run(_round(args.megabytes, args.record_bytes, args.records_per_batch, args.producers))
+        result = asyncio.run(_round(args.megabytes, args.record_bytes, args.records_per_batch, args.producers,
+                                    args.segment_bytes))
         rounds.append(result)
         parts = [f"{name}: {r['count']} calls, {r['ms_per_100mb']:.1f} ms/100MB, p99 {r['p99_ms']:.3f} ms, "
                  f"max {r['max_ms']:.2f} ms" for name, r in result.items() if isinstance(r, dict)]

@@ -58,7 +58,6 @@ class RestartPointWriter:
         self._queue: deque[Job] = deque()
         self._running: Job | None = None
         self._thread: threading.Thread | None = None
-        self.written = 0  # jobs run by the thread (tests and benchmarks read it)
 
     def submit(self, owner: object, work: Work, on_failure: OnFailure | None = None) -> None:
         """Queue ``work`` (pure file I/O: it reads nothing the loop changes) behind every job
@@ -69,6 +68,7 @@ class RestartPointWriter:
             loop = None
         job = Job(owner, work, on_failure, loop)
         if loop is None:
+            self.settle(owner)  # behind whatever the owner queued from a loop
             _run(job, report=_call)
             return
         with self._lock:
@@ -111,7 +111,6 @@ class RestartPointWriter:
             finally:
                 with self._lock:
                     self._running = None
-                    self.written += 1
                     self._finished.notify_all()
 
 
