@@ -4,7 +4,9 @@ Appends ``--megabytes`` of idempotent batches to one partition in-process, at th
 default settings, and times on the calling thread (the event loop's) each periodic index
 checkpoint, each periodic producer snapshot and each roll, next to the append itself: the
 count, the total per 100 MB produced, and the p99 and longest single call. Then it times how
-long the restart-point thread (restart_writer.py) still needed to finish what was queued.
+long the restart-point thread (restart_writer.py) still needed to finish what was queued, and
+how long the partition takes to open (the same boot: restart points trusted) from a copy of its
+files taken right after the last append, as a kill -9 then would leave them.
 
     python -m bench.append_costs [--megabytes 100] [--record-bytes 1024] [--records-per-batch 1]
                                  [--producers 1] [--rounds 3] [--segment-bytes N]
@@ -17,6 +19,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import shutil
 import statistics
 import tempfile
 import time
@@ -81,6 +84,8 @@ async def _round(megabytes: int, record_bytes: int, per_batch: int, producers: i
                 await partition.append_client_batch(batch, rec.read_header(batch), 0)
                 spent["append"].append(time.perf_counter() - started)
             produced = time.perf_counter() - began
+            killed = Path(tmp) / "killed"  # the files as a kill -9 right after the last append leaves them
+            shutil.copytree(tmp, killed, ignore=shutil.ignore_patterns("killed"))
             drained = time.perf_counter()
             try:  # absent before the restart-point thread existed (a baseline run)
                 from weir.broker.log.restart_writer import WRITER
@@ -90,12 +95,18 @@ async def _round(megabytes: int, record_bytes: int, per_batch: int, producers: i
                 await asyncio.get_running_loop().run_in_executor(None, WRITER.wait_idle)
             drain_s = time.perf_counter() - drained
             partition.close(keep_state=False)
+            restarted = time.perf_counter()
+            reopened = Partition("bench", 0, killed, config)
+            reopened.open(verify=False)  # the same boot: restart points trusted
+            restart_s = time.perf_counter() - restarted
+            assert reopened.log_end_offset == partition.log_end_offset
+            reopened.close(keep_state=False)
     finally:
         for name in TIMED:
             setattr(restart_points, name, originals[name])
         Partition.roll = real_roll  # type: ignore[method-assign]
     scale = 100 / megabytes
-    result: dict[str, Any] = {"produced_s": produced, "drain_ms": drain_s * 1000}
+    result: dict[str, Any] = {"produced_s": produced, "drain_ms": drain_s * 1000, "restart_ms": restart_s * 1000}
     for name, calls in spent.items():
         ordered = sorted(calls)
         result[name] = {"count": len(calls), "ms_per_100mb": sum(calls) * 1000 * scale,
@@ -123,8 +134,9 @@ def main(argv: list[str] | None = None) -> None:
         parts = [f"{name}: {r['count']} calls, {r['ms_per_100mb']:.1f} ms/100MB, p99 {r['p99_ms']:.3f} ms, "
                  f"max {r['max_ms']:.2f} ms" for name, r in result.items() if isinstance(r, dict)]
         print(f"round {n + 1} (load {os.getloadavg()[0]:.1f}, {result['produced_s']:.1f} s, restart-point "
-              f"thread done {result['drain_ms']:.1f} ms after the last append)\n  " + "\n  ".join(parts))
-    print("median over rounds:")
+              f"thread done {result['drain_ms']:.1f} ms after the last append; a restart of the files as they were "
+              f"then, in the same boot: {result['restart_ms']:.1f} ms)\n  " + "\n  ".join(parts))
+    print(f"median over rounds: restart {statistics.median(r['restart_ms'] for r in rounds):.1f} ms")
     for name in ("append", *TIMED, "snapshot check", "roll"):
         present = [r[name] for r in rounds if name in r]
         if present:
