@@ -56,7 +56,7 @@ def snapshot_producers_if_due(partition: Partition) -> None:
         return
     txn_indexes = [segment.txn_index for segment in partition.segments if segment.txn_index.unsynced]
     try:
-        aborts = [path for index in txn_indexes if (path := index.take_unsynced()) is not None]
+        aborts = [taken for index in txn_indexes if (taken := index.take_unsynced()) is not None]
     except KafkaError as exc:  # a .txnindex rewrite failed: logged by the disk layer; no snapshot yet
         for index in txn_indexes:
             index.sync_failed()
@@ -66,7 +66,7 @@ def snapshot_producers_if_due(partition: Partition) -> None:
     directory = partition.directory if partition.directory_unsynced else None
     partition.directory_unsynced = False
     offset = partition.log_end_offset
-    path, data = producers.snapshot_path(offset), producers.encode_snapshot()
+    snapshot_path, data = producers.snapshot_path(offset), producers.encode_snapshot()
     producers.snapshot_taken(offset)
 
     def write() -> None:
@@ -74,7 +74,7 @@ def snapshot_producers_if_due(partition: Partition) -> None:
             txn_index.fsync_file(abort_path)
         if directory is not None:
             disk.fsync_directory(directory)
-        disk.replace_file(path, data)
+        disk.replace_file(snapshot_path, data)
         producers.remove_old_snapshots()
 
     def failed(exc: KafkaError) -> None:  # logged by the disk layer; the next start replays more
