@@ -3,7 +3,8 @@
 Kept in memory as parallel arrays, so a lookup is a bisect and an append
 touches no file. The file is written whole (temporary file, fsync, rename)
 when the segment is sealed: only a sealed segment's index is trusted at
-start-up (the active segment's is rebuilt from its log), so an index holds no
+every start-up (the active segment's is rebuilt from its log, or in the same
+boot resumed from its checkpoint: restart_points.py), so an index holds no
 file descriptor (Kafka, too, rebuilds the active segment's indexes after an
 unclean shutdown). Entry formats follow Kafka's: ``.index`` holds (relative
 offset int32, position int32), ``.timeindex`` holds (timestamp int64, relative
@@ -17,6 +18,7 @@ import bisect
 import os
 import struct
 from array import array
+from typing import NamedTuple
 
 import construct as c
 
@@ -27,6 +29,19 @@ OffsetEntry = c.Struct("relative_offset" / c.Int32sb, "position" / c.Int32sb)
 TimeEntry = c.Struct("timestamp" / c.Int64sb, "relative_offset" / c.Int32sb)
 OFFSET_ENTRY = struct.Struct(">ii")
 TIME_ENTRY = struct.Struct(">qi")
+
+
+class IndexWrite(NamedTuple):
+    """Bytes for an index file, taken on the event loop; ``write`` is pure file I/O."""
+    path: str
+    data: bytes
+    replace: bool  # the whole file (else: appended to what it holds)
+
+    def write(self) -> None:
+        if self.replace:
+            disk.replace_file(self.path, self.data)
+        else:
+            disk.append_file(self.path, self.data)
 
 
 class _Index:
@@ -91,26 +106,34 @@ class _Index:
         i = bisect.bisect_right(self.keys, key)
         return self.values[i - 1] if i else None
 
-    def write_file(self, durable: bool = True) -> None:
-        """Replace the file with the entries in memory, durably (a crash leaves old or new); not
-        ``durable``: without fsync (an active segment's checkpoint, trusted only in the same boot)."""
-        data = b"".join(self._pack(key, value) for key, value in zip(self.keys, self.values, strict=True))
-        if durable:
-            disk.replace_durably(self.path, data, sync_directory=False)  # the segment's fsync of the log covers it
-        else:
-            disk.replace_file(self.path, data)
+    def write_file(self) -> None:
+        """Replace the file with the entries in memory, durably (a crash leaves old or new): a
+        sealed segment's, trusted at every start."""
+        data = self._packed(range(len(self.keys)))
+        disk.replace_durably(self.path, data, sync_directory=False)  # the segment's fsync of the log covers it
         self.on_disk = len(self.keys)
 
-    def append_to_file(self) -> None:
-        """Add the entries appended since the file was last written (without fsync), or write it
-        whole if it may differ: an active segment's checkpoint costs what it adds."""
+    def take_unwritten(self) -> IndexWrite | None:
+        """What an active segment's checkpoint writes (without fsync): the entries appended since
+        the file was last written, or all of them when it may differ. Taken on the event loop and
+        counted as on the file from now on; the write may follow in a worker thread (restart
+        points), and its failure calls ``written_wrongly``. A checkpoint costs what it adds."""
         if self.on_disk < 0:
-            self.write_file(durable=False)
-            return
-        added = range(self.on_disk, len(self.keys))
-        if added:
-            disk.append_file(self.path, b"".join(self._pack(self.keys[i], self.values[i]) for i in added))
-            self.on_disk = len(self.keys)
+            taken = IndexWrite(self.path, self._packed(range(len(self.keys))), replace=True)
+        elif self.on_disk < len(self.keys):
+            taken = IndexWrite(self.path, self._packed(range(self.on_disk, len(self.keys))), replace=False)
+        else:
+            return None
+        self.on_disk = len(self.keys)
+        return taken
+
+    def written_wrongly(self) -> None:
+        """A taken write failed (cut back by the disk layer): the next checkpoint rewrites the file."""
+        self.on_disk = -1
+
+    def _packed(self, entries: range) -> bytes:
+        keys, values = self.keys, self.values
+        return b"".join(self._pack(keys[i], values[i]) for i in entries)
 
     def delete(self) -> None:
         self.on_disk = -1

@@ -32,7 +32,7 @@ from weir.protocol.errors import Errors, KafkaError
 from . import log_start
 from .cleaner import LogCleaner
 from .group_commit import GroupCommit
-from . import disk, producer_checkpoint, restart_points
+from . import disk, producer_checkpoint, restart_points, restart_writer
 from .open_files import SegmentFiles, default_open_files_limit
 from .partition import Partition
 from .topic_records import (TopicRecord, TopicRecords, partition_dir, partition_dirs, remove_new_partition_dir,
@@ -156,6 +156,8 @@ class LogManager:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
         await self.group_commit.close()
+        # The restart points queued so far written by their thread, not one partition at a time here.
+        await asyncio.get_running_loop().run_in_executor(None, restart_writer.WRITER.wait_idle)
         one_sync = disk.syncfs_is_durable(self.data_dir)  # else each partition syncs its own files
         saved: dict[producer_checkpoint.Key, producer_checkpoint.Entry | None] = {}
         for topic in self.topics.values():

@@ -283,6 +283,7 @@ class Partition:
         A failed write (KAFKA_STORAGE_ERROR) leaves the active segment active: the next
         append rolls again (sealing twice writes the same indexes)."""
         offset = self.log_end_offset
+        restart_points.settle(self)  # its queued checkpoint and snapshot land before the files seal
         self.active.seal()
         self.producers.write_snapshot(offset)
         segment = Segment(self.directory, offset, self.config["index.interval.bytes"], self.files)
@@ -359,35 +360,19 @@ class Partition:
         the start after a power cut (a new boot) verifies the whole log anyway."""
         saved = None
         if keep_state:
-            try:  # the aborts on disk before the snapshot that stops their replay at the next start
-                if any(segment.txn_index.unsynced for segment in self.segments):
-                    for segment in self.segments:
-                        segment.txn_index.flush()
-                    if not sync and self.directory_unsynced:  # a new .txnindex's name, too
-                        disk.fsync_directory(self.directory)
-                        self.directory_unsynced = False
-                if sync:
-                    self.flush()
-                # Only for a producer state changed since its newest snapshot (or its load): most
-                # partitions of a large broker are unchanged.
-                if self.producers.unsnapshotted and self.producers.snapshot_offset != self.log_end_offset:
-                    if sync:
-                        self.producers.write_snapshot(self.log_end_offset)
-                    else:
-                        saved = (self.log_end_offset, self.producers.encode_snapshot())
-                        self.producers.snapshot_taken(self.log_end_offset)
-                if self.observer is not None:
-                    self.observer.closing()
-                if self.active.size - self.active.checkpointed_size >= restart_points.CLOSE_INDEX_CHECKPOINT_BYTES:
-                    self.active.write_index_checkpoint()
+            try:
+                saved = restart_points.save_at_close(self, sync)
             except KafkaError as exc:
                 log.warning("%s: closed without its flush or producer snapshot (%s); the next start "
                             "recovers from the log", self._name, exc.message)
+        else:
+            restart_points.discard(self)
         for segment in self.segments:
             segment.release()
         return saved
 
     def delete(self) -> None:
+        restart_points.discard(self)
         for segment in self.segments:
             segment.delete()
         for path in self.directory.iterdir():

@@ -9,8 +9,9 @@ transactional batch opens a transaction on the partition (``ongoing``: producer
 id -> first offset, which gives the last stable offset); its COMMIT or ABORT
 marker closes it.
 
-State survives a crash as a snapshot (written on segment roll and clean
-shutdown) plus a replay of the batches after it.
+State survives a crash as a snapshot (written on segment roll, clean
+shutdown and periodically: restart_points.py) plus a replay of the batches
+after it.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from . import disk
 
 BATCHES_TO_RETAIN = 5
 SNAPSHOT_SUFFIX = ".snapshot"
+SNAPSHOTS_KEPT = 2
 
 
 @dataclass(slots=True)
@@ -198,15 +200,16 @@ class ProducerStateManager:
                 body += _BATCH.pack(b.first_seq, b.last_seq, b.last_offset, b.offset_delta, b.timestamp)
         return _FILE_HEADER.pack(SNAPSHOT_VERSION, crc32c.crc32c(body)) + body
 
-    def write_snapshot(self, offset: int, keep: int = 2, *, durable: bool = True) -> None:
-        """Persist the state as of log end ``offset`` (tmp file, fsync, rename; without the fsync
-        when not ``durable``: a lost or torn snapshot only makes the next start replay more)."""
-        data = self.encode_snapshot()
-        if durable:
-            disk.replace_durably(self.snapshot_path(offset), data, sync_directory=False)
-        else:
-            disk.replace_file(self.snapshot_path(offset), data)
+    def write_snapshot(self, offset: int) -> None:
+        """Persist the state as of log end ``offset`` (tmp file, fsync, rename): a roll's and a
+        clean close's (periodic ones are restart_points.py's, without fsync)."""
+        disk.replace_durably(self.snapshot_path(offset), self.encode_snapshot(), sync_directory=False)
         self.snapshot_taken(offset)
+        self.remove_old_snapshots()
+
+    def remove_old_snapshots(self, keep: int = SNAPSHOTS_KEPT) -> None:
+        """Only the newest ``keep`` snapshot files stay. Reads only the directory: safe in the
+        worker thread that writes a periodic snapshot."""
         for old in self.snapshot_offsets()[:-keep]:
             self.snapshot_path(old).unlink(missing_ok=True)
 

@@ -7,7 +7,10 @@ the whole active segment (up to segment.bytes). Here both also have periodic res
 written without fsync (after a power loss the first start of the boot verifies everything
 anyway, LogManager.open): a producer snapshot every ``PRODUCER_SNAPSHOT_INTERVAL`` offsets
 once the state changed, and the active segment's new index entries every
-``INDEX_CHECKPOINT_BYTES`` (Segment.resume walks only what came after them).
+``INDEX_CHECKPOINT_BYTES`` (Segment.resume walks only what came after them). Both are taken
+on the event loop and written by one worker thread in the order taken (restart_writer.py): the
+loop no longer opens, writes and closes files for them. A roll and a clean close settle what is
+queued for the partition before writing its files themselves; a deletion discards it.
 
 It also keeps which boot last verified the data directory (``BOOT_ID_FILE``): a start in the
 same boot trusts the page cache and checks no CRC (``LogManager.open``).
@@ -22,9 +25,11 @@ from typing import TYPE_CHECKING
 
 from weir.protocol.errors import KafkaError
 
-from . import disk
+from . import disk, txn_index
+from .restart_writer import WRITER
 
 if TYPE_CHECKING:
+    from .index import IndexWrite
     from .partition import Partition
     from .segment import Segment
 
@@ -42,30 +47,101 @@ CLOSE_INDEX_CHECKPOINT_BYTES = 64 * 1024
 
 
 def snapshot_producers_if_due(partition: Partition) -> None:
-    """The periodic producer snapshot, without fsync. The aborts it no longer replays must be on
-    the disk first, as at a roll: the .txnindex (and its name) before the snapshot covering it."""
+    """The periodic producer snapshot, without fsync, written by the restart-point thread. The
+    aborts it no longer replays must be on the disk first, as at a roll: the .txnindex (and its
+    name) before the snapshot covering it, in that thread too. What it writes is taken here."""
     producers = partition.producers
     interval = max(PRODUCER_SNAPSHOT_INTERVAL, 16 * len(producers.producers))
     if partition.log_end_offset - max(producers.snapshot_offset, 0) < interval or not producers.unsnapshotted:
         return
+    txn_indexes = [segment.txn_index for segment in partition.segments if segment.txn_index.unsynced]
     try:
-        for segment in partition.segments:
-            segment.txn_index.flush()
-        if partition.directory_unsynced:
-            disk.fsync_directory(partition.directory)
-            partition.directory_unsynced = False
-        producers.write_snapshot(partition.log_end_offset, durable=False)
-    except KafkaError as exc:  # logged by the disk layer; the next start replays more
+        aborts = [taken for index in txn_indexes if (taken := index.take_unsynced()) is not None]
+    except KafkaError as exc:  # a .txnindex rewrite failed: logged by the disk layer; no snapshot yet
+        for index in txn_indexes:
+            index.sync_failed()
         log.debug("%s-%d: periodic producer snapshot not written: %s", partition.topic, partition.index,
                   exc.message)
+        return
+    directory = partition.directory if partition.directory_unsynced else None
+    partition.directory_unsynced = False
+    offset = partition.log_end_offset
+    snapshot_path, data = producers.snapshot_path(offset), producers.encode_snapshot()
+    producers.snapshot_taken(offset)
+
+    def write() -> None:
+        for abort_path in aborts:
+            txn_index.fsync_file(abort_path)
+        if directory is not None:
+            disk.fsync_directory(directory)
+        disk.replace_file(snapshot_path, data)
+        producers.remove_old_snapshots()
+
+    def failed(exc: KafkaError) -> None:  # logged by the disk layer; the next start replays more
+        producers.unsnapshotted = True
+        for index in txn_indexes:
+            index.sync_failed()
+        if directory is not None:
+            partition.directory_unsynced = True
+        log.debug("%s-%d: periodic producer snapshot at %d not written: %s", partition.topic, partition.index,
+                  offset, exc.message)
+
+    WRITER.submit(partition, write, failed)
 
 
 def checkpoint_indexes(partition: Partition, segment: Segment) -> None:
-    try:
-        segment.write_index_checkpoint()
-    except KafkaError as exc:  # logged by the disk layer; the next start walks more
-        segment.checkpointed_size = segment.size
-        log.debug("%s-%d: index checkpoint not written: %s", partition.topic, partition.index, exc.message)
+    """The active segment's new index entries, taken here, appended to its files by the
+    restart-point thread (a failure makes the next checkpoint rewrite them whole)."""
+    taken = segment.take_index_checkpoint()
+    if taken:
+        WRITER.submit(partition, lambda: _write_all(taken), segment.index_checkpoint_failed)
+
+
+def _write_all(taken: list[IndexWrite]) -> None:
+    for write in taken:
+        write.write()
+
+
+def settle(partition: Partition) -> None:
+    """Before a roll or a close writes the partition's restart-point files itself."""
+    WRITER.settle(partition)
+
+
+def discard(partition: Partition) -> None:
+    """Before the partition's files are deleted: its queued restart points are never written."""
+    WRITER.discard(partition)
+
+
+def save_at_close(partition: Partition, sync: bool) -> tuple[int, bytes] | None:
+    """A clean close's restart points (``Partition.close``): the aborts on disk, the producer state
+    (a snapshot file with ``sync``, else returned for the shutdown's producer_checkpoint), and the
+    active segment's new index entries when there are many. Raises KafkaError (disk layer)."""
+    settle(partition)
+    saved = None
+    if any(segment.txn_index.unsynced for segment in partition.segments):
+        # the aborts on disk before the snapshot that stops their replay at the next start
+        for segment in partition.segments:
+            segment.txn_index.flush()
+        if not sync and partition.directory_unsynced:  # a new .txnindex's name, too
+            disk.fsync_directory(partition.directory)
+            partition.directory_unsynced = False
+    if sync:
+        partition.flush()
+    # Only for a producer state changed since its newest snapshot (or its load): most partitions
+    # of a large broker are unchanged.
+    producers = partition.producers
+    if producers.unsnapshotted and producers.snapshot_offset != partition.log_end_offset:
+        if sync:
+            producers.write_snapshot(partition.log_end_offset)
+        else:
+            saved = (partition.log_end_offset, producers.encode_snapshot())
+            producers.snapshot_taken(partition.log_end_offset)
+    if partition.observer is not None:
+        partition.observer.closing()
+    active = partition.active
+    if active.size - active.checkpointed_size >= CLOSE_INDEX_CHECKPOINT_BYTES:
+        active.write_index_checkpoint()
+    return saved
 
 
 # Recovery after a crash checks the CRC of every batch of each active segment (up to

@@ -23,7 +23,7 @@ from weir.protocol import records as rec
 from weir.protocol.errors import KafkaError
 from weir.protocol.response_pieces import FileRegion
 
-from .index import OffsetIndex, TimeIndex
+from .index import IndexWrite, OffsetIndex, TimeIndex
 from . import disk
 from .open_files import SegmentFiles
 from .txn_index import TransactionIndex
@@ -306,12 +306,27 @@ class Segment:
             self.truncate(valid_end)
         return cut
 
-    def write_index_checkpoint(self) -> None:
-        """The active segment's indexes as they stand, without fsync (a clean close, every
-        restart_points.py): a restart in the same boot resumes from them (``resume``)."""
-        self.offset_index.append_to_file()
-        self.time_index.append_to_file()
+    def take_index_checkpoint(self) -> list[IndexWrite]:
+        """The active segment's indexes as they stand, for a checkpoint without fsync (a clean close,
+        and every restart_points.INDEX_CHECKPOINT_BYTES in a worker thread): a restart in the same
+        boot resumes from them (``resume``). Taken on the loop; the caller writes them, in order."""
         self.checkpointed_size = self.size
+        return [taken for index in (self.offset_index, self.time_index)
+                if (taken := index.take_unwritten()) is not None]
+
+    def index_checkpoint_failed(self, _exc: KafkaError | None = None) -> None:
+        """A taken checkpoint did not reach its files: the next one rewrites them whole."""
+        self.offset_index.written_wrongly()
+        self.time_index.written_wrongly()
+
+    def write_index_checkpoint(self) -> None:
+        """``take_index_checkpoint`` written here and now (a clean close)."""
+        try:
+            for taken in self.take_index_checkpoint():
+                taken.write()
+        except KafkaError:
+            self.index_checkpoint_failed()
+            raise
 
     def resume(self) -> int | None:
         """Recover the active segment from its index checkpoint, when the page cache can be

@@ -116,9 +116,35 @@ class TransactionIndex:
             os.close(fd)
         self._unsynced = False
 
+    def take_unsynced(self) -> str | None:
+        """On the event loop, for an fsync in a worker thread (a restart point's): the file's path
+        if it was written since its last fsync (rewritten first if an append failed), counted as
+        synced from now on; ``sync_failed`` undoes that."""
+        if self._unwritten:
+            self._rewrite()  # a failure (KAFKA_STORAGE_ERROR) leaves it unwritten
+        if not self._unsynced:
+            return None
+        self._unsynced = False
+        return self.path
+
+    def sync_failed(self, _exc: KafkaError | None = None) -> None:
+        self._unsynced = True
+
     def delete(self) -> None:
         self._unsynced = False
         try:
             os.unlink(self.path)
         except FileNotFoundError:
             pass
+
+
+def fsync_file(path: str) -> None:
+    """fsync a ``.txnindex`` by its path: pure I/O, safe in a worker thread. One its segment's
+    deletion removed meanwhile has nothing left to sync (and is no failure of the disk)."""
+    if not os.path.exists(path):
+        return
+    fd = disk.open_file(path, os.O_RDONLY)
+    try:
+        disk.fsync(fd, path)
+    finally:
+        os.close(fd)

@@ -142,3 +142,27 @@ async def test_torn_tail_is_truncated_and_indexes_rebuilt(broker, topic_name):
     got = consume_all(broker.bootstrap, topic_name, 1, 20)
     assert sorted(got) == [(0, i) for i in range(20)]
     assert [got[(0, i)][1] for i in range(20)] == [b"r%d" % i for i in range(20)]
+
+
+async def test_a_kill_9_amid_restart_point_writes_restarts_whole(broker, topic_name):
+    """At the defaults the loop queues an index checkpoint every 256 KiB and a producer snapshot
+    every 2,048 offsets for a thread to write (broker/log/restart_writer.py): a kill -9 right after
+    the last acknowledgement finds some written and some not, and the restart is whole either way."""
+    conn = await Connection.open("127.0.0.1", broker.port)
+    pid = await new_producer_id(conn)
+    batches = [idempotent_batch(pid, 2 * i, b"%05d" % i + b"v" * 1000) for i in range(3000)]  # ~6 MB
+    for i, batch in enumerate(batches):
+        assert (await produce_one(conn, topic_name, batch)).base_offset == 2 * i
+    await conn.close()
+    broker.kill()
+    broker.start()
+    conn = await Connection.open("127.0.0.1", broker.port)
+    try:
+        retried = await produce_one(conn, topic_name, batches[-1])
+        assert (retried.error_code, retried.base_offset) == (Errors.NONE, 5998), "the producer state replayed"
+        assert (await produce_one(conn, topic_name, idempotent_batch(pid, 6000, b"after"))).base_offset == 6000
+    finally:
+        await conn.close()
+    got = consume_all(broker.bootstrap, topic_name, 1, 6002)
+    assert [got[(0, offset)][1] for offset in range(0, 6000, 2)] == [b"%05d" % i + b"v" * 1000 for i in range(3000)]
+    assert got[(0, 6000)][1] == b"after"

@@ -15,6 +15,7 @@ from weir.broker.clock import ManualClock
 from weir.broker.config import BrokerConfig
 from weir.broker.log import disk, producer_checkpoint
 from weir.broker.log.manager import LogManager
+from weir.broker.log.restart_writer import WRITER
 from weir.protocol import records as rec
 
 PARTITIONS = 1000  # the count written scales with the partitions changed, not with these
@@ -39,6 +40,11 @@ def open_logs(path) -> LogManager:
     logs = LogManager(path, BrokerConfig({"max.broker.partitions": str(PARTITIONS + 100)}), ManualClock())
     logs.open()
     return logs
+
+
+async def written_in_background() -> bool:
+    """The restart points queued so far are on disk (their thread wrote them)."""
+    return await asyncio.get_running_loop().run_in_executor(None, WRITER.wait_idle, 10)
 
 
 async def append(partition, producer_id=rec.NO_PRODUCER_ID):
@@ -126,6 +132,7 @@ async def test_a_restart_after_a_kill_replays_producer_state_from_the_periodic_s
     partition = logs.create_topic("busy", 1).partitions[0]
     for _ in range(40):
         await append(partition, producer_id=7)
+    assert await written_in_background()
     assert partition.producers.snapshot_offsets() == [16, 32]  # at least 16 offsets apart per producer
     for segment in partition.segments:
         segment.release()  # a kill: no close
@@ -168,6 +175,7 @@ def test_a_restart_in_the_same_boot_resumes_from_the_index_checkpoint_and_cuts_a
         append(p, bytes([i]) * 300)
     checkpointed = p.active.checkpointed_size
     assert 0 < checkpointed < p.active.size
+    assert WRITER.wait_idle(10), "the restart-point thread wrote the checkpoints"
     size = p.active.size
     for segment in p.segments:
         segment.release()  # a kill
