@@ -49,6 +49,7 @@ class _Wire(asyncio.Protocol):
         self.lost: asyncio.Future[None] = asyncio.get_running_loop().create_future()
 
     def data_received(self, data: bytes) -> None:
+        # A broker speaks only when asked, and nothing is asked before the Connection is attached.
         if self.connection is not None:
             self.connection.received(data)
 
