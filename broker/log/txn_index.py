@@ -109,11 +109,7 @@ class TransactionIndex:
         pure I/O, safe in a worker thread."""
         if not self._unsynced:
             return
-        fd = disk.open_file(self.path, os.O_RDONLY)
-        try:
-            disk.fsync(fd, self.path)
-        finally:
-            os.close(fd)
+        _fsync_path(self.path)
         self._unsynced = False
 
     def take_unsynced(self) -> str | None:
@@ -141,8 +137,11 @@ class TransactionIndex:
 def fsync_file(path: str) -> None:
     """fsync a ``.txnindex`` by its path: pure I/O, safe in a worker thread. One its segment's
     deletion removed meanwhile has nothing left to sync (and is no failure of the disk)."""
-    if not os.path.exists(path):
-        return
+    if os.path.exists(path):
+        _fsync_path(path)
+
+
+def _fsync_path(path: str) -> None:
     fd = disk.open_file(path, os.O_RDONLY)
     try:
         disk.fsync(fd, path)
