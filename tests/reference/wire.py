@@ -22,9 +22,15 @@ from weir.protocol.records import Record, encode_batch
 #: Errors a Java client retries on coordinator requests (backoff, then the same request).
 COORDINATOR_RETRIABLE = frozenset({Errors.COORDINATOR_LOAD_IN_PROGRESS, Errors.COORDINATOR_NOT_AVAILABLE,
                                    Errors.NOT_COORDINATOR, Errors.CONCURRENT_TRANSACTIONS})
+#: Errors a leader answers, without having written anything, while it is not able to take a write
+#: or serve a read for a moment: a single Kafka node whose controller session lapsed on a busy
+#: machine is fenced and answers these until it registers again (its ISR shrank below
+#: min.insync.replicas: NOT_ENOUGH_REPLICAS, not NOT_ENOUGH_REPLICAS_AFTER_APPEND). Clients retry
+#: them; a scenario judges the answer after them, never one of them.
+LEADER_TRANSIENT = frozenset({Errors.NOT_LEADER_OR_FOLLOWER, Errors.LEADER_NOT_AVAILABLE,
+                              Errors.NOT_ENOUGH_REPLICAS})
 #: Errors a new partition answers until its leader is in place.
-PARTITION_NOT_READY = frozenset({Errors.UNKNOWN_TOPIC_OR_PARTITION, Errors.NOT_LEADER_OR_FOLLOWER,
-                                 Errors.LEADER_NOT_AVAILABLE})
+PARTITION_NOT_READY = LEADER_TRANSIENT | {Errors.UNKNOWN_TOPIC_OR_PARTITION}
 RETRY_BACKOFF = 0.05  # seconds, as a client's retry.backoff.ms
 COORDINATOR = {"group": 0, "transaction": 1}
 
@@ -146,25 +152,29 @@ class Wire:
 
     async def produce(self, topic, values, *, pid=-1, epoch=-1, seq=-1, txn_id=None, partition=0,
                       version=V_PRODUCE, retry=frozenset()):
-        """One batch; retried only on the answers in ``retry`` (which say nothing was written), as a
-        scenario's own, explicit choice."""
+        """One batch; retried on a leader's transient answers and on those in ``retry`` (a scenario's
+        own, explicit choice), each of which says nothing was written."""
         batch = encode_batch([Record(value) for value in values], producer_id=pid, producer_epoch=epoch,
                              base_sequence=seq, transactional=txn_id is not None)
         return await self.call(ApiKey.PRODUCE, version, produce.REQUEST(
             transactional_id=txn_id, acks=-1, timeout_ms=5000, topic_data=[produce.TopicData(
                 name=topic, partition_data=[produce.PartitionData(index=partition, records=batch)])]),
-            error=lambda answer: answer.responses[0].partition_responses[0].error_code, retry=retry)
+            error=lambda answer: answer.responses[0].partition_responses[0].error_code,
+            retry=LEADER_TRANSIENT | retry)
 
     async def list_offsets(self, topic, isolation: int, timestamp: int = -1, partitions: int = 1):
-        return await self.connection.request(ApiKey.LIST_OFFSETS, V_LIST_OFFSETS,
-                                             _list_offsets_request(topic, partitions, isolation, timestamp))
+        return await self.call(ApiKey.LIST_OFFSETS, V_LIST_OFFSETS,
+                               _list_offsets_request(topic, partitions, isolation, timestamp),
+                               error=lambda answer: _transient([p.error_code for p in answer.topics[0].partitions]),
+                               retry=LEADER_TRANSIENT)
 
     async def fetch(self, topic, isolation: int, offset: int = 0):
-        return await self.connection.request(ApiKey.FETCH, V_FETCH, fetch.REQUEST(
+        return await self.call(ApiKey.FETCH, V_FETCH, fetch.REQUEST(
             replica_id=-1, max_wait_ms=0, min_bytes=1, max_bytes=1 << 20, isolation_level=isolation,
             session_id=0, session_epoch=-1, topics=[fetch.FetchTopic(topic=topic, partitions=[
                 fetch.FetchPartition(partition=0, fetch_offset=offset, partition_max_bytes=1 << 20)])],
-            forgotten_topics_data=[], rack_id=""))
+            forgotten_topics_data=[], rack_id=""),
+            error=lambda answer: answer.responses[0].partitions[0].error_code, retry=LEADER_TRANSIENT)
 
     async def offset_fetch(self, group, topic, require_stable: bool):
         return await self.connection.request(ApiKey.OFFSET_FETCH, V_OFFSET_FETCH,
@@ -177,6 +187,12 @@ class Wire:
                                                  transaction_result=commit, coordinator_epoch=coordinator_epoch,
                                                  topics=[write_txn_markers.MarkerTopic(
                                                      name=topic, partition_indexes=list(partitions))])]))
+
+
+def _transient(error_codes: list[int]) -> int:
+    """The first of ``error_codes`` a leader answers for a moment, else NONE: the other errors of a
+    per-partition answer are the scenario's to judge."""
+    return next((code for code in error_codes if code in LEADER_TRANSIENT), Errors.NONE)
 
 
 async def _connect(broker) -> Connection:

@@ -8,7 +8,8 @@ import java.lang.reflect.InvocationTargetException;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 
-import org.apache.kafka.common.utils.Exit;
+// Kafka 4.4 moved Exit into an internals package (the tools still call it).
+import org.apache.kafka.common.utils.internals.Exit;
 
 /**
  * Runs Kafka's command-line tools one after another in this one JVM, so that a test suite
