@@ -21,6 +21,11 @@ FLOAT64 = struct.Struct(">d")
 
 ZERO_UUID = bytes(16)
 
+#: Kafka 4.4's generated readers refuse a longer array, and more tagged fields in one section, as a
+#: malformed message (a broker closes the connection), however large the frame.
+MAX_ARRAY_ELEMENTS = 1_000_000
+MAX_TAGGED_FIELDS = 10_000
+
 #: What the readers take: received bytes, or a view of them.
 ReadBuffer: TypeAlias = bytes | bytearray | memoryview
 #: A reader: ``(buf, pos)`` to ``(value, new_pos)``; a writer appends ``value`` to ``out``. Their values

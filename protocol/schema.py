@@ -262,6 +262,8 @@ def _field_reader(field: Field, version: int, flexible: bool) -> p.Reader:
             return None, pos
         if count > len(buf) - pos:  # every element takes at least one byte
             raise p.DecodeError(f"array {field.name} claims {count} elements")
+        if count > p.MAX_ARRAY_ELEMENTS:
+            raise p.DecodeError(f"array {field.name} of {count} elements exceeds {p.MAX_ARRAY_ELEMENTS}")
         items: list[Any] = []
         append = items.append
         for _ in range(count):

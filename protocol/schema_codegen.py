@@ -141,6 +141,8 @@ def default_expression(field: Field, namespace: dict[str, Any]) -> str:
 def tagged_reader(tagged: dict[int, tuple[str, p.Reader]]) -> Callable[[p.ReadBuffer, int, object], int]:
     def read_tags(buf: p.ReadBuffer, pos: int, obj: object) -> int:
         count, pos = p.read_uvarint(buf, pos)
+        if count > p.MAX_TAGGED_FIELDS:
+            raise p.DecodeError(f"{count} tagged fields exceed {p.MAX_TAGGED_FIELDS}")
         for _ in range(count):
             tag, pos = p.read_uvarint(buf, pos)
             size, pos = p.read_uvarint(buf, pos)

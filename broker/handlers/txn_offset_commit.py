@@ -1,4 +1,5 @@
-"""TxnOffsetCommit (28), v0-5.
+"""TxnOffsetCommit (28), v0-5. Not v6 (Kafka 4.4: topics by id), as not OffsetCommit v10 nor Fetch v13+:
+Weir serves the versions that name topics (shared/PROTOCOL.md 2.2), and clients negotiate down.
 
 Writes the offsets as a transactional batch (the producer's id and epoch) to
 the group's ``__consumer_offsets`` partition; they become the group's offsets
@@ -37,9 +38,9 @@ async def handle(context, header, request, session=None):
     version = header.api_version
 
     async def store(offsets):
-        context.groups.validate_offset_commit(request.group_id, request.member_id,
-                                                        request.group_instance_id, request.generation_id,
-                                                        transactional=True, partitions=list(offsets))
+        context.groups.validate_offset_commit(request.group_id, request.member_id, request.group_instance_id,
+                                              request.generation_id_or_member_epoch,
+                                              transactional=True, partitions=list(offsets))
         offsets_partition = context.txn.offsets_partition(request.group_id)
         if version >= FIRST_TV2_VERSION:
             with implicit_add_error(Errors.COORDINATOR_NOT_AVAILABLE):

@@ -275,7 +275,7 @@ class TransactionManager:
         request = txn_offset_commit.REQUEST(
             transactional_id=self.transactional_id, group_id=group.group_id,
             producer_id=self.identity.producer_id, producer_epoch=self.identity.producer_epoch,
-            generation_id=group.generation_id, member_id=group.member_id,
+            generation_id_or_member_epoch=group.generation_id, member_id=group.member_id,
             group_instance_id=group.group_instance_id,
             topics=[txn_offset_commit.RequestTopic(name=n, partitions=p) for n, p in by_topic.items()])
         # The whole request goes again while any partition answers a retriable code (a commit of the

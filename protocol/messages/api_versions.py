@@ -1,11 +1,14 @@
-"""ApiVersions (key 18), v0-4; v3+ flexible. The response header is always v0 (KIP-511)."""
+"""ApiVersions (key 18), v0-5; v3+ flexible. The response header is always v0 (KIP-511). v5 (KIP-1242)
+names the cluster and node the client expects to reach."""
 
 from ._dsl import BOOL, INT16, INT32, INT64, STRING, Array, Field, Message, Struct
 
 REQUEST = Message(
-    "ApiVersionsRequest", 18, "0-4", "3+",
+    "ApiVersionsRequest", 18, "0-5", "3+",
     Field("client_software_name", STRING, "3+"),
     Field("client_software_version", STRING, "3+"),
+    Field("cluster_id", STRING, "5+", nullable="5+", default=None),
+    Field("node_id", INT32, "5+", default=-1),
 )
 
 ApiVersion = Struct(
@@ -30,7 +33,7 @@ FinalizedFeature = Struct(
 )
 
 RESPONSE = Message(
-    "ApiVersionsResponse", 18, "0-4", "3+",
+    "ApiVersionsResponse", 18, "0-5", "3+",
     Field("error_code", INT16),
     Field("api_keys", Array(ApiVersion)),
     Field("throttle_time_ms", INT32, "1+"),

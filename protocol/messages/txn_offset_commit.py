@@ -23,7 +23,7 @@ REQUEST = Message(
     Field("group_id", STRING),
     Field("producer_id", INT64),
     Field("producer_epoch", INT16),
-    Field("generation_id", INT32, "3+", default=-1),
+    Field("generation_id_or_member_epoch", INT32, "3+", default=-1),
     Field("member_id", STRING, "3+", default=""),
     Field("group_instance_id", STRING, "3+", nullable="3+", default=None),
     Field("topics", Array(RequestTopic)),

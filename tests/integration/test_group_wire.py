@@ -99,7 +99,7 @@ async def test_zombie_from_an_old_generation_cannot_commit_offsets(connect):
     async def txn_commit(generation, member_id, version=3):
         answer = await first.request(ApiKey.TXN_OFFSET_COMMIT, version, txn_offset_commit.REQUEST(
             transactional_id="zombie-txn", group_id=GROUP, producer_id=pid, producer_epoch=epoch,
-            generation_id=generation, member_id=member_id, topics=[txn_offset_commit.RequestTopic(
+            generation_id_or_member_epoch=generation, member_id=member_id, topics=[txn_offset_commit.RequestTopic(
                 name=TOPIC, partitions=[txn_offset_commit.RequestPartition(
                     partition_index=0, committed_offset=5, committed_metadata="")])]))
         return answer.topics[0].partitions[0].error_code

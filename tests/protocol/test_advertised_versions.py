@@ -19,7 +19,7 @@ EXPECTED = {
     15: (0, 6),   # DescribeGroups (v6 answers GROUP_ID_NOT_FOUND for unknown groups, KIP-1043)
     16: (0, 5),   # ListGroups (v4 state filter, v5 type filter)
     17: (0, 1),   # SaslHandshake (v0: bare tokens follow, deprecated but served by Kafka 4)
-    18: (0, 4),   # ApiVersions
+    18: (0, 5),   # ApiVersions (v5: KIP-1242, Kafka 4.4)
     19: (2, 7),   # CreateTopics (v5+ answers partitions, replication factor, configs; v7 topic id)
     20: (1, 4),   # DeleteTopics
     21: (0, 2),   # DeleteRecords
@@ -34,7 +34,7 @@ EXPECTED = {
     33: (0, 2),   # AlterConfigs
     36: (0, 2),   # SaslAuthenticate (v1 session lifetime, v2 flexible)
     37: (0, 3),   # CreatePartitions
-    42: (0, 2),   # DeleteGroups
+    42: (0, 3),   # DeleteGroups (v3: a message per group, Kafka 4.4)
     44: (0, 1),   # IncrementalAlterConfigs
     47: (0, 0),   # OffsetDelete
     48: (0, 1),   # DescribeClientQuotas (no quotas: always empty; kafka-configs --describe users asks it)

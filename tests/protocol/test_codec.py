@@ -12,7 +12,7 @@ from weir.protocol import primitives as p
 from weir.protocol.connection import ClientConnection, ServerConnection
 from weir.protocol.framing import FrameError, FrameReader
 from weir.protocol.headers import decode_request_header
-from weir.protocol.messages import BY_KEY, api_versions
+from weir.protocol.messages import BY_KEY, api_versions, delete_groups
 
 from .strategies import instances
 
@@ -108,3 +108,27 @@ def test_frames_reassemble_from_any_split(payloads, step):
     for i in range(0, len(stream), step):
         frames += reader.feed(stream[i:i + step])
     assert [bytes(f) for f in frames] == payloads
+
+
+def _delete_groups_v2_body(count: int, tagged_fields: int = 0) -> bytes:
+    """A flexible DeleteGroups request claiming ``count`` group names, each the empty string."""
+    out = bytearray()
+    p.write_uvarint(out, count + 1)
+    out += b"\x01" * count  # compact strings of length 0
+    p.write_uvarint(out, tagged_fields)
+    for tag in range(tagged_fields):
+        p.write_uvarint(out, tag + 100)  # tags nobody declares: skipped when read
+        p.write_uvarint(out, 0)
+    return bytes(out)
+
+
+def test_arrays_and_tagged_sections_are_bounded_as_in_kafka_4_4():
+    # Kafka 4.4's readers refuse more than 1,000,000 elements in an array and 10,000 tagged
+    # fields in a section, whatever the frame's size: both limits themselves still read.
+    assert len(delete_groups.REQUEST.decode(2, _delete_groups_v2_body(p.MAX_ARRAY_ELEMENTS)).groups_names) \
+        == p.MAX_ARRAY_ELEMENTS
+    with pytest.raises(p.DecodeError, match="exceeds 1000000"):
+        delete_groups.REQUEST.decode(2, _delete_groups_v2_body(p.MAX_ARRAY_ELEMENTS + 1))
+    delete_groups.REQUEST.decode(2, _delete_groups_v2_body(1, tagged_fields=p.MAX_TAGGED_FIELDS))
+    with pytest.raises(p.DecodeError, match="exceed 10000"):
+        delete_groups.REQUEST.decode(2, _delete_groups_v2_body(1, tagged_fields=p.MAX_TAGGED_FIELDS + 1))

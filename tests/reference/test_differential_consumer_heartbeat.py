@@ -1,5 +1,5 @@
 """ConsumerGroupHeartbeat, ConsumerGroupDescribe, DescribeGroups and OffsetCommit/OffsetFetch v9 sent
-raw (our codec) to Weir and to Kafka 4.3.1, one script on both: the same error codes and messages
+raw (our codec) to Weir and to Kafka 4.4.0, one script on both: the same error codes and messages
 for bad epochs, unknown members and groups, invalid requests, regexes RE2/J refuses (with its
 words) and accepts, an unknown assignor; the same epochs for a join (2: a new group is at epoch 1 and the first member's
 subscription bumps it), a rejoin under the same member id, and a leave. TxnOffsetCommit from the
@@ -228,7 +228,7 @@ def transactional_commits(broker, group, member, epoch, topic):
                                         ("txn commit", member, epoch)]:
         answer = ask(broker, ApiKey.TXN_OFFSET_COMMIT, 3, txn_offset_commit.REQUEST(
             transactional_id=txn, group_id=group, producer_id=pid, producer_epoch=producer_epoch,
-            generation_id=generation, member_id=member_id, group_instance_id=None,
+            generation_id_or_member_epoch=generation, member_id=member_id, group_instance_id=None,
             topics=[txn_offset_commit.RequestTopic(name=topic, partitions=[txn_offset_commit.RequestPartition(
                 partition_index=p, committed_offset=7, committed_metadata=None) for p in (0, 1)])]))
         steps[step] = [p.error_code for t in answer.topics for p in t.partitions]

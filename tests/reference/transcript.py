@@ -22,9 +22,9 @@ MASKED = {
 #: Broker-assigned numbers: compared by identity (first one seen is #0), not by value.
 SYMBOLIC = {"producer_id"}
 
-#: Keys of list entries a broker may answer in any order (Kafka answers per-partition
+#: Keys of list entries a broker may answer in any order (Kafka answers per-partition and per-group
 #: results in hash-map order; clients match them by these keys). Such lists are sorted.
-ORDER_FREE_KEYS = ("partition_index", "index", "partition", "name")
+ORDER_FREE_KEYS = ("partition_index", "index", "partition", "name", "group_id")
 
 #: Batch header fields set by the broker's clock for markers it writes itself.
 CONTROL_BATCH_CLOCK = "control batch timestamps come from the broker's clock"
