@@ -173,6 +173,8 @@ SETTINGS: dict[str, Setting] = {
     "max.request.partition.size.limit": Setting(
         _int(1), 2000, "most partitions one DescribeTopicPartitions answer holds (the request may ask fewer)"),
     "message.max.bytes": Setting(_int(0), 1048588, "largest record batch a topic accepts"),
+    "max.decompressed.message.bytes": Setting(_int(1, 2147483639), 2147483639,
+                                              "largest a compressed record batch may decompress to"),
     "socket.request.max.bytes": Setting(_int(1), 104857600, "largest request frame; refused before allocation"),
     # Weir's own: Kafka bounds a connection by muting it while one response is in flight and has no
     # per-connection byte setting (queued.max.request.bytes is one broker-wide pool of request bytes
@@ -253,6 +255,7 @@ TOPIC_SETTINGS: dict[str, tuple[str | None, Callable[[str], Any]]] = {
     "retention.ms": ("log.retention.ms", _int(-1)),
     "retention.bytes": ("log.retention.bytes", _int(-1)),
     "max.message.bytes": ("message.max.bytes", _int(0)),
+    "max.decompressed.message.bytes": ("max.decompressed.message.bytes", _int(1, 2147483639)),
     "flush.messages": ("log.flush.interval.messages", _int(1)),
     "flush.ms": ("log.flush.interval.ms", _int(0)),
     "segment.ms": ("log.roll.ms", _int(1)),

@@ -52,6 +52,7 @@ _TOPIC_DOCS = {
     "retention.ms": "Delete segments older than this; -1 keeps them forever.",
     "retention.bytes": "Delete the oldest segments past this partition size; -1 = no limit.",
     "max.message.bytes": "Largest record batch the topic accepts.",
+    "max.decompressed.message.bytes": "Largest a compressed record batch may decompress to (INVALID_RECORD past it).",
     "flush.messages": "fsync after this many messages.",
     "flush.ms": "fsync data older than this.",
     "cleanup.policy": "delete (by retention), compact (the latest value per key), or both.",

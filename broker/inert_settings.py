@@ -1,11 +1,12 @@
-"""Kafka 4.3's settings that Weir accepts, stores and describes without acting on them.
+"""Kafka 4.4's settings that Weir accepts, stores and describes without acting on them.
 
 Tools and clients set them (kafka-configs, librdkafka's test suite, the AdminClient), and Kafka
 answers every one; Weir answers them too, under Kafka's names, types, defaults and ranges, so
 that a script written for Kafka runs. None of them changes what Weir does: each table says why,
 and DescribeConfigs' documentation of each begins "No effect in Weir". The tables are written
 from Kafka 4.3.1's own definitions (LogConfig, ServerTopicConfigSynonyms, KafkaConfig,
-DynamicBrokerConfig, GroupCoordinatorConfig, ShareGroupConfig).
+DynamicBrokerConfig, GroupCoordinatorConfig, ShareGroupConfig), and what 4.4.0 added to them
+(its ConfigDefs and DynamicBrokerConfig.ALL_DYNAMIC_CONFIGS compared with 4.3.1's).
 
 ``config.py`` adds the broker settings to ``SETTINGS`` and the topic settings to
 ``TOPIC_SETTINGS``; ``dynamic_config.py`` takes ``KAFKA_DYNAMIC`` as the set AlterConfigs may
@@ -140,6 +141,14 @@ _BROKER: dict[str, tuple[Callable[[str], Any], Any, int, str]] = {
     "sasl.login.refresh.min.period.seconds": (integer(0, 900), 60, SHORT, "a client's token refresh setting"),
     "sasl.login.refresh.window.factor": (_DOUBLE(0.5, 1.0), 0.8, DOUBLE, "a client's token refresh setting"),
     "sasl.login.refresh.window.jitter": (_DOUBLE(0.0, 0.25), 0.05, DOUBLE, "a client's token refresh setting"),
+    # Kafka 4.4's additions
+    "errors.deadletterqueue.auto.create.topics.enable": (boolean, False, BOOLEAN,
+                                                         "no share-group dead-letter queues (KIP-1191)"),
+    "errors.deadletterqueue.topic.name.prefix": (_text, "dlq.", STRING, "no share-group dead-letter queues (KIP-1191)"),
+    "log.remote.copy.lag.bytes": (_LONG(-1), -1, LONG, "no tiered storage"),
+    "log.remote.copy.lag.ms": (_LONG(-1), 0, LONG, "no tiered storage"),
+    "group.streams.assignors": (_names, ("sticky",), LIST, "no streams groups (KIP-1071)"),
+    "group.streams.rack.aware.assignment.tags": (_names, (), LIST, "no streams groups (KIP-1071)"),
     # bounds of group configs (broker/group/configs.py) for group types and intervals Weir lacks
     "group.consumer.assignment.interval.ms": (integer(0), 1000, INT,
                                               "a target assignment is computed at once, in the heartbeat"),
@@ -184,6 +193,9 @@ _TOPIC: dict[str, tuple[str | None, Callable[[str], Any], Any, str]] = {
     "remote.log.delete.on.disable": (None, boolean, False, "no tiered storage"),
     "leader.replication.throttled.replicas": (None, _replicas, (), "one node, no replication"),
     "follower.replication.throttled.replicas": (None, _replicas, (), "one node, no replication"),
+    "remote.copy.lag.bytes": ("log.remote.copy.lag.bytes", _LONG(-1), None, "no tiered storage"),
+    "remote.copy.lag.ms": ("log.remote.copy.lag.ms", _LONG(-1), None, "no tiered storage"),
+    "errors.deadletterqueue.group.enable": (None, boolean, False, "no share-group dead-letter queues (KIP-1191)"),
 }
 #: for ``config.TOPIC_SETTINGS``: name -> (broker synonym, parse)
 TOPIC_SETTINGS = {name: (broker, parse) for name, (broker, parse, _d, _w) in _TOPIC.items()}
@@ -192,7 +204,8 @@ TOPIC_DEFAULTS = {name: default for name, (broker, _p, default, _w) in _TOPIC.it
 TOPIC_DOCS = {name: NO_EFFECT + why for name, (_b, _p, _d, why) in _TOPIC.items()}
 TOPIC_TYPES = {"file.delete.delay.ms": LONG, "local.retention.bytes": LONG, "local.retention.ms": LONG,
                "segment.jitter.ms": LONG, "leader.replication.throttled.replicas": LIST,
-               "follower.replication.throttled.replicas": LIST}
+               "follower.replication.throttled.replicas": LIST, "remote.copy.lag.bytes": LONG,
+               "remote.copy.lag.ms": LONG}
 # min.insync.replicas and unclean.leader.election.enable now have their broker synonyms here
 TOPIC_SYNONYMS = {"min.insync.replicas": "min.insync.replicas",
                   "unclean.leader.election.enable": "unclean.leader.election.enable",
@@ -219,6 +232,8 @@ PER_LISTENER_ONLY = frozenset({
     "ssl.keystore.password", "ssl.keystore.type", "ssl.truststore.certificates", "ssl.truststore.location",
     "ssl.truststore.password", "ssl.truststore.type"})
 KAFKA_DYNAMIC = PER_BROKER | frozenset({
+    "errors.deadletterqueue.auto.create.topics.enable", "errors.deadletterqueue.topic.name.prefix",
+    "log.remote.copy.lag.bytes", "log.remote.copy.lag.ms", "max.decompressed.message.bytes",
     "background.threads", "compression.gzip.level", "compression.lz4.level", "compression.type",
     "compression.zstd.level", "config.providers", "follower.fetch.last.tiered.offset.enable",
     "follower.replication.throttled.rate", "group.consumer.assignment.interval.ms",

@@ -3,7 +3,7 @@
 Kafka 4 lets an operator override some broker ``group.*`` settings for one group
 (``kafka-configs --entity-type groups --entity-name g --alter --add-config
 consumer.session.timeout.ms=50000``). The names, types, defaults (the broker synonym's value)
-and checks are Kafka 4.3's GroupConfig: an unknown name or a value that does not parse is
+and checks are Kafka 4.4's GroupConfig: an unknown name or a value that does not parse is
 INVALID_CONFIG, and so is a value outside the broker's ``group.*.min/max.*`` bounds, with
 Kafka's messages. A group need not exist to have configs, as in Kafka.
 
@@ -44,6 +44,23 @@ def _auto_offset_reset(text: str) -> str:
     return value
 
 
+def _text_or_none(text: str) -> str | None:
+    return text.strip() or None
+
+
+def _rack_tags(text: str) -> tuple[str, ...]:
+    tags = tuple(part.strip() for part in text.split(",") if part.strip())
+    if len(set(tags)) != len(tags):
+        raise ValueError("streams.rack.aware.assignment.tags must not contain duplicate tag keys.")
+    return tags
+
+
+def _dlq_topic(text: str) -> str:
+    if text.strip().startswith("__"):
+        raise ValueError("errors.deadletterqueue.topic.name: DLQ topic name must not start with '__'")
+    return text.strip()
+
+
 @dataclass(frozen=True)
 class GroupSetting:
     parse: Callable[[str], Any]
@@ -63,7 +80,8 @@ def _bounded(kind: str, name: str, minimum: int, doc: str, *, bounds: bool = Tru
 
 _SHARE, _STREAMS = NO_EFFECT + "no share groups (KIP-932)", NO_EFFECT + "no streams groups (KIP-1071)"
 _INTERVAL = NO_EFFECT + "a target assignment is computed at once, in the heartbeat"
-#: Kafka 4.3's group configs, in the order its GroupConfig checks their bounds
+_DLQ = NO_EFFECT + "no share-group dead-letter queues (KIP-1191)"
+#: Kafka 4.4's group configs (not its internal ones), in the order its GroupConfig checks their bounds
 SETTINGS: dict[str, GroupSetting] = {
     "consumer.heartbeat.interval.ms": _bounded("consumer", "heartbeat.interval.ms", 1,
                                                "How often a member of this consumer group is told to heartbeat."),
@@ -88,6 +106,10 @@ SETTINGS: dict[str, GroupSetting] = {
     "share.isolation.level": GroupSetting(one_of("read_committed", "read_uncommitted"), None, "read_uncommitted",
                                           sources.STRING, _SHARE),
     "share.renew.acknowledge.enable": GroupSetting(boolean, None, True, sources.BOOLEAN, _SHARE),
+    "streams.assignor.name": GroupSetting(_text_or_none, None, None, sources.STRING, _STREAMS),
+    "streams.rack.aware.assignment.tags": GroupSetting(_rack_tags, None, (), sources.LIST, _STREAMS),
+    "errors.deadletterqueue.topic.name": GroupSetting(_dlq_topic, None, "", sources.STRING, _DLQ),
+    "errors.deadletterqueue.copy.record.enable": GroupSetting(boolean, None, False, sources.BOOLEAN, _DLQ),
 }
 # "session must exceed heartbeat", checked last, as Kafka does
 _SESSION_OVER_HEARTBEAT = [("consumer.session.timeout.ms", "consumer.heartbeat.interval.ms"),
@@ -116,6 +138,8 @@ class GroupConfigs:
 
     def default(self, name: str) -> Any:
         setting = SETTINGS[name]
+        if name == "streams.assignor.name":  # Kafka describes the broker's first assignor as its value
+            return self.config["group.streams.assignors"][0]
         return self.config[setting.synonym] if setting.synonym is not None else setting.default
 
     def value(self, group_id: str, name: str) -> Any:
@@ -135,10 +159,16 @@ class GroupConfigs:
             except ValueError as exc:
                 raise invalid(f"Invalid value {text} for configuration {name}: {exc}") from None
         for name, setting in SETTINGS.items():
-            if setting.low is not None and values[name] < self.config[setting.low]:
-                raise invalid(f"{name} must be greater than or equal to {setting.low}")
-            if setting.high is not None and values[name] > self.config[setting.high]:
-                raise invalid(f"{name} must be less than or equal to {setting.high}")
+            low = self.config[setting.low] if setting.low is not None else None
+            high = self.config[setting.high] if setting.high is not None else None
+            if low is not None and high is not None and not low <= values[name] <= high:
+                raise invalid(f"{name} must be in the range {low} to {high} inclusive.")
+            if high is not None and low is None and values[name] > high:
+                raise invalid(f"{name} must be less than or equal to {high}")
+        assignor = values["streams.assignor.name"]
+        if assignor is not None and assignor not in self.config["group.streams.assignors"]:
+            raise invalid(f"streams.assignor.name '{assignor}' is not a registered task assignor. "
+                          f"Registered assignors are: [{', '.join(self.config['group.streams.assignors'])}].")
         for session, heartbeat in _SESSION_OVER_HEARTBEAT:
             if values[session] <= values[heartbeat]:
                 raise invalid(f"{session} must be greater than {heartbeat}")

@@ -87,6 +87,10 @@ class ValidatedBatch(NamedTuple):
 # times message.max.bytes' default, past what real data compresses by; the answer is
 # MESSAGE_TOO_LARGE, on which the Java producer splits the batch and sends the halves.
 MAX_DECOMPRESSED_BATCH_BYTES = 128 * 1024 * 1024
+#: Kafka 4.4's max.decompressed.message.bytes default: no bound of Kafka's own. A topic's lower
+#: setting is Kafka's, answered as Kafka answers it (INVALID_RECORD); Weir's memory bound above
+#: stays in force under a higher one.
+MAX_DECOMPRESSED_MESSAGE_BYTES = 2147483639
 
 
 class TopicPolicy(NamedTuple):
@@ -97,6 +101,7 @@ class TopicPolicy(NamedTuple):
     after_max_ms: int
     target: Compression | None  # None: keep the producer's codec
     level: int | None
+    max_decompressed_bytes: int = MAX_DECOMPRESSED_MESSAGE_BYTES  # max.decompressed.message.bytes (Kafka 4.4)
 
     @classmethod
     def of(cls, config: dict) -> TopicPolicy:
@@ -108,7 +113,8 @@ class TopicPolicy(NamedTuple):
                    log_append_time=config.get("message.timestamp.type", "CreateTime") == "LogAppendTime",
                    before_max_ms=config.get("message.timestamp.before.max.ms", LONG_MAX),
                    after_max_ms=config.get("message.timestamp.after.max.ms", 3600000),
-                   target=target, level=level)
+                   target=target, level=level,
+                   max_decompressed_bytes=config.get("max.decompressed.message.bytes", MAX_DECOMPRESSED_MESSAGE_BYTES))
 
 
 def check_batch_header(batch: memoryview, produce_version: int, topic_partition: str,
@@ -154,12 +160,13 @@ def validate_records(batch: memoryview, header: rec.BatchHeader, now_ms: int, po
         start = rec.HEADER_SIZE
     else:
         codec = Compression(source)
+        topic_bound = policy.max_decompressed_bytes <= MAX_DECOMPRESSED_BATCH_BYTES
+        bound = policy.max_decompressed_bytes if topic_bound else MAX_DECOMPRESSED_BATCH_BYTES
         try:
-            data = decompress(codec, batch[rec.HEADER_SIZE:], MAX_DECOMPRESSED_BATCH_BYTES)
+            data = decompress(codec, batch[rec.HEADER_SIZE:], bound)
         except DecompressedTooLarge:
-            raise BatchRefused(Errors.MESSAGE_TOO_LARGE,
-                               f"{codec.name} batch in {topic_partition} decompresses past "
-                               f"{MAX_DECOMPRESSED_BATCH_BYTES} bytes") from None
+            raise BatchRefused(Errors.INVALID_RECORD if topic_bound else Errors.MESSAGE_TOO_LARGE,
+                               f"{codec.name} batch in {topic_partition} decompresses past {bound} bytes") from None
         except Exception as exc:  # each codec library raises its own kinds
             raise BatchRefused(Errors.UNKNOWN_SERVER_ERROR,
                                f"{codec.name} payload does not decompress in {topic_partition}: {exc}") from None

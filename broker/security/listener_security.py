@@ -77,6 +77,7 @@ def _oauthbearer_validator(config, listener: str):
         url = config.for_listener(listener, "sasl.oauthbearer.jwks.endpoint.url")
         if not url:
             raise ValueError(f"{handler} needs sasl.oauthbearer.jwks.endpoint.url")
+        _require_claim_checks(config, listener)
         keys = JwksKeys(url, config.for_listener(listener, "sasl.oauthbearer.jwks.endpoint.refresh.ms"))
     except (OSError, ValueError) as exc:
         raise ConfigError(f"listener {listener}: OAUTHBEARER: {exc}") from None
@@ -85,6 +86,27 @@ def _oauthbearer_validator(config, listener: str):
                          sub_claim=config.for_listener(listener, "sasl.oauthbearer.sub.claim.name"),
                          scope_claim=config.for_listener(listener, "sasl.oauthbearer.scope.claim.name"),
                          clock_skew_s=config.for_listener(listener, "sasl.oauthbearer.clock.skew.seconds"))
+
+
+#: (claim, what it names, the setting expecting it, the one waiving the check, what to set) as Kafka 4.4's
+#: broker validator requires them
+_CLAIM_CHECKS = (
+    ("audience", "aud", "sasl.oauthbearer.expected.audience", "sasl.oauthbearer.allow.unverified.audience",
+     "the audience(s) that identify this cluster"),
+    ("issuer", "iss", "sasl.oauthbearer.expected.issuer", "sasl.oauthbearer.allow.unverified.issuer",
+     "the issuer URL of the OAuth/OIDC provider that signs the tokens"),
+)
+
+
+def _require_claim_checks(config, listener: str) -> None:
+    """Kafka 4.4 refuses to start a listener checking signed tokens that would take any audience or
+    any issuer, unless told to: the same refusal, in Kafka's words."""
+    for claim, name, expected, waiver, what in _CLAIM_CHECKS:
+        if not config.for_listener(listener, expected) and not config.for_listener(listener, waiver):
+            raise ValueError(
+                f'The OAuth validator for the broker requires "{expected}" to be configured so that the token\'s '
+                f'{claim} ("{name}") claim can be verified, but it was not set. Set "{expected}" to {what}, '
+                f'or set "{waiver}" to true to accept tokens regardless of their {claim}.')
 
 
 @dataclasses.dataclass

@@ -63,6 +63,13 @@ def _protocol_map(text: str) -> dict[str, str]:
     return mapping
 
 
+def _bool(text: str) -> bool:
+    lowered = text.strip().lower()
+    if lowered not in ("true", "false"):
+        raise ValueError("Expected value to be either true or false")
+    return lowered == "true"
+
+
 def _int(text: str) -> int:
     return int(text.strip())
 
@@ -118,6 +125,10 @@ LISTENER_SCOPED = {
     "sasl.oauthbearer.jwks.endpoint.refresh.ms": (_int, 3600000, "how often the JWKS is read again"),
     "sasl.oauthbearer.expected.audience": (_list, (), "audiences a signed token must name one of (empty: none)"),
     "sasl.oauthbearer.expected.issuer": (_str, "", "the issuer a signed token must name (empty: any)"),
+    # Kafka 4.4: a listener checking signed tokens must expect an audience and an issuer unless
+    # told it may accept any (broker/security/listener_security.py refuses to start otherwise)
+    "sasl.oauthbearer.allow.unverified.audience": (_bool, False, "accept signed tokens whatever their audience"),
+    "sasl.oauthbearer.allow.unverified.issuer": (_bool, False, "accept signed tokens whatever their issuer"),
     "sasl.oauthbearer.sub.claim.name": (_str, "sub", "claim of a signed token naming the principal"),
     "sasl.oauthbearer.scope.claim.name": (_str, "scope", "claim of a signed token holding its scope"),
     "sasl.oauthbearer.clock.skew.seconds": (_int, 30, "leeway for a signed token's exp and iat"),

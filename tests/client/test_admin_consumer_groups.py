@@ -1,5 +1,5 @@
 """``weir-admin groups describe --members --verbose`` on a consumer-protocol group (KIP-848) of our
-consumers, one of them a classic member (so the Upgraded column shows), on Weir and on Kafka 4.3.1:
+consumers, one of them a classic member (so the Upgraded column shows), on Weir and on Kafka 4.4.0:
 the same rows as ``kafka-consumer-groups --describe --members --verbose`` prints for the group
 (member epochs, current and target assignments, the group's target assignment epoch), and the
 assignments our consumers hold."""

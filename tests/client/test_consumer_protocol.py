@@ -1,4 +1,4 @@
-"""Our consumer with group_protocol="consumer" (KIP-848) against Weir and Apache Kafka 4.3.1: the broker
+"""Our consumer with group_protocol="consumer" (KIP-848) against Weir and Apache Kafka 4.4.0: the broker
 assigns, members reconcile incrementally; checked through the rebalance hooks (no partition is owned
 by two members at any moment), the records consumed (each once) and the epochs the member carries."""
 

@@ -1,4 +1,4 @@
-"""One group, members speaking different protocols, on Weir and Apache Kafka 4.3.1: our classic consumer
+"""One group, members speaking different protocols, on Weir and Apache Kafka 4.4.0: our classic consumer
 beside our consumer-protocol one (the broker serves the classic member through the consumer group,
 KIP-848's online migration), and confluent-kafka with group.protocol=consumer beside ours. The
 assignment is complete and disjoint, no partition is owned by two members at any moment, and every

@@ -1,4 +1,4 @@
-"""Exactly-once on a consumer-protocol member (KIP-848 with KIP-447), on Weir and Apache Kafka 4.3.1:
+"""Exactly-once on a consumer-protocol member (KIP-848 with KIP-447), on Weir and Apache Kafka 4.4.0:
 GroupTransactSession consuming with group_protocol="consumer" turns every input into one committed
 output, and its offsets carry the member id and member epoch (the generation of group_metadata(), as
 the Java consumer's ConsumerGroupMetadata); a member epoch the group has moved past is refused."""
@@ -70,7 +70,7 @@ async def test_offsets_sent_with_a_member_epoch_the_group_moved_past_are_refused
             moved = next(iter(second.assignment()))  # the first member's at the stale epoch, no longer
             with pytest.raises(CommitFailedError) as raised:
                 await producer.send_offsets_to_transaction({moved: 5}, stale)
-            # Kafka 4.3.1 answers a consumer-protocol member's stale epoch on TxnOffsetCommit with
+            # Kafka (4.3.1, 4.4.0) answers a consumer-protocol member's stale epoch on TxnOffsetCommit with
             # ILLEGAL_GENERATION (STALE_MEMBER_EPOCH is for OffsetCommit), which the Java producer makes an
             # abortable CommitFailedException; an epoch still valid for a partition it owns is accepted.
             assert "ILLEGAL_GENERATION" in str(raised.value)

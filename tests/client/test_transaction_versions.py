@@ -1,5 +1,5 @@
 """Our client's transactions at the transaction version each broker finalizes (KIP-890 part 2), on Weir
-and on Apache Kafka 4.3.1, each at version 2 (their default) and at version 1 (Weir started with
+and on Apache Kafka 4.4.0, each at version 2 (their default) and at version 1 (Weir started with
 ``--feature transaction.version=1``, Kafka formatted so).
 
 What the client sent is counted on its connections; on Weir the broker's own request counters (the

@@ -1,4 +1,4 @@
-"""Features on Weir and on Apache Kafka 4.3.1, both started at transaction.version=1 (Kafka formatted
+"""Features on Weir and on Apache Kafka 4.4.0, both started at transaction.version=1 (Kafka formatted
 with ``kafka-storage format --feature transaction.version=1``, Weir with the same ``--feature``), asked
 the same things: raw ApiVersions and UpdateFeatures through our codec, and Kafka's own kafka-features
 tool. Both support 0-2.

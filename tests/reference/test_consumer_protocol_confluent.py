@@ -1,5 +1,5 @@
 """confluent-kafka (librdkafka 2.x) consuming as a group with ``group.protocol=consumer`` (KIP-848),
-on Weir and on Apache Kafka 4.3.1: members join and leave while records keep coming, and every
+on Weir and on Apache Kafka 4.4.0: members join and leave while records keep coming, and every
 record is consumed exactly once (offsets committed after each record and before a partition is
 given up); no partition is owned by two members at the same moment; the group as
 ConsumerGroupDescribe shows it (epochs, assignments) is complete and disjoint on both brokers."""

@@ -1,4 +1,4 @@
-"""Transaction version 2 (KIP-890 part 2) on Weir and on Apache Kafka 4.3.1 (which finalizes it by
+"""Transaction version 2 (KIP-890 part 2) on Weir and on Apache Kafka 4.4.0 (which finalizes it by
 default), request by request as a Kafka 4 Java producer sends them: Produce v12 and TxnOffsetCommit
 v5 with no AddPartitionsToTxn / AddOffsetsToTxn, EndTxn v5 answering the bumped epoch, its retry, an
 empty abort, the KIP-890 late write, and the TRANSACTION_ABORTABLE of Produce v11."""

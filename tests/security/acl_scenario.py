@@ -1,4 +1,4 @@
-"""One ACL scenario, run on Weir and on Kafka 4.3.1 alike (test_differential_acls.py): an
+"""One ACL scenario, run on Weir and on Kafka 4.4.0 alike (test_differential_acls.py): an
 administrator (ANONYMOUS on PLAINTEXT, a super user) creates topics, a SCRAM user bob and ACLs;
 bob then calls each API over SASL_PLAINTEXT and the answers are collected."""
 

@@ -1,6 +1,6 @@
 """Bare-socket helpers for the ACL tests: a SCRAM login, the ACL
 requests, and the broker settings that switch Kafka's StandardAuthorizer on (the same on Weir
-and on Kafka 4.3.1)."""
+and on Kafka 4.4.0)."""
 
 from __future__ import annotations
 

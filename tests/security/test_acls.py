@@ -1,4 +1,4 @@
-"""Kafka's ACL authorizer on Weir, through clients nobody here wrote: kafka-acls (Kafka 4.3.1's
+"""Kafka's ACL authorizer on Weir, through clients nobody here wrote: kafka-acls (Kafka 4.4.0's
 AclCommand) adds, lists and removes ACLs; confluent-kafka, as a SASL user, sees each API's
 authorization error and then succeeds once the ACL exists, and so does the Java client
 (Kafka's perf tools); ``weir-admin acls`` does what

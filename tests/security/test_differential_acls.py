@@ -1,4 +1,4 @@
-"""Kafka's StandardAuthorizer on Weir and on Apache Kafka 4.3.1, configured alike (PLAINTEXT
+"""Kafka's StandardAuthorizer on Weir and on Apache Kafka 4.4.0, configured alike (PLAINTEXT
 for super users, SASL_PLAINTEXT with a SCRAM user, the same ACLs): the ACL APIs' answers and
 what each API answers a principal the ACLs restrict (tests/security/acl_scenario.py)."""
 

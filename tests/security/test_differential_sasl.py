@@ -1,5 +1,5 @@
 """The SASL pre-authentication rules and the SCRAM credential APIs on Weir and on Apache Kafka
-4.3.1, configured alike (PLAINTEXT + SASL_PLAINTEXT with PLAIN and both SCRAM mechanisms),
+4.4.0, configured alike (PLAINTEXT + SASL_PLAINTEXT with PLAIN and both SCRAM mechanisms),
 from a bare socket: what each answers and when each closes.
 
 Differences, written down where they live:

@@ -1,4 +1,4 @@
-"""SASL/OAUTHBEARER on Weir and on Apache Kafka 4.3.1 configured alike: a listener with Kafka's
+"""SASL/OAUTHBEARER on Weir and on Apache Kafka 4.4.0 configured alike: a listener with Kafka's
 unsecured validator (a required scope) and a named listener SIGNED with the JWKS validator (an RSA
 key in a JWKS file, an expected issuer). The same exchanges from a bare socket on both brokers, and
 confluent-kafka and aiokafka clients logging in on Weir."""
@@ -28,6 +28,7 @@ from tests.security.sasl_wire import CLOSED, SaslWire
 MODULE = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule"
 JWKS_VALIDATOR = "org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler"
 ISSUER = "https://issuer.weir.test"
+AUDIENCE = "weir-test-cluster"
 REQUIRED_SCOPE = "kafka"
 SEP = "\x01"
 
@@ -37,7 +38,7 @@ def _b64(document: dict) -> str:
 
 
 def unsecured_token(claims: dict) -> str:
-    """An unsigned JWS in the alphabet both brokers decode: Kafka 4.3's unsecured validator reads
+    """An unsigned JWS in the alphabet both brokers decode: Kafka 4's unsecured validator reads
     plain base64, so a padding claim is varied until no '-' or '_' appears."""
     for pad in range(64):
         token = f"{_b64({'alg': 'none'})}.{_b64({**claims, 'pad': 'x' * pad})}."
@@ -68,7 +69,8 @@ def keys(tmp_path_factory):
 
 
 def signed_token(key, kid: str = "k1", **claim_values) -> str:
-    return jwt.encode({"iss": ISSUER, **claims(**claim_values)}, key, algorithm="RS256", headers={"kid": kid})
+    return jwt.encode({"iss": ISSUER, "aud": AUDIENCE, **claims(**claim_values)}, key, algorithm="RS256",
+                      headers={"kid": kid})
 
 
 def oauth_settings(jwks_url: str) -> dict[str, str]:
@@ -84,6 +86,9 @@ def oauth_settings(jwks_url: str) -> dict[str, str]:
         "listener.name.signed.oauthbearer.sasl.server.callback.handler.class": JWKS_VALIDATOR,
         "listener.name.signed.sasl.oauthbearer.jwks.endpoint.url": jwks_url,
         "listener.name.signed.sasl.oauthbearer.expected.issuer": ISSUER,
+        # Kafka 4.4 starts a listener checking signed tokens only if it expects an audience (or is
+        # told to take any): test_a_signed_listener_must_expect_an_audience below
+        "listener.name.signed.sasl.oauthbearer.expected.audience": AUDIENCE,
     }
 
 
@@ -167,8 +172,11 @@ def _scenario(broker, keys) -> dict:
         "signed_expired": _login(signed, initial_response(signed_token(keys["issuer"], lifetime=-600)),
                                  SEP.encode()),
         "signed_wrong_issuer": _login(signed, initial_response(jwt.encode(
-            {**claims(), "iss": "https://elsewhere"}, keys["issuer"], algorithm="RS256", headers={"kid": "k1"})),
-            SEP.encode()),
+            {**claims(), "iss": "https://elsewhere", "aud": AUDIENCE}, keys["issuer"], algorithm="RS256",
+            headers={"kid": "k1"})), SEP.encode()),
+        "signed_wrong_audience": _login(signed, initial_response(jwt.encode(
+            {**claims(), "iss": ISSUER, "aud": "another-cluster"}, keys["issuer"], algorithm="RS256",
+            headers={"kid": "k1"})), SEP.encode()),
     }
 
 
@@ -195,13 +203,37 @@ def test_oauthbearer_exchanges_match_kafka(oauth_broker, keys):
                                                   .encode())
     assert seen["unsecured_signed_alg"] == _refused(INVALID)
     assert seen["malformed"] == [(0,), (FAILED, GENERIC, b""), "closed"]
-    # NOT_BEARER: Kafka 4.3.1 fails building its "Invalid scheme" message (it reads a regex group the
+    # NOT_BEARER: Kafka (4.3.1, 4.4.0) fails building its "Invalid scheme" message (it reads a regex group the
     # matcher lacks) and closes without an answer; Weir answers the generic failure, then closes.
     assert seen["not_bearer"] == ([(0,), CLOSED] if oauth_broker.kind == "kafka" else
                                   [(0,), (FAILED, GENERIC, b""), "closed"])
     assert seen["signed_ok"] == [(0,), (0, "", b""), "serves"]
-    for case in ("signed_by_stranger", "signed_unsigned", "signed_expired", "signed_wrong_issuer"):
+    for case in ("signed_by_stranger", "signed_unsigned", "signed_expired", "signed_wrong_issuer",
+                 "signed_wrong_audience"):
         assert seen[case] == _refused(INVALID), case
+
+
+def test_a_signed_listener_must_expect_an_audience(tmp_path, keys):
+    """Kafka 4.4 refuses to start a listener checking signed tokens with no expected audience and
+    no sasl.oauthbearer.allow.unverified.audience; Weir refuses it too, in the same words."""
+    settings = {name: value for name, value in oauth_settings(keys["jwks_url"]).items()
+                if not name.endswith("expected.audience")}
+    refusal = ('The OAuth validator for the broker requires "sasl.oauthbearer.expected.audience" to be configured '
+               'so that the token\'s audience ("aud") claim can be verified, but it was not set.')
+    allowed_urls = f"-Dorg.apache.kafka.sasl.oauthbearer.allowed.urls={keys['jwks_url']}"
+    kafka = KafkaProcess(tmp_path / "kafka", overrides=settings, jvm_options=[*JVM_OPTIONS, allowed_urls],
+                         extra_listeners={"SASL_PLAINTEXT": "SASL_PLAINTEXT", "SIGNED": "SASL_PLAINTEXT"})
+    with pytest.raises(RuntimeError, match="Kafka exited"):
+        kafka.start()
+    kafka.stop()
+    assert refusal in "".join(kafka.lines)
+    listeners, ports = listeners_setting(LISTENERS)
+    (tmp_path / "weir").mkdir()
+    weir = ConfiguredBroker(tmp_path / "weir", {**listeners, **settings}, ports)
+    with pytest.raises(RuntimeError) as weir_refused:
+        weir.start()
+    weir.stop()
+    assert refusal in str(weir_refused.value)
 
 
 def test_confluent_kafka_logs_in_with_an_unsecured_token_and_with_a_signed_one(weir_oauth, keys, topic_name):

@@ -1,4 +1,4 @@
-"""The configuration surface Kafka 4 tools and clients expect, on Weir and on Kafka 4.3.1 alike:
+"""The configuration surface Kafka 4 tools and clients expect, on Weir and on Kafka 4.4.0 alike:
 group configs (resource type GROUP, 32) through kafka-configs and confluent-kafka's AdminClient,
 every topic config Kafka defines on CreateTopics and IncrementalAlterConfigs, and Kafka's
 dynamic broker settings (including those Weir accepts without acting on them)."""
@@ -32,8 +32,8 @@ def test_group_configs_with_kafka_configs(any_broker):
                                           "consumer.heartbeat.interval.ms": "6000"}
     # the broker's bounds (group.consumer.min/max.session.timeout.ms) hold for a group too
     low = tool("--alter", "--add-config", "consumer.session.timeout.ms=5000")
-    assert low.returncode == 1 and ("consumer.session.timeout.ms must be greater than or equal to "
-                                    "group.consumer.min.session.timeout.ms") in low.stdout + low.stderr
+    assert low.returncode == 1 and ("consumer.session.timeout.ms must be in the range 45000 to 60000 inclusive."
+                                    in low.stdout + low.stderr)
     unknown = tool("--alter", "--add-config", "consumer.bogus.ms=1")
     assert unknown.returncode == 1 and "Unknown group config name: consumer.bogus.ms" in unknown.stdout + unknown.stderr
     ok(tool("--alter", "--delete-config", "consumer.heartbeat.interval.ms"))
@@ -75,7 +75,11 @@ def test_group_configs_with_the_admin_client(any_broker):
     assert {name: entry.value for name, entry in everything.items() if name.startswith("consumer.")} == {
         "consumer.session.timeout.ms": "45000", "consumer.heartbeat.interval.ms": "500",  # SHARED_TEST_SETTINGS
         "consumer.assignment.interval.ms": "1000"}
-    assert len(everything) == 17 and everything["share.isolation.level"].value == "read_uncommitted"
+    assert len(everything) == 21 and everything["share.isolation.level"].value == "read_uncommitted"
+    assert {name: everything[name].value for name in ("streams.assignor.name", "errors.deadletterqueue.topic.name",
+                                                      "errors.deadletterqueue.copy.record.enable")} == {
+        "streams.assignor.name": "sticky", "errors.deadletterqueue.topic.name": "",
+        "errors.deadletterqueue.copy.record.enable": "false"}  # Kafka 4.4's additions
     assert _set(admin, ResourceType.GROUP, group, **{"consumer.session.timeout.ms": "46000"}) == ("NO_ERROR", "")
     entry = _described(admin, ResourceType.GROUP, group, "consumer.session.timeout.ms", "46000")
     assert entry.source == ConfigSource.GROUP_CONFIG.value
@@ -89,14 +93,20 @@ def test_group_configs_with_the_admin_client(any_broker):
                                                  **{"share.delivery.count.limit": "1"}),
         "streams.num.standby.replicas=5": _refusal(admin, ResourceType.GROUP, group,
                                                    **{"streams.num.standby.replicas": "5"}),
+        "streams.assignor.name=nobody": _refusal(admin, ResourceType.GROUP, group,
+                                                 **{"streams.assignor.name": "nobody"}),
+        "errors.deadletterqueue.topic.name=__x": _refusal(admin, ResourceType.GROUP, group,
+                                                          **{"errors.deadletterqueue.topic.name": "__x"}),
         "heartbeat above session": _refusal(admin, ResourceType.GROUP, group, **{
             "consumer.heartbeat.interval.ms": "15000", "consumer.session.timeout.ms": "15000"}),
     }
     assert refusals == dict.fromkeys(refusals, "INVALID_CONFIG")
 
 
-#: Kafka 4.3's topic configs that Weir stores and describes without acting on them
-INERT_TOPIC_CONFIGS = {"file.delete.delay.ms": "1000", "preallocate": "true", "local.retention.ms": "5",
+#: Kafka 4.4's topic configs that Weir stores and describes without acting on them
+INERT_TOPIC_CONFIGS = {"remote.copy.lag.bytes": "1024", "remote.copy.lag.ms": "60000",
+                       "errors.deadletterqueue.group.enable": "true", "file.delete.delay.ms": "1000",
+                       "preallocate": "true", "local.retention.ms": "5",
                        "local.retention.bytes": "100", "segment.jitter.ms": "10", "remote.storage.enable": "false",
                        "remote.log.copy.disable": "false", "remote.log.delete.on.disable": "false",
                        "leader.replication.throttled.replicas": "0:1",

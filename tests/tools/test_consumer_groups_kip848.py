@@ -1,5 +1,5 @@
 """kafka-consumer-groups on a consumer-protocol group (KIP-848) of two confluent-kafka members, on
-Weir and on Kafka 4.3.1: ``--list --type`` (ListGroups v5), ``--describe --state`` and
+Weir and on Kafka 4.4.0: ``--list --type`` (ListGroups v5), ``--describe --state`` and
 ``--describe --members --verbose`` (ConsumerGroupDescribe: member epochs, current and target
 assignments) answer alike on both."""
 

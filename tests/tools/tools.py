@@ -13,7 +13,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from reference.kafka import java_command
 
 TOPICS = "org.apache.kafka.tools.TopicCommand"
-CONFIGS = "kafka.admin.ConfigCommand"  # 4.3 still ships it in kafka_2.13 (Scala), not in kafka-tools
+CONFIGS = "org.apache.kafka.tools.ConfigCommand"  # in kafka-tools since 4.4 (4.3 shipped it in kafka_2.13, Scala)
 GROUPS = "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand"
 TRANSACTIONS = "org.apache.kafka.tools.TransactionsCommand"
 PRODUCER_PERF = "org.apache.kafka.tools.ProducerPerformance"
