@@ -54,14 +54,9 @@ test: $(VENV)/.installed-test system-deps reference typecheck lint
 	$(PY) -m pytest -q
 
 # mypy ([tool.mypy] in pyproject.toml: strict on weir.protocol and weir.client, the default checking elsewhere).
-# It cannot follow the editable install's mapping of the root folders under weir, so it reads
-# build/typecheck/weir/, a tree of symlinks to them. A few seconds with its cache (build/mypy_cache).
-TYPECHECK_TREE := build/typecheck/weir
+# It reads weir.* from the source tree through weir/'s committed symlinks (weir/broker -> ../broker, ...),
+# as pyright and editors do. A few seconds with its cache (build/mypy_cache).
 typecheck: $(VENV)/.installed-test
-	mkdir -p $(TYPECHECK_TREE)
-	for folder in broker protocol client pipeline; do ln -sfn $(CURDIR)/$$folder $(TYPECHECK_TREE)/$$folder; done
-	ln -sfn $(CURDIR)/weir/__init__.py $(TYPECHECK_TREE)/__init__.py
-	ln -sfn $(CURDIR)/weir/testing $(TYPECHECK_TREE)/testing
 	$(VENV)/bin/mypy
 
 # ruff ([tool.ruff] in pyproject.toml) over every folder of Python the project holds.

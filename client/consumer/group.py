@@ -39,9 +39,14 @@ _REJOIN = _RESET_MEMBER | {Errors.REBALANCE_IN_PROGRESS, Errors.MEMBER_ID_REQUIR
 
 
 class RebalanceListener(Protocol):
-    async def on_partitions_revoked(self, revoked: set[TopicPartition]) -> None: ...
-    async def on_partitions_assigned(self, assigned: set[TopicPartition]) -> None: ...
-    async def on_partitions_lost(self, lost: set[TopicPartition]) -> None: ...
+    """Called around rebalances (``Consumer(rebalance_listener=...)``), as the Java client's
+    ConsumerRebalanceListener: any object with these three coroutines."""
+    async def on_partitions_revoked(self, revoked: set[TopicPartition]) -> None:
+        """Before a rebalance takes ``revoked`` away: the last moment to commit their offsets."""
+    async def on_partitions_assigned(self, assigned: set[TopicPartition]) -> None:
+        """After a rebalance gave this member ``assigned``."""
+    async def on_partitions_lost(self, lost: set[TopicPartition]) -> None:
+        """``lost`` may already be another member's (the session expired): do not commit them."""
 
 
 @dataclass(frozen=True)
