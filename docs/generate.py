@@ -5,6 +5,7 @@
 - ``reference/metrics.md``: every family the metrics listener's Prometheus registry serves, read
   from a broker started for the purpose (so a metric added to a collector appears by itself);
 - ``reference/weir-admin.md``: every ``weir-admin`` command and option, from its argparse parser;
+- ``reference/apis.md``: every Kafka API key the broker serves and its versions, from the handler table;
 - ``assets/bench/*.svg``: the benchmark charts of ``bench/results`` (the Benchmarks page shows them).
 
 It also refuses (exit 1) a public name of ``weir.client`` without a docstring
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import html
 import shutil
 import sys
 import tempfile
@@ -44,8 +46,14 @@ def _value(value: Any) -> str:
     return f"`{value}`"
 
 
+def _name(name: str) -> str:
+    """A setting's name in a table: code that may break after its dots (long names in a narrow column)."""
+    return "<code>" + html.escape(name).replace(".", ".<wbr>") + "</code>"
+
+
 def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    """Text for a Markdown table cell: no raw HTML (``NumGroups<State>``), no column breaks."""
+    return html.escape(text, quote=False).replace("|", "\\|").replace("\n", " ")
 
 
 def configuration_page() -> str:
@@ -64,7 +72,7 @@ def configuration_page() -> str:
              "## Settings Weir acts on\n", "| Setting | Default | Dynamic | Description |", "|---|---|---|---|"]
     for name, setting in sorted(config.SETTINGS.items()):
         if name not in inert:
-            lines.append(f"| `{name}` | {_cell(_value(setting.default))} | {'yes' if name in dynamic else ''} | "
+            lines.append(f"| {_name(name)} | {_cell(_value(setting.default))} | {'yes' if name in dynamic else ''} | "
                          f"{_cell(setting.doc)} |")
     lines += ["", "## Topic settings\n",
               "Given to CreateTopics (`kafka-topics --create --config`, `weir-admin topics create --config`) or "
@@ -74,7 +82,7 @@ def configuration_page() -> str:
     for name, (broker_name, _parse) in sorted(config.TOPIC_SETTINGS.items()):
         source = f"`{broker_name}`" if broker_name else _value(config.TOPIC_FIXED_DEFAULTS.get(name))
         note = f" ({inert_settings.TOPIC_DOCS[name]})" if name in inert_settings.TOPIC_DOCS else ""
-        lines.append(f"| `{name}` | {_cell(source + note)} |")
+        lines.append(f"| {_name(name)} | {_cell(source + note)} |")
     lines += ["", "## Accepted without effect\n",
               "Kafka's settings that have nothing to act on in one process (replication, tiered storage, thread "
               "pools, ...). Weir accepts them, so a Kafka `server.properties` carries over, and DescribeConfigs "
@@ -83,7 +91,7 @@ def configuration_page() -> str:
     for name in sorted(inert):
         setting = config.SETTINGS[name]
         why = setting.doc.removeprefix(inert_settings.NO_EFFECT)
-        lines.append(f"| `{name}` | {_cell(_value(setting.default))} | {'yes' if name in dynamic else ''} | "
+        lines.append(f"| {_name(name)} | {_cell(_value(setting.default))} | {'yes' if name in dynamic else ''} | "
                      f"{_cell(why)} |")
     return "\n".join(lines) + "\n"
 
@@ -126,6 +134,27 @@ def metrics_page() -> str:
         exposed = _SUFFIXES.get(family.type, "`{name}`").format(name=family.name)
         lines.append(f"| {exposed} | {family.type} | {', '.join(f'`{x}`' for x in labels)} | "
                      f"{_cell(family.documentation)} |")
+    return "\n".join(lines) + "\n"
+
+
+def apis_page() -> str:
+    import sys as _sys
+
+    from weir.broker import handlers  # noqa: F401  (registers every API handler)
+    from weir.broker.dispatcher import HANDLERS, advertised_versions
+    from weir.broker.metrics.collector import request_name
+
+    lines = [GENERATED_NOTE.format(source="the broker's handler table (weir.broker.dispatcher)"),
+             "# Kafka APIs served\n",
+             "Every API key the broker answers, with the versions it advertises in ApiVersions, and what its "
+             "handler's documentation says first (each handler module in `broker/handlers/` opens with its "
+             "versions, behaviour and any deviation from Kafka). A request for another key or version is "
+             "answered as Kafka answers it.\n",
+             "| Key | API | Versions | Handler |", "|---|---|---|---|"]
+    for api_key, lowest, highest in advertised_versions():
+        module = _sys.modules[HANDLERS[api_key].fn.__module__]
+        summary = (module.__doc__ or "").strip().split("\n\n")[0].replace("\n", " ")
+        lines.append(f"| {api_key} | {request_name(api_key)} | {lowest}-{highest} | {_cell(summary)} |")
     return "\n".join(lines) + "\n"
 
 
@@ -197,7 +226,7 @@ def main() -> int:
         return 1
     (DOCS / "reference").mkdir(exist_ok=True)
     for name, page in (("configuration.md", configuration_page), ("metrics.md", metrics_page),
-                       ("weir-admin.md", weir_admin_page)):
+                       ("weir-admin.md", weir_admin_page), ("apis.md", apis_page)):
         (DOCS / "reference" / name).write_text(page())
     copy_charts()
     return 0
