@@ -1,4 +1,4 @@
-"""The fenced Python blocks of the documentation, and how each one runs.
+"""The fenced Python blocks of the documentation (and of README.md), and how each one runs.
 
 A block runs unless the comment line right above its fence says otherwise:
 
@@ -16,7 +16,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-DOCS = Path(__file__).resolve().parents[2] / "docs"
+ROOT = Path(__file__).resolve().parents[2]
+DOCS = ROOT / "docs"
 DEFAULT_ADDRESS = "127.0.0.1:9092"
 
 _BLOCK = re.compile(r"(?:^<!-- docs-example: (?P<marker>[^\n]*?) -->\n)?^```python\n(?P<code>.*?)^```$",
@@ -25,7 +26,7 @@ _BLOCK = re.compile(r"(?:^<!-- docs-example: (?P<marker>[^\n]*?) -->\n)?^```pyth
 
 @dataclass(frozen=True)
 class Example:
-    page: str  # relative to docs/
+    page: str  # relative to the repository's root
     line: int
     code: str
     marker: str | None  # None (runs), "pytest", or "not run (...)"
@@ -37,9 +38,10 @@ class Example:
 
 def examples(page: Path) -> list[Example]:
     text = page.read_text()
-    return [Example(str(page.relative_to(DOCS)), text.count("\n", 0, match.start("code")) + 1, match["code"],
+    return [Example(str(page.relative_to(ROOT)), text.count("\n", 0, match.start("code")) + 1, match["code"],
                     match["marker"]) for match in _BLOCK.finditer(text)]
 
 
 def pages() -> list[Path]:
-    return sorted(DOCS.rglob("*.md"))
+    """The documentation's pages, and the README (its example is the first a visitor runs)."""
+    return [ROOT / "README.md", *sorted(DOCS.rglob("*.md"))]

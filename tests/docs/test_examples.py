@@ -1,4 +1,4 @@
-"""Every Python example of the documentation runs against a real Weir (tests/docs/examples.py says how)."""
+"""Every Python example of the documentation and the README runs against a real Weir (see tests/docs/examples.py)."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ import pytest
 
 import weir
 
-from .examples import DEFAULT_ADDRESS, DOCS, examples, pages
+from .examples import DEFAULT_ADDRESS, ROOT, examples, pages
 
-BY_PAGE = {str(page.relative_to(DOCS)): examples(page) for page in pages()}
+BY_PAGE = {str(page.relative_to(ROOT)): examples(page) for page in pages()}
 RUN_IN_PAGE = {page: [e for e in found if e.runs_in_page] for page, found in BY_PAGE.items()}
 PYTEST_EXAMPLES = [e for found in BY_PAGE.values() for e in found if e.marker == "pytest"]
 NOT_RUN = [e for found in BY_PAGE.values() for e in found if e.marker not in (None, "pytest")]
@@ -36,7 +36,7 @@ def test_page_examples_run(page, tmp_path, monkeypatch):
             try:
                 _run(example.code.replace(DEFAULT_ADDRESS, broker.bootstrap_servers), namespace)
             except BaseException as exc:
-                raise AssertionError(f"the example at docs/{page}:{example.line} failed: {exc!r}") from exc
+                raise AssertionError(f"the example at {page}:{example.line} failed: {exc!r}") from exc
 
 
 @pytest.mark.parametrize("example", PYTEST_EXAMPLES, ids=lambda e: f"{e.page}:{e.line}")
@@ -44,17 +44,17 @@ def test_pytest_examples_pass(example, tmp_path):
     (tmp_path / "test_docs_example.py").write_text(example.code)
     run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_docs_example.py"],
                          cwd=tmp_path, capture_output=True, text=True, timeout=240)
-    assert run.returncode == 0, f"docs/{example.page}:{example.line}\n{run.stdout}\n{run.stderr}"
+    assert run.returncode == 0, f"{example.page}:{example.line}\n{run.stdout}\n{run.stderr}"
 
 
 def test_blocks_not_run_are_few_and_say_why():
     assert len(NOT_RUN) <= 3, [f"{e.page}:{e.line}" for e in NOT_RUN]
     for example in NOT_RUN:
         assert example.marker.startswith("not run (") and len(example.marker) > len("not run ()") + 10, (
-            f"docs/{example.page}:{example.line}: say why the block does not run")
+            f"{example.page}:{example.line}: say why the block does not run")
 
 
 def test_examples_are_found():
     # the extraction itself: the getting-started page's two programs, seen as runnable
-    assert len(RUN_IN_PAGE["getting-started.md"]) == 2
+    assert len(RUN_IN_PAGE["docs/getting-started.md"]) == 2
     assert PYTEST_EXAMPLES and NOT_RUN
