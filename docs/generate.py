@@ -46,9 +46,10 @@ def _value(value: Any) -> str:
     return f"`{value}`"
 
 
-def _name(name: str) -> str:
-    """A setting's name in a table: code that may break after its dots (long names in a narrow column)."""
-    return "<code>" + html.escape(name).replace(".", ".<wbr>") + "</code>"
+def _name(name: str, after: str = ".") -> str:
+    """A name in a table's first column: code that may break only after ``after`` (its dots, or a metric's
+    underscores), so that long names fit a narrow column."""
+    return "<code>" + html.escape(name).replace(after, after + "<wbr>") + "</code>"
 
 
 def _cell(text: str) -> str:
@@ -113,8 +114,7 @@ async def _metric_families() -> list[Any]:
             await running.stop()
 
 
-_SUFFIXES = {"counter": "`{name}_total`", "histogram": "`{name}_bucket`, `{name}_sum`, `{name}_count`",
-             "gauge": "`{name}`"}
+_SUFFIXES = {"counter": ("_total",), "histogram": ("_bucket", "_sum", "_count"), "gauge": ("",)}
 
 
 def metrics_page() -> str:
@@ -131,7 +131,7 @@ def metrics_page() -> str:
     for family in sorted(families, key=lambda f: f.name):
         labels = list(getattr(family, "_labelnames", ()) or
                       dict.fromkeys(k for s in family.samples for k in s.labels if k != "le"))
-        exposed = _SUFFIXES.get(family.type, "`{name}`").format(name=family.name)
+        exposed = ", ".join(_name(family.name + suffix, after="_") for suffix in _SUFFIXES.get(family.type, ("",)))
         lines.append(f"| {exposed} | {family.type} | {', '.join(f'`{x}`' for x in labels)} | "
                      f"{_cell(family.documentation)} |")
     return "\n".join(lines) + "\n"
