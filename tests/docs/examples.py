@@ -38,7 +38,8 @@ class Example:
 
 def examples(page: Path) -> list[Example]:
     text = page.read_text()
-    return [Example(str(page.relative_to(ROOT)), text.count("\n", 0, match.start("code")) + 1, match["code"],
+    name = str(page.relative_to(ROOT)) if page.is_relative_to(ROOT) else str(page)
+    return [Example(name, text.count("\n", 0, match.start("code")) + 1, match["code"],
                     match["marker"]) for match in _BLOCK.finditer(text)]
 
 

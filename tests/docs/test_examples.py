@@ -58,3 +58,17 @@ def test_examples_are_found():
     # the extraction itself: the getting-started page's two programs, seen as runnable
     assert len(RUN_IN_PAGE["docs/getting-started.md"]) == 2
     assert PYTEST_EXAMPLES and NOT_RUN
+
+
+def test_a_failing_block_fails_and_markers_are_read(tmp_path):
+    page = tmp_path / "page.md"
+    page.write_text("Text.\n\n```python\nx = 1\n```\n\n"
+                    "<!-- docs-example: pytest -->\n```python\ndef test_x(): pass\n```\n\n"
+                    "<!-- docs-example: not run (why it does not) -->\n```python\nraise SystemExit\n```\n")
+    found = examples(page)
+    assert [e.marker for e in found] == [None, "pytest", "not run (why it does not)"]
+    assert found[0].code == "x = 1\n" and found[0].line == 4
+    with pytest.raises(ZeroDivisionError):
+        _run("1 / 0", {})
+    with pytest.raises(ZeroDivisionError):
+        _run("import asyncio\nawait asyncio.sleep(0)\n1 / 0", {})  # top-level await runs too
