@@ -3,6 +3,10 @@
 The repository keeps its top-level folders (``broker/``, ``protocol/``, ``client/``,
 ``pipeline/``); installed, they are ``weir.broker`` and so on, and the wheel holds
 only ``weir/``, so a user's own ``client.py`` or ``pipeline/`` never shadows ours.
+In the source tree, ``weir/broker``, ``weir/protocol``, ``weir/client`` and ``weir/pipeline``
+are relative symlinks to those folders (committed), so mypy, pyright and editors resolve
+``weir.*`` without an install; the wheel and sdist are built from the mapping below, never
+from the links (they hold each file once).
 
 C extensions:
 - protocol/_record_scan.c: the broker's record walk (validation);

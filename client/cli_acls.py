@@ -14,11 +14,10 @@ and ``remove`` take filters: no resource means every one, ``--resource-pattern-t
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
 
 from .admin import Admin
 from .admin.acls import OPERATIONS, PATTERN_TYPES, AclBinding
-from .cli_output import Command, Emit, EmittingCommand
+from .cli_output import emit
 
 
 def _resource(args: argparse.Namespace, *, for_filter: bool) -> tuple[str, str | None]:
@@ -49,12 +48,12 @@ def _rows(bindings: list[AclBinding]) -> list[list[str | None]]:
 HEADERS = ["ResourceType", "Name", "PatternType", "Principal", "Host", "Operation", "Permission"]
 
 
-async def acls_list(admin: Admin, args: argparse.Namespace, emit: Emit) -> None:
+async def acls_list(admin: Admin, args: argparse.Namespace) -> None:
     found = await admin.describe_acls(_filter(args))
     emit(args, [vars(b) for b in found], HEADERS, _rows(found))
 
 
-async def acls_add(admin: Admin, args: argparse.Namespace, emit: Emit) -> None:
+async def acls_add(admin: Admin, args: argparse.Namespace) -> None:
     resource_type, name = _resource(args, for_filter=False)
     pattern = args.resource_pattern_type or "literal"
     if pattern not in ("literal", "prefixed"):
@@ -68,7 +67,7 @@ async def acls_add(admin: Admin, args: argparse.Namespace, emit: Emit) -> None:
     emit(args, [vars(b) for b in bindings], HEADERS, _rows(bindings))
 
 
-async def acls_remove(admin: Admin, args: argparse.Namespace, emit: Emit) -> None:
+async def acls_remove(admin: Admin, args: argparse.Namespace) -> None:
     removed = await admin.delete_acls([_filter(args)])
     emit(args, [vars(b) for b in removed], HEADERS, _rows(removed))
 
@@ -83,9 +82,8 @@ def _resource_options(parser: argparse.ArgumentParser, patterns: list[str]) -> N
     parser.add_argument("--host", help="client address (default: any, *)")
 
 
-def add_parser(nouns: argparse._SubParsersAction[argparse.ArgumentParser],
-               run_with_emit: Callable[[EmittingCommand], Command]) -> None:
-    """The ``acls`` noun; ``run_with_emit(fn)`` adapts a command to the CLI's runner."""
+def add_parser(nouns: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """The ``acls`` noun."""
     acls = nouns.add_parser("acls", help="list, add and remove ACLs (the broker's authorizer)")
     verbs = acls.add_subparsers(dest="verb", required=True)
     operations = [name for name in OPERATIONS if name != "any"]
@@ -93,16 +91,16 @@ def add_parser(nouns: argparse._SubParsersAction[argparse.ArgumentParser],
     _resource_options(p, list(PATTERN_TYPES))
     p.add_argument("--principal")
     p.add_argument("--operation", choices=list(OPERATIONS))
-    p.set_defaults(run=run_with_emit(acls_list))
+    p.set_defaults(run=acls_list)
     p = verbs.add_parser("add")
     _resource_options(p, ["literal", "prefixed"])
     p.add_argument("--allow-principal", action="append", default=[], metavar="PRINCIPAL")
     p.add_argument("--deny-principal", action="append", default=[], metavar="PRINCIPAL")
     p.add_argument("--operation", dest="operation_list", action="append", choices=operations,
                    help="repeatable; default: all")
-    p.set_defaults(run=run_with_emit(acls_add))
+    p.set_defaults(run=acls_add)
     p = verbs.add_parser("remove", help="remove every ACL the filter matches")
     _resource_options(p, list(PATTERN_TYPES))
     p.add_argument("--principal")
     p.add_argument("--operation", choices=list(OPERATIONS))
-    p.set_defaults(run=run_with_emit(acls_remove))
+    p.set_defaults(run=acls_remove)

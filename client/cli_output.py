@@ -12,13 +12,20 @@ from typing import Any, TextIO, TypeAlias
 
 from .admin import Admin
 
-#: How a command prints (``cli.emit``): the parsed arguments, the value ``--json`` prints, and a table's
-#: headers and rows.
-Emit: TypeAlias = Callable[[argparse.Namespace, object, list[str], Sequence[Sequence[object]]], None]
 #: A command as the parser runs it (``args.run``).
 Command: TypeAlias = Callable[[Admin, argparse.Namespace], Awaitable[None]]
-#: A command that prints through an ``Emit`` it is given (cli_acls, cli_users).
-EmittingCommand: TypeAlias = Callable[[Admin, argparse.Namespace, Emit], Awaitable[None]]
+
+
+class UsageError(Exception):
+    """A command line the tool cannot act on (exit code 2)."""
+
+
+def emit(args: argparse.Namespace, data: object, headers: list[str], rows: Sequence[Sequence[object]]) -> None:
+    """Print a command's result: ``data`` as JSON with ``--json``, else the table."""
+    if args.json:
+        print_json(data)
+    else:
+        print_table(headers, rows)
 
 
 def jsonable(value: Any) -> Any:

@@ -71,6 +71,8 @@ class _Wire(asyncio.Protocol):
 
 
 class Connection:
+    """One connection to one broker: typed requests in, typed responses out, pipelined and
+    answered in order. The layer under Producer, Consumer and Admin; most programs never use it."""
     def __init__(self, transport: asyncio.Transport, wire: _Wire, client_id: str):
         self._transport = transport
         self._wire = wire
@@ -185,5 +187,6 @@ class Connection:
                 future.set_exception(self._closed_by)
 
     async def close(self) -> None:
+        """Close the socket and wait until it is closed."""
         self._transport.close()
         await self._wire.lost

@@ -37,6 +37,12 @@ log = logging.getLogger(__name__)
 
 
 class GroupTransactSession:
+    """Consume-transform-produce exactly once: a group consumer and a transactional producer in step.
+
+    ``getmany()`` reads (read_committed) and opens a transaction; ``send()`` writes in it;
+    ``end()`` commits the output together with the consumed offsets (KIP-447: the group's
+    generation fences a zombie), or aborts when a rebalance moved partitions meanwhile and
+    returns False, so the records are read again by their new owner."""
     def __init__(self, *topics: str, bootstrap_servers: str | list[str], group_id: str, transactional_id: str,
                  group_instance_id: str | None = None, transaction_timeout_ms: int = 60000,
                  rebalance_listener: RebalanceListener | None = None, consumer_options: dict[str, Any] | None = None,
@@ -84,6 +90,7 @@ class GroupTransactSession:
     # ------------------------------------------------------------------ lifecycle
 
     async def start(self) -> None:
+        """Take the transactional id (fencing a predecessor), then join the group."""
         await self.producer.start()  # InitProducerId first: fences a predecessor before we read
         await self.consumer.start()
 

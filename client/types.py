@@ -7,11 +7,14 @@ from typing import NamedTuple
 
 
 class TopicPartition(NamedTuple):
+    """A partition of a topic."""
     topic: str
     partition: int
 
 
 class OffsetAndMetadata(NamedTuple):
+    """A committed offset (the next record to read), with the committer's metadata string and the
+    leader epoch of the record before it (-1: unknown)."""
     offset: int
     metadata: str = ""
     leader_epoch: int = -1
@@ -34,6 +37,8 @@ class RecordMetadata(NamedTuple):
 
 @dataclass(slots=True)
 class ConsumerRecord:
+    """A record as the consumer returns it. ``timestamp_type`` is 0 (CreateTime) or 1 (LogAppendTime);
+    ``headers`` in the order they were written."""
     topic: str
     partition: int
     offset: int

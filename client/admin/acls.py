@@ -38,12 +38,14 @@ class AclBinding:
     permission: str
 
     def codes(self) -> tuple[int, int, int, int]:
+        """Kafka's numeric codes of resource type, pattern type, operation and permission."""
         return (RESOURCE_TYPES[self.resource_type], PATTERN_TYPES[self.pattern_type], OPERATIONS[self.operation],
                 PERMISSIONS[self.permission])
 
     @classmethod
     def from_codes(cls, resource_type: int, name: str | None, pattern_type: int, principal: str | None,
                    host: str | None, operation: int, permission: int) -> AclBinding:
+        """The binding Kafka's numeric codes describe (an unknown code reads ``unknown``)."""
         return cls(_NAMES[0].get(resource_type, "unknown"), name, _NAMES[1].get(pattern_type, "unknown"), principal,
                    host, _NAMES[2].get(operation, "unknown"), _NAMES[3].get(permission, "unknown"))
 
@@ -53,6 +55,7 @@ ANY_ACL = AclBinding("any", None, "any", None, None, "any", "any")
 
 class AclAdmin(AdminBase):
     async def describe_acls(self, acl_filter: AclBinding = ANY_ACL) -> list[AclBinding]:
+        """The ACLs that match ``acl_filter`` (every ACL by default), as Kafka's DescribeAcls matches them."""
         resource_type, pattern_type, operation, permission = acl_filter.codes()
         request = describe_acls.REQUEST(
             resource_type_filter=resource_type, resource_name_filter=acl_filter.resource_name,

@@ -65,6 +65,7 @@ class AdminBase:
         await self.cluster.refresh([], allow_auto_create=False, deadline=self._deadline())
 
     async def close(self) -> None:
+        """Close every connection to the cluster."""
         await self.cluster.close()
 
     async def __aenter__(self) -> Self:

@@ -15,9 +15,9 @@ from typing import Any
 from weir.protocol.api_keys import ApiKey
 from weir.protocol.consumer_protocol import decode_assignment
 from weir.protocol.errors import Errors
-from weir.protocol.messages import (delete_groups, describe_groups, list_groups, offset_commit, offset_delete,
-                                    offset_fetch)
+from weir.protocol.messages import delete_groups, describe_groups, list_groups, offset_commit, offset_delete
 
+from .. import committed
 from ..cluster import GROUP
 from ..errors import error_instance
 from ..types import OffsetAndMetadata, TopicPartition
@@ -82,22 +82,11 @@ class GroupAdmin(AdminBase):
                                  ) -> dict[TopicPartition, OffsetAndMetadata]:
         """The group's committed offsets (all of them when ``partitions`` is None); partitions
         without a committed offset are left out."""
-        request = offset_fetch.REQUEST(group_id=group_id, require_stable=True, topics=None if partitions is None else [
-            offset_fetch.RequestTopic(name=t, partition_indexes=ps) for t, ps in by_topic(partitions).items()])
-
-        # v7 at most: v8 batches groups in another layout, and one group is all we ask.
-        answer = await self._to_coordinator(GROUP, group_id, ApiKey.OFFSET_FETCH, lambda _v: request,
-                                            lambda r: retry_code([r.error_code, *(
-                                                p.error_code for t in r.topics for p in t.partitions)]), highest=7)
-        check(answer.error_code, f"group {group_id}")
-        found = {}
-        for topic in answer.topics:
-            for p in topic.partitions:
-                check(p.error_code, f"group {group_id} {topic.name}-{p.partition_index}")
-                if p.committed_offset >= 0:
-                    found[TopicPartition(topic.name, p.partition_index)] = OffsetAndMetadata(
-                        p.committed_offset, p.metadata or "", p.committed_leader_epoch)
-        return found
+        request = committed.request(group_id, partitions, require_stable=True)
+        answer = await self._to_coordinator(
+            GROUP, group_id, ApiKey.OFFSET_FETCH, lambda _v: request, lambda r: retry_code(committed.answer_codes(r)),
+            highest=committed.ONE_GROUP_VERSION)
+        return committed.read_answer(answer, group_id)
 
     async def alter_group_offsets(self, group_id: str, offsets: Mapping[TopicPartition, OffsetAndMetadata | int]
                                   ) -> None:

@@ -38,20 +38,25 @@ class OpType(IntEnum):
 
 @dataclass(frozen=True, slots=True)
 class ConfigResource:
+    """What a config belongs to: a topic, or a broker (``ConfigResource.topic(name)``, ``.broker(id)``)."""
     type: ResourceType
     name: str  # a topic name, or a broker id as a string ("" for the cluster-wide broker default)
 
     @classmethod
     def topic(cls, name: str) -> ConfigResource:
+        """The configs of topic ``name``."""
         return cls(ResourceType.TOPIC, name)
 
     @classmethod
     def broker(cls, broker_id: int | str = "") -> ConfigResource:
+        """The configs of broker ``broker_id``; ``""`` is the cluster-wide default every broker inherits."""
         return cls(ResourceType.BROKER, str(broker_id))
 
 
 @dataclass(frozen=True, slots=True)
 class ConfigEntry:
+    """One config as DescribeConfigs answers it: its value, where that value comes from
+    (``source``) and the values it would fall back to (``synonyms``: name, value, source)."""
     name: str
     value: str | None
     source: ConfigSource
@@ -66,6 +71,8 @@ class ConfigEntry:
 
 @dataclass(frozen=True, slots=True)
 class AlterConfigOp:
+    """One change of ``incremental_alter_configs``: SET a value, DELETE (back to the default),
+    APPEND to or SUBTRACT from a list."""
     name: str
     value: str | None = None
     op: OpType = OpType.SET
@@ -73,6 +80,7 @@ class AlterConfigOp:
 
 @dataclass(frozen=True, slots=True)
 class NewTopic:
+    """A topic to create: -1 partitions or replication factor take the broker's defaults."""
     name: str
     num_partitions: int = -1  # -1: the broker's num.partitions
     replication_factor: int = -1  # -1: the broker's default.replication.factor
@@ -82,6 +90,7 @@ class NewTopic:
 
 @dataclass(frozen=True, slots=True)
 class PartitionInfo:
+    """A partition as Metadata describes it: its leader, replicas and in-sync replicas (broker ids)."""
     partition: int
     leader: int
     replicas: list[int]
@@ -91,6 +100,7 @@ class PartitionInfo:
 
 @dataclass(frozen=True, slots=True)
 class TopicDescription:
+    """A topic and its partitions."""
     name: str
     internal: bool
     partitions: list[PartitionInfo]
@@ -99,6 +109,7 @@ class TopicDescription:
 
 @dataclass(frozen=True, slots=True)
 class BrokerInfo:
+    """A broker of the cluster and its address."""
     node_id: int
     host: str
     port: int
@@ -107,6 +118,7 @@ class BrokerInfo:
 
 @dataclass(frozen=True, slots=True)
 class ClusterDescription:
+    """The cluster's id, its controller and its brokers."""
     cluster_id: str | None
     controller_id: int
     brokers: list[BrokerInfo]
@@ -115,6 +127,7 @@ class ClusterDescription:
 
 @dataclass(frozen=True, slots=True)
 class GroupListing:
+    """A group as ListGroups lists it."""
     group_id: str
     protocol_type: str
     state: str | None = None  # ListGroups v4+
@@ -123,6 +136,8 @@ class GroupListing:
 
 @dataclass(frozen=True, slots=True)
 class MemberDescription:
+    """A group member. ``member_epoch`` and ``target_assignment`` are filled for consumer-protocol
+    groups (KIP-848) only."""
     member_id: str
     group_instance_id: str | None
     client_id: str
@@ -136,6 +151,7 @@ class MemberDescription:
 
 @dataclass(frozen=True, slots=True)
 class GroupDescription:
+    """A group: its state, type (``classic`` or ``consumer``), assignor and members."""
     group_id: str
     state: str
     protocol_type: str
@@ -149,6 +165,7 @@ class GroupDescription:
 
 @dataclass(frozen=True, slots=True)
 class TransactionListing:
+    """A transactional id as ListTransactions lists it."""
     transactional_id: str
     producer_id: int
     state: str
@@ -157,6 +174,7 @@ class TransactionListing:
 
 @dataclass(frozen=True, slots=True)
 class TransactionDescription:
+    """A transactional id's current transaction as DescribeTransactions describes it."""
     transactional_id: str
     state: str
     producer_id: int

@@ -26,7 +26,13 @@ from .base import AdminBase, by_topic, check, retry_code
 from .results import (AlterConfigOp, BrokerInfo, ClusterDescription, ConfigEntry, ConfigResource, ConfigSource,
                       NewTopic, PartitionInfo, ResourceType, TopicDescription)
 
-EARLIEST, LATEST, MAX_TIMESTAMP = -2, -1, -3  # ListOffsets special timestamps
+# ListOffsets' special timestamps
+EARLIEST = -2
+"""``list_offsets``: the log start offset."""
+LATEST = -1
+"""``list_offsets``: the high watermark (the last stable offset with ``read_committed=True``)."""
+MAX_TIMESTAMP = -3
+"""``list_offsets``: the offset of the record with the largest timestamp."""
 
 
 _TopicConfig = create_topics.CreatableTopicConfig

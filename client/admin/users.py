@@ -57,6 +57,8 @@ class UserAdmin(AdminBase):
 
     async def upsert_user_scram_credential(self, user: str, mechanism: str, password: str,
                                            iterations: int = DEFAULT_ITERATIONS) -> None:
+        """Add or replace ``user``'s SCRAM credential for ``mechanism`` (SCRAM-SHA-256 or SCRAM-SHA-512),
+        salted here with ``iterations`` rounds: the password itself never leaves the client."""
         code, hash_name = _mechanism(mechanism)
         salt = os.urandom(64)
         salted = hashlib.pbkdf2_hmac(hash_name, password.encode(), salt, iterations)  # SCRAM's Hi()
@@ -64,6 +66,7 @@ class UserAdmin(AdminBase):
                                                salted_password=salted)])
 
     async def delete_user_scram_credential(self, user: str, mechanism: str) -> None:
+        """Remove ``user``'s SCRAM credential for ``mechanism``."""
         await self._alter_scram([alter.Deletion(name=user, mechanism=_mechanism(mechanism)[0])], [])
 
     async def _alter_scram(self, deletions: list[Any], upsertions: list[Any]) -> None:

@@ -30,6 +30,12 @@ _ISOLATION = {"read_committed": READ_COMMITTED, "read_uncommitted": READ_UNCOMMI
 
 
 class Consumer:
+    """Reads assigned (``assign()``) or subscribed (``subscribe()``, ``group_id``) partitions.
+
+    ``topics`` subscribes at ``start()``. Settings are the Java consumer's, in snake_case, with its
+    defaults, except ``isolation_level`` (read_committed). ``group_protocol="consumer"`` joins with
+    KIP-848's protocol (the broker assigns, by ``group_remote_assignor``). An async context manager:
+    ``async with Consumer(...)`` starts it and closes it (leaving the group)."""
     def __init__(self, *topics: str, bootstrap_servers: str | list[str] = "127.0.0.1:9092",
                  client_id: str = "weir-python", group_id: str | None = None, group_instance_id: str | None = None,
                  isolation_level: str = "read_committed", auto_offset_reset: str = "latest",
@@ -89,6 +95,7 @@ class Consumer:
     # ------------------------------------------------------------------ lifecycle
 
     async def start(self) -> None:
+        """Connect, and subscribe to the topics given to the constructor (``async with`` calls this)."""
         if self._started:
             return
         await self.cluster.refresh(sorted(self._subscription) or [], allow_auto_create=False)
@@ -142,6 +149,7 @@ class Consumer:
         self.fetcher.assign([TopicPartition(*tp) for tp in partitions])
 
     def assignment(self) -> set[TopicPartition]:
+        """The partitions this consumer reads now (assigned, or given to it by its group)."""
         return set(self.fetcher.states)
 
     async def _on_assigned(self, partitions: list[TopicPartition]) -> None:
@@ -170,12 +178,16 @@ class Consumer:
     # ------------------------------------------------------------------ positions
 
     def seek(self, tp: TopicPartition, offset: int) -> None:
+        """Read ``tp`` from ``offset`` on (the next record returned is at ``offset``)."""
         self.fetcher.seek(TopicPartition(*tp), offset)
 
     async def seek_to_beginning(self, *partitions: TopicPartition) -> None:
+        """Move to the log start offset of ``partitions`` (every assigned partition if none)."""
         await self._seek_to(partitions, EARLIEST)
 
     async def seek_to_end(self, *partitions: TopicPartition) -> None:
+        """Move to the end of ``partitions`` (every assigned partition if none): the last stable
+        offset under read_committed, the high watermark otherwise."""
         await self._seek_to(partitions, LATEST)
 
     async def _seek_to(self, partitions: Iterable[TopicPartition], spec: int) -> None:
@@ -193,15 +205,18 @@ class Consumer:
         return position
 
     def pause(self, *partitions: TopicPartition) -> None:
+        """Stop fetching ``partitions`` until ``resume()``; their positions are kept."""
         for tp in partitions:
             self.fetcher._state(TopicPartition(*tp)).paused = True
 
     def resume(self, *partitions: TopicPartition) -> None:
+        """Fetch paused ``partitions`` again."""
         for tp in partitions:
             self.fetcher._state(TopicPartition(*tp)).paused = False
         self.fetcher.wake()
 
     def paused(self) -> set[TopicPartition]:
+        """The partitions paused now."""
         return {tp for tp, state in self.fetcher.states.items() if state.paused}
 
     async def offsets_for_times(self, timestamps: dict[TopicPartition, int]
@@ -211,6 +226,7 @@ class Consumer:
         return {tp: (None if offset < 0 else found[tp]) for tp, (offset, _ts) in found.items()}
 
     async def beginning_offsets(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
+        """The log start offset of each partition."""
         found = await self.fetcher.list_offsets({TopicPartition(*tp): EARLIEST for tp in partitions})
         return {tp: offset for tp, (offset, _ts) in found.items()}
 
@@ -233,6 +249,7 @@ class Consumer:
         self._last_auto_commit = time.monotonic()
 
     async def committed(self, tp: TopicPartition) -> OffsetAndMetadata | None:
+        """The group's committed offset of ``tp``, or None (needs a ``group_id``)."""
         if self.group is None:
             raise IllegalStateError("committed() needs a group_id")
         return (await self.group.fetch_committed([TopicPartition(*tp)])).get(TopicPartition(*tp))
@@ -272,6 +289,7 @@ class Consumer:
                     task.cancel()
 
     async def getone(self) -> ConsumerRecord:
+        """The next record, waiting as long as it takes."""
         while True:
             for batch in (await self.getmany(timeout_ms=1000, max_records=1)).values():
                 return batch[0]

@@ -24,8 +24,9 @@ from weir.protocol.api_keys import ApiKey
 from weir.protocol.consumer_protocol import (MemberSubscription, decode_assignment, decode_subscription,
                                         encode_assignment, encode_subscription)
 from weir.protocol.errors import Errors
-from weir.protocol.messages import heartbeat, join_group, leave_group, offset_commit, offset_fetch, sync_group
+from weir.protocol.messages import heartbeat, join_group, leave_group, offset_commit, sync_group
 
+from .. import committed
 from ..calls import Coordinator, default_error_of, first_retriable
 from ..cluster import GROUP, Cluster
 from ..errors import BrokerResponseError, KafkaException, error_instance, raise_for
@@ -39,9 +40,14 @@ _REJOIN = _RESET_MEMBER | {Errors.REBALANCE_IN_PROGRESS, Errors.MEMBER_ID_REQUIR
 
 
 class RebalanceListener(Protocol):
-    async def on_partitions_revoked(self, revoked: set[TopicPartition]) -> None: ...
-    async def on_partitions_assigned(self, assigned: set[TopicPartition]) -> None: ...
-    async def on_partitions_lost(self, lost: set[TopicPartition]) -> None: ...
+    """Called around rebalances (``Consumer(rebalance_listener=...)``), as the Java client's
+    ConsumerRebalanceListener: any object with these three coroutines."""
+    async def on_partitions_revoked(self, revoked: set[TopicPartition]) -> None:
+        """Before a rebalance takes ``revoked`` away: the last moment to commit their offsets."""
+    async def on_partitions_assigned(self, assigned: set[TopicPartition]) -> None:
+        """After a rebalance gave this member ``assigned``."""
+    async def on_partitions_lost(self, lost: set[TopicPartition]) -> None:
+        """``lost`` may already be another member's (the session expired): do not commit them."""
 
 
 @dataclass(frozen=True)
@@ -260,18 +266,13 @@ class GroupMembership:
 
     async def fetch_committed(self, partitions: list[TopicPartition]) -> dict[TopicPartition, OffsetAndMetadata]:
         """Committed offsets; waits out transactional commits still pending (UNSTABLE_OFFSET_COMMIT)."""
-        topics: dict[str, list[int]] = {}
-        for tp in partitions:
-            topics.setdefault(tp.topic, []).append(tp.partition)
         # UNSTABLE_OFFSET_COMMIT (a transaction with offsets is completing) is retriable: the call path
         # asks again until it settles.
-        answer = await self._coordinator_request(ApiKey.OFFSET_FETCH, lambda v: offset_fetch.REQUEST(
-            group_id=self.group_id, require_stable=self.require_stable,
-            topics=[offset_fetch.RequestTopic(name=n, partition_indexes=p) for n, p in topics.items()]),
-            highest=7, error_of=lambda r: first_retriable(
-                [r.error_code, *(p.error_code for t in r.topics for p in t.partitions)]))
-        raise_for(answer.error_code, "OffsetFetch", request=ApiKey.OFFSET_FETCH)
-        return committed_offsets(answer.topics)
+        request = committed.request(self.group_id, partitions, require_stable=self.require_stable)
+        answer = await self._coordinator_request(
+            ApiKey.OFFSET_FETCH, lambda _v: request, highest=committed.ONE_GROUP_VERSION,
+            error_of=lambda r: first_retriable(committed.answer_codes(r)))
+        return committed.read_answer(answer, self.group_id)
 
     # ------------------------------------------------------------------ plumbing
 
@@ -307,17 +308,4 @@ def _by_topic(partitions: set[TopicPartition]) -> dict[str, list[int]]:
     found: dict[str, list[int]] = {}
     for tp in partitions:
         found.setdefault(tp.topic, []).append(tp.partition)
-    return found
-
-
-def committed_offsets(topics: Any) -> dict[TopicPartition, OffsetAndMetadata]:
-    """The committed offsets of an OffsetFetch answer's topics (any version's layout); an error
-    on a partition is raised, a partition with nothing committed (-1) left out."""
-    found = {}
-    for topic in topics:
-        for p in topic.partitions:
-            raise_for(p.error_code, f"OffsetFetch {topic.name}-{p.partition_index}", request=ApiKey.OFFSET_FETCH)
-            if p.committed_offset >= 0:
-                found[TopicPartition(topic.name, p.partition_index)] = OffsetAndMetadata(
-                    p.committed_offset, p.metadata or "", p.committed_leader_epoch)
     return found

@@ -20,7 +20,8 @@ from ..calls import Coordinator, first_retriable
 from ..cluster import GROUP, Cluster
 from ..errors import raise_for
 from ..types import OffsetAndMetadata, TopicPartition
-from .group import CommitFailedError, committed_offsets
+from ..committed import committed_offsets
+from .group import CommitFailedError
 
 #: OffsetCommit answers that refuse a member's commit for good (rejoining is the membership's business).
 _REFUSED = frozenset({Errors.STALE_MEMBER_EPOCH, Errors.UNKNOWN_MEMBER_ID, Errors.FENCED_MEMBER_EPOCH})
@@ -77,7 +78,7 @@ class MemberOffsets:
         answer = await self._group_call(ApiKey.OFFSET_FETCH, lambda _v: request, codes, lowest=9)
         group = answer.groups[0]
         raise_for(group.error_code, f"OffsetFetch {self.group_id}", request=ApiKey.OFFSET_FETCH)
-        return committed_offsets(group.topics)
+        return committed_offsets(group.topics, self.group_id)
 
     async def _group_call(self, api_key: ApiKey, build: Callable[[int], Any], error_of: Callable[[Any], int], *,
                           lowest: int) -> Any:

@@ -72,6 +72,12 @@ DEFAULT_BATCH_SIZE = 256 * 1024
 
 
 class Producer:
+    """Sends records to Kafka topics; idempotent by default, transactional with ``transactional_id``.
+
+    Settings are the Java producer's in snake_case, with its defaults (``batch_size`` excepted:
+    256 KiB). ``security_protocol``, ``ssl_context``, ``sasl_*`` as aiokafka takes them. An async
+    context manager: ``async with Producer(...)`` starts it (and takes the transactional id) and
+    closes it (flushing what is queued)."""
     def __init__(self, bootstrap_servers: str | list[str] = "127.0.0.1:9092", *, client_id: str = "weir-python",
                  acks: str | int = "all", enable_idempotence: bool = True, linger_ms: int = 5,
                  batch_size: int = DEFAULT_BATCH_SIZE, compression_type: str | None = None, max_in_flight: int = 5,
@@ -264,6 +270,7 @@ class Producer:
     async def send_and_wait(self, topic: str, value: bytes | None = None, key: bytes | None = None, *,
                             partition: int | None = None, headers: list[tuple[str, bytes | None]] | None = None,
                             timestamp_ms: int | None = None) -> RecordMetadata:
+        """``send()`` and wait for the acknowledgement: where the record landed."""
         return await (await self.send(topic, value, key, partition=partition, headers=headers,
                                       timestamp_ms=timestamp_ms))
 
@@ -296,6 +303,7 @@ class Producer:
             await txn._init_producer_id(bump=txn.epoch_bump_required)
 
     def begin_transaction(self) -> None:
+        """Open a transaction: records sent from now on commit or abort together."""
         self._txn().begin()
 
     async def commit_transaction(self) -> None:
