@@ -161,9 +161,23 @@ def test_compression_levels_are_used(tmp_path):
     assert TopicPolicy.of({"compression.type": "gzip", "compression.gzip.level": 9}).level == 9
 
 
+def test_a_topic_bounds_what_a_compressed_batch_decompresses_to():
+    # max.decompressed.message.bytes (Kafka 4.4): INVALID_RECORD past the topic's bound, as Kafka answers
+    records = [rec.Record(value=bytes(100)) for _ in range(10)]
+    data = rec.encode_batch(records, compression=Compression.GZIP)
+    header = rec.read_header(data)
+    policy = TopicPolicy.of({"max.decompressed.message.bytes": 2000})
+    assert validate_records(memoryview(data), header, NOW, policy, "t-0", 10**9).header.records_count == 10
+    with pytest.raises(KafkaError) as refused:
+        validate_records(memoryview(data), header, NOW, TopicPolicy.of({"max.decompressed.message.bytes": 500}),
+                         "t-0", 10**9)
+    assert refused.value.error == Errors.INVALID_RECORD
+
+
 policy_any_codec = st.builds(TopicPolicy, compacted=st.just(False), log_append_time=st.booleans(),
                              before_max_ms=st.just(2**63 - 1), after_max_ms=st.just(2**63 - 1),
-                             target=st.none() | st.sampled_from(list(Compression)), level=st.none())
+                             target=st.none() | st.sampled_from(list(Compression)), level=st.none(),
+                             max_decompressed_bytes=st.just(2147483639))
 record_lists = st.lists(st.builds(
     rec.Record, value=st.none() | st.binary(max_size=300), key=st.none() | st.binary(max_size=20),
     headers=st.lists(st.tuples(st.text(max_size=8), st.none() | st.binary(max_size=8)), max_size=3),

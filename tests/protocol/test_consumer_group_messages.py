@@ -8,7 +8,7 @@ import pytest
 
 from weir.protocol.messages import consumer_group_describe, consumer_group_heartbeat
 
-from .test_schemas_match_kafka import _ours_flat
+from .test_schemas_match_kafka import ours_flat
 
 TOPIC_PARTITIONS = [("topicid", "uuid", False, None), ("partitions", "[]int32", False, None)]
 
@@ -63,16 +63,16 @@ def _describe_response(version):
 @pytest.mark.parametrize("version", [0, 1])
 def test_heartbeat_matches_kafka(version):
     request = [f for f in HEARTBEAT_REQUEST if version >= 1 or f[0] != "subscribedtopicregex"]
-    assert _ours_flat(consumer_group_heartbeat.REQUEST, version) == request
-    assert _ours_flat(consumer_group_heartbeat.RESPONSE, version) == HEARTBEAT_RESPONSE
+    assert ours_flat(consumer_group_heartbeat.REQUEST, version) == request
+    assert ours_flat(consumer_group_heartbeat.RESPONSE, version) == HEARTBEAT_RESPONSE
     for message in (consumer_group_heartbeat.REQUEST, consumer_group_heartbeat.RESPONSE):
         assert message.api_key == 68 and message.versions == (0, 1) and message.is_flexible(0)
 
 
 @pytest.mark.parametrize("version", [0, 1])
 def test_describe_matches_kafka(version):
-    assert _ours_flat(consumer_group_describe.REQUEST, version) == DESCRIBE_REQUEST
-    assert _ours_flat(consumer_group_describe.RESPONSE, version) == _describe_response(version)
+    assert ours_flat(consumer_group_describe.REQUEST, version) == DESCRIBE_REQUEST
+    assert ours_flat(consumer_group_describe.RESPONSE, version) == _describe_response(version)
 
 
 def test_heartbeat_request_defaults_mean_unchanged():
