@@ -41,7 +41,8 @@ EXPECTED = {
     45: (0, 1),   # AlterPartitionReassignments (kafka-reassign-partitions)
     46: (0, 0),   # ListPartitionReassignments
     47: (0, 0),   # OffsetDelete
-    48: (0, 1),   # DescribeClientQuotas (no quotas: always empty; kafka-configs --describe users asks it)
+    48: (0, 1),   # DescribeClientQuotas (kafka-configs --describe users/clients, kafka-client-quotas)
+    49: (0, 1),   # AlterClientQuotas
     29: (1, 3),   # DescribeAcls (Kafka 4 removed v0)
     30: (1, 3),   # CreateAcls
     31: (1, 3),   # DeleteAcls
