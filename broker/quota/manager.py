@@ -83,8 +83,15 @@ class QuotaManager:
                 return value, tags
         return None, (user, client_id)
 
-    def record(self, kind: str, principal: str, client_id: str, amount: float, now_ms: int) -> int:
-        """Record ``amount`` against the client's quota of ``kind``; the throttle time in ms (0: none)."""
+    def max_in_window(self, kind: str, principal: str, client_id: str) -> float | None:
+        """What the client's quota lets through in all windows but one (Kafka's getMaxValueInQuotaWindow)."""
+        quota, _tags = self.quota_for(kind, user_of(principal), client_id)
+        return None if quota is None else quota * (self._samples - 1) * self._window_ms / 1000
+
+    def record(self, kind: str, principal: str, client_id: str, amount: float, now_ms: int,
+               check: bool = True) -> int:
+        """Record ``amount`` against the client's quota of ``kind``; the throttle time in ms (0: none).
+        ``check=False`` records without a verdict (taking back what a throttled answer did not send)."""
         user = user_of(principal)
         quota, tags = self.quota_for(kind, user, client_id)
         if quota is None:
@@ -96,6 +103,8 @@ class QuotaManager:
             measured = self._measured[key] = _Measured(SampledRate(self._samples, self._window_ms, now_ms), now_ms)
         measured.last_ms, measured.quota = now_ms, quota
         measured.rate.record(amount, now_ms)
+        if not check:
+            return 0
         rate = measured.rate.per_second(now_ms)
         if rate <= quota:
             return 0

@@ -6,6 +6,8 @@ least 8 s (Kafka measures a new client's rate over its ten 1-s windows, so the f
 pass before throttling starts; in 500 kB requests the rest take ~10 s on both: measured 10.4 s
 on Kafka 4.4.0, 10.3 s on Weir, the largest throttle 4952 ms on each) and the broker tells it
 throttle_time_ms > 0, while another client id producing the same 8 MB is never throttled.
+Beside it a consumer_byte_rate of 128 KiB/s on the same client id: both brokers let its
+consumer read 1,000,000 bytes in 256 kB fetches before the first throttle (~1450 ms on each).
 Then bad input, answered field by field alike: unknown keys and entity types, values not above
 0, fractional byte rates, duplicate keys, malformed describe filters. And on a Weir of its own:
 the quotas survive a restart.
@@ -16,7 +18,7 @@ from __future__ import annotations
 import time
 
 import pytest
-from confluent_kafka import Producer
+from confluent_kafka import Consumer, Producer, TopicPartition
 
 from weir.client import Connection
 from weir.protocol.api_keys import ApiKey
@@ -38,6 +40,9 @@ RECORD = 10_000
 # add up to ~10 s. With librdkafka's own 1 MB batches they add up to ~5 s: the bar holds for
 # smaller requests only, on Kafka as on Weir.
 CHUNK = 500_000
+# consumer_byte_rate: 128 KiB/s lets ~1.3 MB through in the first ten seconds; fetches of 256 kB
+READ_QUOTA = 128 * 1024
+FETCH_BYTES = 256 * 1024
 
 
 def _configs(broker, *args: str):
@@ -63,18 +68,41 @@ def _produce(broker, client_id: str) -> tuple[float, int]:
     return time.monotonic() - began, max(throttles)
 
 
+def _consume(broker, client_id: str) -> tuple[int, int]:
+    """Bytes read from the topic's start until the broker first throttles the consumer, and that
+    throttle time. (Reading on would take ten seconds more: a throttled Fetch is answered empty and
+    its bytes taken back, so the rate only falls once the first window expires.)"""
+    throttles: list[int] = []
+    consumer = Consumer({"bootstrap.servers": broker.bootstrap, "client.id": client_id, "group.id": client_id,
+                         "enable.auto.commit": False, "fetch.max.bytes": FETCH_BYTES, "message.max.bytes": FETCH_BYTES,
+                         "max.partition.fetch.bytes": FETCH_BYTES,
+                         "throttle_cb": lambda event: throttles.append(int(event.throttle_time * 1000))})
+    consumer.assign([TopicPartition(TOPIC, 0, 0)])
+    began, read = time.monotonic(), 0
+    try:
+        while not throttles:
+            assert time.monotonic() - began < 60, f"read {read} bytes in 60 s without a throttle"
+            for message in consumer.consume(100, timeout=0.2):
+                assert message.error() is None, message.error()
+                read += len(message.value())
+    finally:
+        consumer.close()
+    return read, throttles[0]
+
+
 def _bar(broker) -> dict:
     create_topics(broker.bootstrap, NewTopic(TOPIC, 1, 1))
     _configs(broker, "--alter", "--entity-type", "clients", "--entity-name", SLOW,
-             "--add-config", f"producer_byte_rate={QUOTA}")
+             "--add-config", f"producer_byte_rate={QUOTA},consumer_byte_rate={READ_QUOTA}")
     try:
         described = _configs(broker, "--describe", "--entity-type", "clients", "--entity-name", SLOW)
         slow = _produce(broker, SLOW)
         fast = _produce(broker, FAST)
+        reader = _consume(broker, SLOW)
     finally:
         _configs(broker, "--alter", "--entity-type", "clients", "--entity-name", SLOW,
-                 "--delete-config", "producer_byte_rate")
-    return {"described": described.strip(), "slow": slow, "fast": fast}
+                 "--delete-config", "producer_byte_rate,consumer_byte_rate")
+    return {"described": described.strip(), "slow": slow, "fast": fast, "reader": reader}
 
 
 @pytest.fixture(scope="module")
@@ -83,13 +111,16 @@ def bars(kafka_broker, weir_process) -> dict:
 
 
 @pytest.mark.parametrize("name", ["weir", "kafka"])
-def test_a_producer_byte_rate_quota_throttles_that_client_id_only(bars, name):
+def test_byte_rate_quotas_throttle_that_client_id_only(bars, name):
     seen = bars[name]
-    assert seen["described"] == f"Quota configs for client-id '{SLOW}' are producer_byte_rate=524288.0"
+    assert seen["described"] == (f"Quota configs for client-id '{SLOW}' are consumer_byte_rate=131072.0, "
+                                 "producer_byte_rate=524288.0")
     seconds, throttle_ms = seen["slow"]
     assert seconds >= 8 and throttle_ms > 0, seen
     fast_seconds, fast_throttle_ms = seen["fast"]
     assert fast_throttle_ms == 0 and fast_seconds < seconds, seen
+    read_bytes, read_throttle_ms = seen["reader"]
+    assert 1_000_000 <= read_bytes <= 1_700_000 and read_throttle_ms > 0, seen
 
 
 ENTITY = [alter.EntityData(entity_type="client-id", entity_name="quota-bad")]
