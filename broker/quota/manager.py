@@ -13,6 +13,11 @@ A byte rate is measured over ``quota.window.num`` windows of ``quota.window.size
 must stay quiet for the rate to come back to it: (rate - quota) / quota x the measured window,
 as Kafka's QuotaUtils.throttleTime computes it.
 
+controller_mutation_rate is a token bucket (rate.py), as KIP-599 measures it: the partitions a
+CreateTopics, CreatePartitions or DeleteTopics creates or deletes take tokens; from the versions
+where Kafka enforces it strictly a request finding the bucket in debt is refused per topic
+(THROTTLING_QUOTA_EXCEEDED), older ones are let through and throttled (throttling.py).
+
 Simplifications: Produce and Fetch are measured by their record bytes, where Kafka counts the
 whole request (Produce) or response (Fetch) size; the frame around the records is a few dozen
 bytes per partition. Rates of clients gone quiet are dropped after an hour, as Kafka expires
@@ -23,10 +28,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .rate import SampledRate
+from .rate import SampledRate, TokenBucket
 from .store import CLIENT_ID, USER, QuotaStore
 
 PRODUCE, FETCH = "producer_byte_rate", "consumer_byte_rate"
+MUTATIONS = "controller_mutation_rate"
 _IDLE_EXPIRY_MS = 3_600_000
 
 
@@ -53,6 +59,7 @@ class QuotaManager:
         self._resolved_version = -1
         self._measured: dict[tuple[str, str, str], _Measured] = {}  # (kind, user tag, client tag)
         self._last_expiry_ms = 0
+        self._buckets: dict[tuple[str, str], TokenBucket] = {}  # controller_mutation_rate, by (user, client) tag
 
     def quota_for(self, kind: str, user: str, client_id: str) -> tuple[float | None, tuple[str, str]]:
         """(quota or None, (user tag, client-id tag)) by Kafka's precedence."""
@@ -112,6 +119,18 @@ class QuotaManager:
         measured.throttle_ms_total += throttle_ms
         measured.throttled += 1
         return throttle_ms
+
+    def mutations(self, principal: str, client_id: str) -> tuple[float, TokenBucket] | None:
+        """The client's controller_mutation_rate and its token bucket; None without such a quota."""
+        quota, tags = self.quota_for(MUTATIONS, user_of(principal), client_id)
+        if quota is None:
+            return None
+        bucket = self._buckets.get(tags)
+        if bucket is None:
+            if len(self._buckets) > 100_000:  # bounded: a full bucket is what a new one starts as
+                self._buckets.clear()
+            bucket = self._buckets[tags] = TokenBucket(self._samples, self._window_ms)
+        return quota, bucket
 
     def _expire(self, now_ms: int) -> None:
         if now_ms - self._last_expiry_ms < _IDLE_EXPIRY_MS:

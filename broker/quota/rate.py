@@ -45,3 +45,29 @@ class SampledRate:
     def per_second(self, now_ms: int) -> float:
         window = self.window_ms(now_ms)  # purges first
         return sum(self._values) * 1000.0 / window
+
+
+class TokenBucket:
+    """Kafka's TokenBucket, which controller_mutation_rate is measured with (KIP-599): it holds up to
+    quota x samples x window seconds of tokens (the burst), starts full, refills at the quota per
+    second, and each mutation (a partition created or deleted) takes one; below zero the client is
+    over its quota until the debt is refilled."""
+
+    __slots__ = ("_burst_seconds", "tokens", "_last_ms")
+
+    def __init__(self, samples: int, window_ms: int):
+        self._burst_seconds = samples * window_ms / 1000
+        self.tokens: float | None = None  # full at the first use
+        self._last_ms = 0
+
+    def measure(self, quota: float, now_ms: int) -> float:
+        burst = quota * self._burst_seconds
+        if self.tokens is None:
+            self.tokens = burst
+        else:
+            self.tokens = min(burst, self.tokens + quota * (now_ms - self._last_ms) / 1000)
+        self._last_ms = now_ms
+        return self.tokens
+
+    def record(self, quota: float, value: float, now_ms: int) -> None:
+        self.tokens = min(quota * self._burst_seconds, self.measure(quota, now_ms) - value)

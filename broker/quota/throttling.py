@@ -7,10 +7,12 @@ first (older versions), as Kafka's ClientQuotaManager.throttle does."""
 from __future__ import annotations
 
 from ..security.principal import ANONYMOUS
-from .manager import FETCH, PRODUCE
+from weir.protocol.errors import Errors, KafkaError
+
+from .manager import FETCH, MUTATIONS, PRODUCE
 
 #: KIP-219: from these versions on the client throttles itself on throttle_time_ms
-CLIENT_THROTTLES_FROM = {PRODUCE: 6, FETCH: 8}
+CLIENT_THROTTLES_FROM = {PRODUCE: 6, FETCH: 8, MUTATIONS: 0}  # KIP-599's versions all came after KIP-219
 
 
 def _client(header, session) -> tuple[str, str]:
@@ -47,3 +49,40 @@ def throttle_fetch(context, header, session, size: int, now_ms: int) -> int:
         context.quotas.record(FETCH, principal, client_id, -size, now_ms, check=False)
     _mute(session, header, FETCH, throttle_ms)
     return throttle_ms
+
+
+class ControllerMutations:
+    """controller_mutation_rate for one CreateTopics, CreatePartitions or DeleteTopics request, as
+    Kafka's Strict/PermissiveControllerMutationQuota: ``take(partitions)`` per topic before it is
+    changed, ``throttle_ms()`` for the answer (and the connection's mute)."""
+
+    def __init__(self, context, header, session, strict_since: int):
+        principal, client_id = _client(header, session)
+        self._found = context.quotas.mutations(principal, client_id)
+        self._strict = header.api_version >= strict_since
+        self._clock = context.clock
+        self._session, self._header = session, header
+        self._throttle_ms = 0
+
+    def take(self, partitions: int) -> None:
+        """Record ``partitions`` mutations; KafkaError(THROTTLING_QUOTA_EXCEEDED) refuses the topic
+        when the quota is strict and already exceeded."""
+        if self._found is None:
+            return
+        quota, bucket = self._found
+        now_ms = self._clock.now_ms()
+        if self._strict:
+            tokens = bucket.measure(quota, now_ms)
+            if tokens < 0:
+                self._throttle_ms = round(-tokens / quota * 1000)
+                raise KafkaError(Errors.THROTTLING_QUOTA_EXCEEDED)  # no message, as Kafka 4.4.0 answers
+            bucket.record(quota, partitions, now_ms)
+        else:
+            bucket.record(quota, partitions, now_ms)
+            tokens = bucket.measure(quota, now_ms)
+            if tokens < 0:
+                self._throttle_ms = round(-tokens / quota * 1000)
+
+    def throttle_ms(self) -> int:
+        _mute(self._session, self._header, MUTATIONS, self._throttle_ms)
+        return self._throttle_ms

@@ -23,6 +23,8 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 from weir.client import Connection
 from weir.protocol.api_keys import ApiKey
 from weir.protocol.messages import alter_client_quotas as alter
+from weir.protocol.messages import create_partitions, delete_topics
+from weir.protocol.messages import create_topics as creation
 from weir.protocol.messages import describe_client_quotas as describe
 
 from tests.broker_process import BrokerProcess
@@ -239,3 +241,77 @@ def test_quotas_survive_a_restart(tmp_path):
         assert "consumer_byte_rate=2048.0" in described, described
     finally:
         broker.stop()
+
+
+MUTATOR = "quota-mutator"
+MUTATION_TOPICS = [f"quota-mutations-{name}" for name in "abcdef"]
+
+
+async def _mutations(broker) -> dict:
+    """controller_mutation_rate=2 (a bucket of 2 x 11 windows = 22 partitions): CreateTopics v7
+    (strict) takes 20 + 5, then finds the bucket in debt and refuses the third topic; then, still in
+    debt, CreatePartitions v3 (strict) is refused, CreateTopics v5 and DeleteTopics v4 (permissive)
+    go through and are throttled."""
+    seen = {}
+    admin = await Connection.open("127.0.0.1", broker.port, client_id="quota-admin")
+    mutator = await Connection.open("127.0.0.1", broker.port, client_id=MUTATOR)
+    try:
+        answer = await admin.request(ApiKey.ALTER_CLIENT_QUOTAS, 1, alter.REQUEST(entries=[alter.EntryData(
+            entity=[alter.EntityData(entity_type="client-id", entity_name=MUTATOR)],
+            ops=[alter.OpData(key="controller_mutation_rate", value=2.0, remove=False)])], validate_only=False))
+        assert answer.entries[0].error_code == 0
+        for _ in range(100):  # Kafka's broker learns the controller's new quota a moment later
+            described = await admin.request(ApiKey.DESCRIBE_CLIENT_QUOTAS, 1, describe.REQUEST(components=[
+                describe.Component(entity_type="client-id", match_type=0, match=MUTATOR)], strict=True))
+            if described.entries:
+                break
+            time.sleep(0.1)
+
+        def topics(*specs):
+            return [creation.CreatableTopic(name=MUTATION_TOPICS[index], num_partitions=count,
+                                                 replication_factor=1) for index, count in specs]
+        strict = await mutator.request(ApiKey.CREATE_TOPICS, 7, creation.REQUEST(
+            topics=topics((0, 20), (1, 5), (2, 1)), timeout_ms=10000))
+        seen["create_strict"] = ([(t.name, t.error_code, t.error_message) for t in strict.topics],
+                                 0 < strict.throttle_time_ms <= 1500)
+        # That connection is now muted; the same client id on fresh connections finds the bucket in debt
+        for label, api_key, version, body, results in (
+                ("create_partitions_strict", ApiKey.CREATE_PARTITIONS, 3, create_partitions.REQUEST(topics=[
+                    create_partitions.Topic(name=MUTATION_TOPICS[0], count=21, assignments=None)],
+                    timeout_ms=10000, validate_only=False), lambda answer: answer.results),
+                ("create_permissive", ApiKey.CREATE_TOPICS, 5, creation.REQUEST(
+                    topics=topics((3, 1)), timeout_ms=10000), lambda answer: answer.topics),
+                ("delete_permissive", ApiKey.DELETE_TOPICS, 4, delete_topics.REQUEST(
+                    topic_names=[MUTATION_TOPICS[3]], timeout_ms=10000), lambda answer: answer.responses)):
+            fresh = await Connection.open("127.0.0.1", broker.port, client_id=MUTATOR)
+            try:
+                answer = await fresh.request(api_key, version, body)
+            finally:
+                await fresh.close()
+            seen[label] = ([(r.name, r.error_code, getattr(r, "error_message", None)) for r in results(answer)],
+                           answer.throttle_time_ms > 0)
+        await admin.request(ApiKey.ALTER_CLIENT_QUOTAS, 1, alter.REQUEST(entries=[alter.EntryData(
+            entity=[alter.EntityData(entity_type="client-id", entity_name=MUTATOR)],
+            ops=[alter.OpData(key="controller_mutation_rate", value=0.0, remove=True)])], validate_only=False))
+        await admin.request(ApiKey.DELETE_TOPICS, 4, delete_topics.REQUEST(topic_names=MUTATION_TOPICS[:2],
+                                                                          timeout_ms=10000))
+    finally:
+        await mutator.close()
+        await admin.close()
+    return seen
+
+
+@pytest.fixture(scope="module")
+def mutations(kafka_broker, weir_process) -> dict:
+    import asyncio
+    return {name: asyncio.run(_mutations(broker)) for name, broker in (("kafka", kafka_broker),
+                                                                         ("weir", weir_process))}
+
+
+def test_controller_mutation_rate_refuses_and_throttles_as_kafka(mutations):
+    weir, kafka = mutations["weir"], mutations["kafka"]
+    assert {key: (weir[key], kafka[key]) for key in kafka if weir.get(key) != kafka[key]} == {}
+    assert [code for _, code, _ in weir["create_strict"][0]] == [0, 0, 89] and weir["create_strict"][1]
+    assert weir["create_partitions_strict"] == ([(MUTATION_TOPICS[0], 89, None)], True)
+    assert weir["create_permissive"] == ([(MUTATION_TOPICS[3], 0, None)], True)
+    assert weir["delete_permissive"] == ([(MUTATION_TOPICS[3], 0, None)], True)
