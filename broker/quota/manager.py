@@ -33,6 +33,7 @@ from .store import CLIENT_ID, USER, QuotaStore
 
 PRODUCE, FETCH = "producer_byte_rate", "consumer_byte_rate"
 MUTATIONS = "controller_mutation_rate"
+REQUESTS = "request_percentage"
 _IDLE_EXPIRY_MS = 3_600_000
 
 
@@ -119,6 +120,11 @@ class QuotaManager:
         measured.throttle_ms_total += throttle_ms
         measured.throttled += 1
         return throttle_ms
+
+    @property
+    def times_requests(self) -> bool:
+        """Whether any request_percentage quota is set (the dispatcher times handlers only then)."""
+        return self.store.has_key(REQUESTS)
 
     def mutations(self, principal: str, client_id: str) -> tuple[float, TokenBucket] | None:
         """The client's controller_mutation_rate and its token bucket; None without such a quota."""

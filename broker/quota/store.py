@@ -92,6 +92,8 @@ class QuotaStore:
         self._path = Path(data_dir) / FILE_NAME
         self._quotas: dict[Entity, dict[str, float]] = {}
         self.version = 0  # bumped at every change: the manager re-resolves cached quotas
+        self._keys: set[str] = set()
+        self._keys_version = 0
 
     def load(self) -> None:
         if not self._path.exists():
@@ -106,6 +108,13 @@ class QuotaStore:
         raw = [{"entity": [list(pair) for pair in entity], "quotas": values}
                for entity, values in sorted(quotas.items(), key=lambda item: repr(item[0]))]
         replace_durably(self._path, json.dumps(raw, indent=1).encode())
+
+    def has_key(self, key: str) -> bool:
+        """Whether any entity sets ``key``."""
+        if self._keys_version != self.version:
+            self._keys = {key for values in self._quotas.values() for key in values}
+            self._keys_version = self.version
+        return key in self._keys
 
     def get(self, entity: Entity) -> dict[str, float]:
         return self._quotas.get(entity, {})

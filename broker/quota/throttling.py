@@ -7,12 +7,14 @@ first (older versions), as Kafka's ClientQuotaManager.throttle does."""
 from __future__ import annotations
 
 from ..security.principal import ANONYMOUS
+from time import perf_counter
+
 from weir.protocol.errors import Errors, KafkaError
 
-from .manager import FETCH, MUTATIONS, PRODUCE
+from .manager import FETCH, MUTATIONS, PRODUCE, REQUESTS
 
 #: KIP-219: from these versions on the client throttles itself on throttle_time_ms
-CLIENT_THROTTLES_FROM = {PRODUCE: 6, FETCH: 8, MUTATIONS: 0}  # KIP-599's versions all came after KIP-219
+CLIENT_THROTTLES_FROM = {PRODUCE: 6, FETCH: 8, MUTATIONS: 0, REQUESTS: 0}
 
 
 def _client(header, session) -> tuple[str, str]:
@@ -23,6 +25,61 @@ def _mute(session, header, kind: str, throttle_ms: int) -> None:
     if throttle_ms and session is not None:
         session.mute_ms = max(session.mute_ms, throttle_ms)
         session.answer_before_mute = header.api_version >= CLIENT_THROTTLES_FROM[kind]
+
+
+class RequestTimer:
+    """request_percentage for one request (made by the dispatcher only while such a quota is set):
+    the time its handler runs, without the time it waits (a long poll, an fsync), as Kafka counts
+    a request handler thread's time; recorded as the percentage of a second it is, throttled as the
+    byte rates are. Simplifications: every API's answer goes first and the connection is muted
+    after it (Kafka holds the answer back for versions older than KIP-219's per API, and answers a
+    Fetch throttled by this quota empty); network thread time is not counted."""
+
+    def __init__(self, context, header, session):
+        self._context, self._header, self._session = context, header, session
+        self._seconds = 0.0
+        self._began = perf_counter()
+
+    def called(self) -> None:
+        """The handler returned (a sync handler's whole run, an async one's coroutine creation)."""
+        self._seconds += perf_counter() - self._began
+
+    async def run(self, coroutine):
+        """Await an async handler's coroutine, timing only the slices it runs."""
+        return await _Slices(coroutine, self)
+
+    def finish(self, result):
+        principal, client_id = _client(self._header, self._session)
+        throttle_ms = self._context.quotas.record(REQUESTS, principal, client_id, self._seconds * 100,
+                                                  self._context.clock.now_ms())
+        if throttle_ms:
+            if hasattr(result, "throttle_time_ms"):
+                result.throttle_time_ms = max(result.throttle_time_ms or 0, throttle_ms)
+            _mute(self._session, self._header, REQUESTS, throttle_ms)
+        return result
+
+
+class _Slices:
+    """Drives a coroutine step by step, adding each step's run time to a RequestTimer."""
+
+    def __init__(self, coroutine, timer: RequestTimer):
+        self._coroutine, self._timer = coroutine, timer
+
+    def __await__(self):
+        steps = self._coroutine.__await__()
+        sent, thrown = None, None
+        while True:
+            began = perf_counter()
+            try:
+                yielded = steps.throw(thrown) if thrown is not None else steps.send(sent)
+            except StopIteration as done:
+                self._timer._seconds += perf_counter() - began
+                return done.value
+            self._timer._seconds += perf_counter() - began
+            try:
+                sent, thrown = (yield yielded), None
+            except BaseException as exc:  # noqa: BLE001 (cancellation and the like go to the handler)
+                sent, thrown = None, exc
 
 
 def throttle_produce(context, header, request, session, now_ms: int) -> int:
