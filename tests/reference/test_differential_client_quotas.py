@@ -367,3 +367,30 @@ def test_request_percentage_throttles_that_client_id_only(request, name):
     broker = request.getfixturevalue({"weir": "weir_process", "kafka": "kafka_broker"}[name])
     seen = asyncio.run(_request_percentage(broker))
     assert seen["greedy"] is not None and seen["modest"] is None, seen
+
+
+def _user_quotas_with_kafka_configs(broker) -> list[str]:
+    user = ("--entity-type", "users", "--entity-name", "quota-alice")
+    both = (*user, "--entity-type", "clients", "--entity-name", "quota-app")
+    _configs(broker, "--alter", *user, "--add-config", "consumer_byte_rate=4096,request_percentage=50")
+    _configs(broker, "--alter", *both, "--add-config", "producer_byte_rate=8192")
+    try:
+        seen = []
+        for _ in range(100):  # Kafka's broker learns the controller's new quotas a moment later
+            seen = [_configs(broker, "--describe", *entity).strip() for entity in (user, both)]
+            if all("rate" in text for text in seen):
+                break
+            time.sleep(0.1)
+        return seen
+    finally:
+        _configs(broker, "--alter", *user, "--delete-config", "consumer_byte_rate,request_percentage")
+        _configs(broker, "--alter", *both, "--delete-config", "producer_byte_rate")
+
+
+def test_kafka_configs_sets_and_describes_user_quotas_as_on_kafka(kafka_broker, weir_process):
+    weir, kafka = _user_quotas_with_kafka_configs(weir_process), _user_quotas_with_kafka_configs(kafka_broker)
+    assert weir == kafka
+    assert weir == ["Quota configs for user-principal 'quota-alice' are consumer_byte_rate=4096.0, "
+                    "request_percentage=50.0",
+                    "Quota configs for user-principal 'quota-alice', client-id 'quota-app' are "
+                    "producer_byte_rate=8192.0"]
