@@ -117,6 +117,8 @@ class QuotaManager:
         if rate <= quota:
             return 0
         throttle_ms = round((rate - quota) / quota * measured.rate.window_ms(now_ms))
+        if kind == REQUESTS:  # Kafka's ClientRequestQuotaManager bounds it by one window
+            throttle_ms = min(throttle_ms, self._window_ms)
         measured.throttle_ms_total += throttle_ms
         measured.throttled += 1
         return throttle_ms

@@ -67,3 +67,10 @@ def test_quotas_are_kept_across_a_new_store(tmp_path):
     again = QuotaStore(tmp_path)
     again.load()
     assert again.get((("user", "alice"),)) == {"request_percentage": 25.0}
+
+
+def test_a_request_percentage_throttle_is_bounded_by_one_window(manager):
+    assert manager.store.alter([([("client-id", "busy")], [("request_percentage", 1.0, False)])], False) \
+        == [(0, None)]
+    # 5 s of handler time is 500 % of a thread for a second: 50 times the 1 % quota over the 10 s window
+    assert manager.record("request_percentage", "User:ANONYMOUS", "busy", 500.0, 1_000) == 1_000
