@@ -33,13 +33,9 @@ EXPECTED = {
     32: (1, 4),   # DescribeConfigs (v3 documentation and config types)
     33: (0, 2),   # AlterConfigs
     36: (0, 2),   # SaslAuthenticate (v1 session lifetime, v2 flexible)
-    35: (1, 5),   # DescribeLogDirs (kafka-log-dirs; v4 disk bytes, v5 cordoned)
     37: (0, 3),   # CreatePartitions
     42: (0, 2),   # DeleteGroups
-    43: (0, 2),   # ElectLeaders (kafka-leader-election)
     44: (0, 1),   # IncrementalAlterConfigs
-    45: (0, 1),   # AlterPartitionReassignments (kafka-reassign-partitions)
-    46: (0, 0),   # ListPartitionReassignments
     47: (0, 0),   # OffsetDelete
     48: (0, 1),   # DescribeClientQuotas (kafka-configs --describe users/clients, kafka-client-quotas)
     49: (0, 1),   # AlterClientQuotas
@@ -56,6 +52,10 @@ EXPECTED = {
     68: (0, 1),   # ConsumerGroupHeartbeat (KIP-848; v1 regex subscriptions, client-chosen member ids)
     69: (0, 1),   # ConsumerGroupDescribe (v1 member type)
     75: (0, 0),   # DescribeTopicPartitions (KIP-966; kafka-topics --describe)
+    35: (1, 5),   # DescribeLogDirs (kafka-log-dirs; v4 disk bytes, v5 cordoned)
+    43: (0, 2),   # ElectLeaders (kafka-leader-election)
+    45: (0, 1),   # AlterPartitionReassignments (kafka-reassign-partitions)
+    46: (0, 0),   # ListPartitionReassignments
 }
 
 
