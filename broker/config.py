@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 from .properties import read_properties  # noqa: F401  (the file format; re-exported for callers)
 from .acl.settings import ACL_SETTINGS
+from .quota.settings import QUOTA_SETTINGS
 from .security.settings import SECURITY_SETTINGS, parse_prefixed
 from . import inert_settings
 
@@ -246,6 +247,7 @@ SETTINGS.update({name: Setting(*entry) for name, entry in SECURITY_SETTINGS.item
 # Kafka's settings Weir accepts and describes without acting on them (broker/inert_settings.py)
 SETTINGS.update({name: Setting(*entry) for name, entry in inert_settings.BROKER_SETTINGS.items()})
 SETTINGS.update({name: Setting(*entry) for name, entry in ACL_SETTINGS.items()})  # broker/acl/settings.py
+SETTINGS.update({name: Setting(*entry) for name, entry in QUOTA_SETTINGS.items()})  # broker/quota/settings.py
 
 #: Topic-level overrides accepted by CreateTopics, and the broker setting each defaults to.
 TOPIC_SETTINGS: dict[str, tuple[str | None, Callable[[str], Any]]] = {

@@ -270,7 +270,11 @@ class KafkaConnection(asyncio.Protocol):
                                   _describe(request), self._peer)
                     transport.close()
                     return
+                if session.mute_ms and not session.answer_before_mute:
+                    await self._mute(session)  # client quotas: an older client's answer is held back
                 if response is None:
+                    if session.mute_ms:
+                        await self._mute(session)
                     continue
                 if type(response) is ResponsePieces and response.regions:
                     if response.region_bytes <= COPY_REGIONS_UP_TO:
@@ -283,8 +287,16 @@ class KafkaConnection(asyncio.Protocol):
                     # and before the next one is handled (above).
                     transport.write(response)
                 self._last_active_ms = self._clock.now_ms()
+                if session.mute_ms:
+                    await self._mute(session)  # client quotas (KIP-219): muted after the answer
         except asyncio.CancelledError:
             pass
+
+    async def _mute(self, session: Session) -> None:
+        """Handle nothing more from this client for the throttle time a quota asked for (broker/quota);
+        requests it sends meanwhile wait, unanswered, as Kafka leaves them in the muted socket."""
+        mute_s, session.mute_ms = session.mute_ms / 1000, 0
+        await self._clock.sleep(mute_s)
 
     def _send_joined(self, response: ResponsePieces) -> bool:
         """Send a response with little file data as one write; False (closed) when a region read short."""

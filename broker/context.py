@@ -14,6 +14,8 @@ from weir.broker.dynamic_config import DynamicBrokerConfigs
 from weir.broker.features import FinalizedFeatures
 from weir.broker.log.manager import LogManager
 from weir.broker.metrics import recorder_for
+from weir.broker.quota.manager import QuotaManager
+from weir.broker.quota.store import QuotaStore
 from weir.broker.security.listeners import listener_specs
 from weir.broker.security.scram_store import ScramStore
 from weir.broker.group.configs import GroupConfigs
@@ -71,11 +73,13 @@ class BrokerContext:
         self.scram = ScramStore(self.data_dir)  # SCRAM credentials (AlterUserScramCredentials)
         self.authorizer = Authorizer(self.config, AclStore(self.data_dir))  # ACLs (CreateAcls) and decisions
         self.metrics = recorder_for(self.config)  # the no-op recorder unless metrics.listener is set
+        self.quotas = QuotaManager(QuotaStore(self.data_dir), self.config)  # client quotas (broker/quota)
 
     def open(self) -> None:
         """Load the log store, then rebuild the coordinators by replaying their topics."""
         self.logs.open()
         self.scram.load()
+        self.quotas.store.load()
         self.authorizer.store.load()
         self.groups.load()
         self.txn.load()

@@ -22,6 +22,8 @@ from weir.protocol.headers import RequestHeader
 from weir.protocol.messages import BY_KEY, api_versions
 from weir.protocol.response_pieces import ResponsePieces
 
+from .quota.throttling import RequestTimer
+
 if TYPE_CHECKING:
     from .context import BrokerContext
     from .security.session import Session
@@ -75,6 +77,7 @@ def advertised_versions() -> list[tuple[int, int, int]]:
 class Dispatcher:
     def __init__(self, context: BrokerContext) -> None:
         self.context = context
+        self._quotas = getattr(context, "quotas", None)  # client quotas (broker/quota); None in bare test contexts
         metrics = getattr(context, "metrics", None)
         if metrics is not None and metrics.enabled:
             # Swapped in only when metrics are on, so the default path pays nothing.
@@ -120,6 +123,9 @@ class Dispatcher:
         body = module.REQUEST.decode(header.api_version, request.body, exact=False)
         if session is not None:
             session.api_key = header.api_key  # the authorizer's audit log names the request
+        # client quotas (broker/quota): request_percentage times the handler, only while such a quota is set
+        quotas = self._quotas
+        timer = RequestTimer(self.context, header, session) if quotas and quotas.times_requests else None
         if handler.wants_client_host and handler.wants_session:
             result = handler.fn(self.context, header, body, client_host=client_host, session=session)
         elif handler.wants_client_host:
@@ -128,7 +134,10 @@ class Dispatcher:
             result = handler.fn(self.context, header, body, session=session)
         else:
             result = handler.fn(self.context, header, body)
-        if handler.is_async:
+        if timer is not None:
+            timer.called()
+            result = timer.finish(await timer.run(result) if handler.is_async else result)
+        elif handler.is_async:
             result = await result
         if result is NO_RESPONSE:
             return None

@@ -210,11 +210,20 @@ class GroupMaxSizeReachedError(BrokerResponseError):
 class FencedInstanceIdError(BrokerResponseError):
     code = Errors.FENCED_INSTANCE_ID
 
+class ElectionNotNeededError(BrokerResponseError):
+    code = Errors.ELECTION_NOT_NEEDED
+
+class NoReassignmentInProgressError(BrokerResponseError):
+    code = Errors.NO_REASSIGNMENT_IN_PROGRESS
+
 class GroupSubscribedToTopicError(BrokerResponseError):
     code = Errors.GROUP_SUBSCRIBED_TO_TOPIC
 
 class InvalidRecordError(BrokerResponseError):
     code = Errors.INVALID_RECORD
+
+class ThrottlingQuotaExceededError(BrokerResponseError):
+    code = Errors.THROTTLING_QUOTA_EXCEEDED
 
 class UnstableOffsetCommitError(BrokerResponseError):
     code = Errors.UNSTABLE_OFFSET_COMMIT
@@ -268,6 +277,7 @@ class InvalidRegularExpressionError(BrokerResponseError):
 __all__ = [
     "ClusterAuthorizationFailedError", "ConcurrentTransactionsError", "CoordinatorLoadInProgressError",
     "CoordinatorNotAvailableError", "CorruptMessageError", "DuplicateResourceError", "DuplicateSequenceNumberError",
+    "ElectionNotNeededError", "NoReassignmentInProgressError", "ThrottlingQuotaExceededError",
     "FencedInstanceIdError", "FencedLeaderEpochError", "FencedMemberEpochError", "FetchSessionIdNotFoundError",
     "GroupAuthorizationFailedError", "GroupIdNotFoundError", "GroupMaxSizeReachedError",
     "GroupSubscribedToTopicError", "IllegalGenerationError", "IllegalSaslStateError",

@@ -77,8 +77,11 @@ class Errors(enum.IntEnum):
     MEMBER_ID_REQUIRED = 79
     GROUP_MAX_SIZE_REACHED = 81
     FENCED_INSTANCE_ID = 82
+    ELECTION_NOT_NEEDED = 84
+    NO_REASSIGNMENT_IN_PROGRESS = 85
     GROUP_SUBSCRIBED_TO_TOPIC = 86
     INVALID_RECORD = 87
+    THROTTLING_QUOTA_EXCEEDED = 89
     UNSTABLE_OFFSET_COMMIT = 88
     PRODUCER_FENCED = 90
     RESOURCE_NOT_FOUND = 91
@@ -123,6 +126,7 @@ class Errors(enum.IntEnum):
 # Kafka's RetriableException subclasses. Not REBALANCE_IN_PROGRESS: Kafka's RebalanceInProgressException
 # is a plain ApiException (the member must rejoin; sending the same request again cannot succeed).
 _RETRIABLE = frozenset({
+    Errors.THROTTLING_QUOTA_EXCEEDED,
     Errors.CORRUPT_MESSAGE, Errors.UNKNOWN_TOPIC_OR_PARTITION, Errors.LEADER_NOT_AVAILABLE,
     Errors.NOT_LEADER_OR_FOLLOWER, Errors.REQUEST_TIMED_OUT, Errors.COORDINATOR_LOAD_IN_PROGRESS,
     Errors.COORDINATOR_NOT_AVAILABLE, Errors.NOT_COORDINATOR, Errors.NOT_ENOUGH_REPLICAS,

@@ -11,3 +11,5 @@ from . import (add_offsets_to_txn, add_partitions_to_txn, alter_configs, api_ver
 from . import (alter_user_scram_credentials, describe_client_quotas, describe_user_scram_credentials,  # noqa: F401
                sasl_authenticate, sasl_handshake)
 from . import create_acls, delete_acls, describe_acls  # noqa: F401 (broker/acl)
+from . import alter_partition_reassignments, describe_log_dirs, elect_leaders  # noqa: F401 (ops tools)
+from . import alter_client_quotas, list_partition_reassignments  # noqa: F401

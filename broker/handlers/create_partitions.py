@@ -19,6 +19,7 @@ from weir.protocol.messages import create_partitions as msg
 
 from ..acl import model as acl
 from ..dispatcher import handles
+from ..quota.throttling import ControllerMutations
 
 MAX_PARTITIONS_PER_REQUEST = 10_000  # Kafka's QuorumController.MAX_RECORDS_PER_USER_OP
 
@@ -47,17 +48,19 @@ def handle(context, header, request, session=None):
                                                      error_message="Unable to perform excessively large batch "
                                                                    "operation.")
                                      for topic in request.topics])
-    for topic, _added_count in valid:
+    mutations = ControllerMutations(context, header, session, strict_since=3)  # controller_mutation_rate
+    for topic, added_count in valid:
         result = msg.TopicResult(name=topic.name)
-        if not request.validate_only:
-            try:
+        try:
+            mutations.take(added_count)
+            if not request.validate_only:
                 context.logs.add_partitions(topic.name, topic.count)
-            except KafkaError as exc:
-                result.error_code, result.error_message = exc.code, exc.message
-            except OSError as exc:
-                result.error_code, result.error_message = Errors.KAFKA_STORAGE_ERROR, str(exc)
+        except KafkaError as exc:
+            result.error_code, result.error_message = exc.code, exc.message
+        except OSError as exc:
+            result.error_code, result.error_message = Errors.KAFKA_STORAGE_ERROR, str(exc)
         results.append(result)
-    return msg.RESPONSE(results=results)
+    return msg.RESPONSE(results=results, throttle_time_ms=mutations.throttle_ms())
 
 
 def _added(context, topic):

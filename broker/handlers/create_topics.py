@@ -36,6 +36,7 @@ from .. import config_sources
 from ..config import ConfigError, parse_topic_config
 from ..acl import model as acl
 from ..dispatcher import handles
+from ..quota.throttling import ControllerMutations
 from ..log.manager import EXCESSIVE_PARTITIONS, MAX_PARTITIONS_PER_REQUEST, validate_topic_name
 
 MAX_RECORDS_PER_USER_OP = 10_000  # Kafka's QuorumController.MAX_RECORDS_PER_USER_OP
@@ -58,6 +59,7 @@ def handle(context, header, request, session=None):
                                     for topic in request.topics])
     hidden_configs = authorizer.denied(session, acl.DESCRIBE_CONFIGS, acl.TOPIC, counts)
     results = []
+    mutations = ControllerMutations(context, header, session, strict_since=6)  # controller_mutation_rate
     validated = 0  # partitions a validate-only request would have created so far
     for topic in request.topics:
         result = msg.TopicResult(name=topic.name, error_message=None)  # null on success, as Kafka
@@ -69,6 +71,7 @@ def handle(context, header, request, session=None):
                 raise KafkaError(Errors.TOPIC_AUTHORIZATION_FAILED, "Authorization failed.")
             partitions, overrides = _validate(context, topic)
             context.logs.check_capacity(topic.name, partitions, pending=validated)
+            mutations.take(partitions)
             if request.validate_only:
                 validated += partitions
                 topic_id = ZERO_UUID
@@ -82,7 +85,7 @@ def handle(context, header, request, session=None):
         except KafkaError as exc:
             result.error_code, result.error_message = exc.code, exc.message
         results.append(result)
-    return msg.RESPONSE(topics=results)
+    return msg.RESPONSE(topics=results, throttle_time_ms=mutations.throttle_ms())
 
 
 def _describe_created(context, result, partitions, overrides, topic_id) -> None:

@@ -1,10 +1,13 @@
 """DescribeClientQuotas (48), v0-1.
 
-Weir enforces no client quotas and AlterClientQuotas is not served, so no quota is ever
-set: every valid filter matches nothing and the answer is an empty list, which is what
-Kafka answers for a cluster without quotas. ``kafka-configs --describe --entity-type users``
-asks this beside DescribeUserScramCredentials. A match type other than exact (0), default
-(1) or any (2) is INVALID_REQUEST, as Kafka's ClientQuotaFilterComponent parsing refuses it.
+The entities whose quotas a filter matches, with their values, as Kafka's ClientQuotasImage
+describes them (broker/quota/store.py): components match a type exactly (0), its default (1)
+or any entity that has the type (2); ``strict`` asks for entities with no other types. A
+malformed filter is INVALID_REQUEST (an unknown entity type UNSUPPORTED_VERSION) with no
+entries. ``kafka-configs --describe --entity-type users/clients`` and ``kafka-client-quotas``
+ask this. A match type other than 0, 1 or 2 is INVALID_REQUEST, as Kafka's
+ClientQuotaFilterComponent parsing refuses it.
+ACLs: DESCRIBE_CONFIGS on the cluster, else CLUSTER_AUTHORIZATION_FAILED.
 """
 
 from weir.protocol.api_keys import ApiKey
@@ -13,6 +16,7 @@ from weir.protocol.messages import describe_client_quotas as msg
 
 from ..acl import model as acl
 from ..dispatcher import handles
+from ..quota.store import InvalidQuotaRequest
 
 _MATCH_TYPES = (0, 1, 2)
 
@@ -26,4 +30,12 @@ def handle(context, header, request, session=None):
         if component.match_type not in _MATCH_TYPES:
             return msg.RESPONSE(error_code=Errors.INVALID_REQUEST,
                                 error_message=f"Unexpected match type {component.match_type}")
-    return msg.RESPONSE(error_code=Errors.NONE, entries=[])
+    try:
+        matched = context.quotas.store.describe(
+            [(c.entity_type, c.match_type, c.match) for c in request.components], request.strict)
+    except InvalidQuotaRequest as exc:
+        return msg.RESPONSE(error_code=exc.code, error_message=exc.message, entries=None)
+    return msg.RESPONSE(error_code=Errors.NONE, error_message="", entries=[
+        msg.EntryData(entity=[msg.EntityData(entity_type=kind, entity_name=name) for kind, name in entity],
+                      values=[msg.ValueData(key=key, value=value) for key, value in sorted(values.items())])
+        for entity, values in matched])

@@ -12,7 +12,8 @@ max_wait_ms for min_bytes, woken by appends to any fetched partition.
 
 Fetch sessions (KIP-227) are declined the way Kafka declines them: session_id
 0 in the answer, so clients keep sending full fetches; every requested
-partition is listed in every answer. ACLs: READ on each topic (a follower's replica_id:
+partition is listed in every answer. A client over its consumer_byte_rate quota gets
+an empty answer with throttle_time_ms (broker/quota/throttling.py). ACLs: READ on each topic (a follower's replica_id:
 CLUSTER_ACTION); a refused topic's partitions answer TOPIC_AUTHORIZATION_FAILED.
 """
 
@@ -26,6 +27,7 @@ from ..dispatcher import handles
 from ..acl.checks import fetch_refusals
 from ..log import partition_txns
 from ..log.partition import LEADER_EPOCH
+from ..quota.throttling import fetch_bytes_allowed, throttle_fetch
 
 READ_COMMITTED = 1
 
@@ -35,7 +37,11 @@ async def handle(context, header, request, session=None):
     if request.session_id != 0:
         return msg.RESPONSE(error_code=Errors.FETCH_SESSION_ID_NOT_FOUND, session_id=0)
     refused = fetch_refusals(context.authorizer, session, request)  # ACLs: READ per topic; [] when off
-    responses, total = _read_all(context, request)
+    max_bytes = request.max_bytes
+    allowed = fetch_bytes_allowed(context, header, session)  # client quotas (broker/quota)
+    if allowed is not None:
+        max_bytes = max(min(max_bytes, int(allowed)), 0)
+    responses, total = _read_all(context, request, max_bytes)
     if total < request.min_bytes and request.max_wait_ms > 0:
         partitions = _known_partitions(context, request)
         if partitions:
@@ -47,7 +53,10 @@ async def handle(context, header, request, session=None):
             finally:
                 for partition in partitions:
                     partition.fetch_waiters.remove(woken)
-            responses, total = _read_all(context, request)
+            responses, total = _read_all(context, request, max_bytes)
+    throttle_ms = throttle_fetch(context, header, session, total, context.clock.now_ms())
+    if throttle_ms:  # over consumer_byte_rate: an empty answer, as Kafka's throttled fetch response
+        return msg.RESPONSE(session_id=0, throttle_time_ms=throttle_ms, responses=[])
     context.metrics.fetched(responses)
     return msg.RESPONSE(session_id=0, responses=responses + refused if refused else responses)
 
@@ -63,8 +72,8 @@ def _known_partitions(context, request):
     return found
 
 
-def _read_all(context, request):
-    remaining = request.max_bytes
+def _read_all(context, request, max_bytes):
+    remaining = max_bytes
     read_committed = request.isolation_level == READ_COMMITTED
     responses = []
     total = 0

@@ -35,6 +35,7 @@ from weir.protocol.errors import Errors, KafkaError
 from weir.protocol.messages import produce as msg
 
 from ..acl.checks import produce_refusals
+from ..quota.throttling import throttle_produce
 from ..dispatcher import NO_RESPONSE, handles
 from ..log.manager import INTERNAL_TOPICS
 from ..log.validator import BatchRefused, RecordValidationError
@@ -100,9 +101,12 @@ async def handle(context, header, request, session=None):
             answers.append(await _produce_one(context, topic_data.name, partition_data, acks, version, now_ms,
                                               request.transactional_id))
         responses.append(msg.TopicResponse(name=topic_data.name, partition_responses=answers))
+    # client quotas (broker/quota): the bytes count against producer_byte_rate; a client over it is
+    # told how long to wait and its connection is muted that long (broker/connection.py)
+    throttle_ms = throttle_produce(context, header, request, session, now_ms)
     if acks == 0:
         return NO_RESPONSE
-    return msg.RESPONSE(responses=responses)
+    return msg.RESPONSE(responses=responses, throttle_time_ms=throttle_ms)
 
 
 async def _produce_one(context, topic, partition_data, acks, version, now_ms, transactional_id):

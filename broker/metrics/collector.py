@@ -42,6 +42,7 @@ class BrokerCollector(Collector):
         yield self._groups()
         yield from self._connections()
         yield from self._log_dir()
+        yield from self._quotas()
 
     def _requests(self):
         requests = CounterMetricFamily(
@@ -120,3 +121,29 @@ class BrokerCollector(Collector):
                                 value=1 if state.offline else 0)
         yield CounterMetricFamily("weir_log_dir_write_failures", "Writes to the data directory that failed "
                                   "(answered KAFKA_STORAGE_ERROR)", value=state.failures_total)
+
+    def _quotas(self):
+        """Per measured quota client, as Kafka's type=Produce/Fetch sensors with user and client-id tags
+        (broker/quota/manager.py keys them: an empty tag where the quota covers every value of it)."""
+        labels = ["user", "client_id"]
+        families = {kind: (GaugeMetricFamily(f"kafka_server_{name}_byte_rate",
+                                             f"{name.capitalize()} bytes per second, as the quota measures them",
+                                             labels=labels),
+                           GaugeMetricFamily(f"weir_quota_{kind}", f"The {kind} quota the client is held to",
+                                             labels=labels),
+                           CounterMetricFamily(f"kafka_server_{name}_throttle_time",
+                                               "Throttle time the quota gave the client, in ms", labels=labels),
+                           CounterMetricFamily(f"weir_quota_{name}_throttled_responses",
+                                               "Answers that carried a throttle time", labels=labels))
+                    for kind, name in (("producer_byte_rate", "produce"), ("consumer_byte_rate", "fetch"))}
+        now_ms = self.context.clock.now_ms()
+        for kind, user, client, quota, rate, throttled, throttle_ms in self.context.quotas.snapshot(now_ms):
+            if kind not in families:
+                continue
+            byte_rate, limit, throttle_time, responses = families[kind]
+            byte_rate.add_metric([user, client], rate)
+            limit.add_metric([user, client], quota)
+            throttle_time.add_metric([user, client], throttle_ms)
+            responses.add_metric([user, client], throttled)
+        for family_set in families.values():
+            yield from family_set

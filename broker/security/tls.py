@@ -7,7 +7,9 @@ chain to): ``ssl.truststore.location`` or ``ssl.truststore.certificates``. Each 
 listener as ``listener.name.<l>.<setting>``.
 
 ``ssl.client.auth``: ``required`` refuses a client without a valid certificate, ``requested``
-asks for one and verifies it when given, ``none`` does not ask. ``ssl.enabled.protocols``
+asks for one and verifies it when given (a certificate the trust store does not vouch for fails
+the handshake, as JSSE fails it under Kafka 4.4.0's setWantClientAuth; no certificate goes on as
+User:ANONYMOUS: tests/security/test_differential_client_auth.py), ``none`` does not ask. ``ssl.enabled.protocols``
 bounds the TLS versions, ``ssl.cipher.suites`` the TLS 1.2 suites (OpenSSL or IANA names; TLS
 1.3 suites are OpenSSL's fixed set, as in Python's ssl). Deviation: Python's ssl reads PEM
 only, so JKS and PKCS12 stores are a start-up error.

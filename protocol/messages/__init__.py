@@ -11,6 +11,8 @@ from . import (add_offsets_to_txn, add_partitions_to_txn, alter_configs, api_ver
 from . import create_acls, delete_acls, describe_acls  # noqa: I001 (the ACL APIs)
 from . import (alter_user_scram_credentials, describe_client_quotas, describe_user_scram_credentials,
                sasl_authenticate, sasl_handshake)
+from . import alter_client_quotas, alter_partition_reassignments, describe_log_dirs  # noqa: I001 (ops tools)
+from . import elect_leaders, list_partition_reassignments  # noqa: I001
 
 #: api key -> module with REQUEST and RESPONSE
 BY_KEY = {module.REQUEST.api_key: module for module in (
@@ -22,4 +24,6 @@ BY_KEY = {module.REQUEST.api_key: module for module in (
     list_transactions, metadata, offset_commit, offset_delete, offset_fetch, offset_for_leader_epoch, produce,
     sync_group, txn_offset_commit, update_features, write_txn_markers,
     alter_user_scram_credentials, describe_client_quotas, describe_user_scram_credentials, sasl_authenticate,
-    sasl_handshake, create_acls, delete_acls, describe_acls)}
+    sasl_handshake, create_acls, delete_acls, describe_acls,
+    alter_client_quotas, alter_partition_reassignments, describe_log_dirs, elect_leaders,
+    list_partition_reassignments)}

@@ -17,6 +17,8 @@ from weir.broker.dispatcher import advertised_versions
 from weir.protocol.api_keys import ApiKey
 from weir.protocol.headers import RequestHeader, decode_request_header, encode_request_header, peek_key_and_version
 from weir.protocol.messages import create_acls, delete_acls, describe_acls
+from weir.protocol.messages import alter_client_quotas, alter_partition_reassignments, describe_log_dirs
+from weir.protocol.messages import elect_leaders, list_partition_reassignments
 from weir.protocol.messages import (BY_KEY, alter_user_scram_credentials, consumer_group_describe,
                                    consumer_group_heartbeat, describe_client_quotas, describe_topic_partitions,
                                    describe_user_scram_credentials, offset_delete, offset_for_leader_epoch,
@@ -80,6 +82,20 @@ def hand_built(topic: str) -> dict[int, object]:
         # on the fuzz broker's PLAINTEXT listener the SASL pair is out of place (ILLEGAL_SASL_STATE)
         ApiKey.SASL_HANDSHAKE: sasl_handshake.REQUEST(mechanism="PLAIN"),
         ApiKey.SASL_AUTHENTICATE: sasl_authenticate.REQUEST(auth_bytes=b"\0fuzz\0pw"),
+        ApiKey.DESCRIBE_LOG_DIRS: describe_log_dirs.REQUEST(topics=[  # kafka-log-dirs
+            describe_log_dirs.DescribableLogDirTopic(topic=topic, partitions=[0])]),
+        ApiKey.ELECT_LEADERS: elect_leaders.REQUEST(election_type=0, topic_partitions=[
+            elect_leaders.TopicPartitions(topic=topic, partitions=[0])]),
+        ApiKey.ALTER_PARTITION_REASSIGNMENTS: alter_partition_reassignments.REQUEST(topics=[
+            alter_partition_reassignments.ReassignableTopic(name=topic, partitions=[
+                alter_partition_reassignments.ReassignablePartition(partition_index=0, replicas=[0])])]),
+        ApiKey.LIST_PARTITION_REASSIGNMENTS: list_partition_reassignments.REQUEST(topics=None),
+        # an ip entity's quota, which Weir keeps but does not enforce, and validate_only: a mutated
+        # frame is unlikely to become a byte-rate quota that mutes the fuzzing clients
+        ApiKey.ALTER_CLIENT_QUOTAS: alter_client_quotas.REQUEST(validate_only=True, entries=[
+            alter_client_quotas.EntryData(entity=[alter_client_quotas.EntityData(entity_type="ip", entity_name=None)],
+                                          ops=[alter_client_quotas.OpData(key="connection_creation_rate", value=5.0,
+                                                                          remove=False)])]),
         ApiKey.DESCRIBE_CLIENT_QUOTAS: describe_client_quotas.REQUEST(components=[
             describe_client_quotas.Component(entity_type="user", match_type=0, match="fuzz")], strict=False),
         ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS: describe_user_scram_credentials.REQUEST(

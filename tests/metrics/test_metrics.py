@@ -135,3 +135,20 @@ async def test_a_stalled_event_loop_shows_in_the_loop_lag_metrics(context):
     finally:
         await listener.stop()
     assert listener.loop_lag._task is None
+
+
+def test_quota_clients_have_their_rate_quota_and_throttle_time(context):
+    quotas = context.quotas
+    assert quotas.store.alter([([("client-id", "slow")], [("producer_byte_rate", 1000.0, False)])], False) \
+        == [(0, None)]
+    now = context.clock.now_ms()
+    assert quotas.record("producer_byte_rate", "User:ANONYMOUS", "slow", 5_000, now) == 0
+    assert quotas.record("producer_byte_rate", "User:ANONYMOUS", "slow", 10_000, now) == 5_000
+    assert quotas.record("producer_byte_rate", "User:ANONYMOUS", "free", 10_000, now) == 0  # no quota: unmeasured
+    got = samples(context)
+    labels = (("client_id", "slow"), ("user", ""))
+    assert got[("kafka_server_produce_byte_rate", labels)] == 1500.0  # 15 kB over the padded 10 s window
+    assert got[("weir_quota_producer_byte_rate", labels)] == 1000.0
+    assert got[("kafka_server_produce_throttle_time_total", labels)] == 5_000
+    assert got[("weir_quota_produce_throttled_responses_total", labels)] == 1
+    assert not [key for key in got if ("client_id", "free") in key[1]]

@@ -37,7 +37,8 @@ EXPECTED = {
     42: (0, 3),   # DeleteGroups (v3: a message per group, Kafka 4.4)
     44: (0, 1),   # IncrementalAlterConfigs
     47: (0, 0),   # OffsetDelete
-    48: (0, 1),   # DescribeClientQuotas (no quotas: always empty; kafka-configs --describe users asks it)
+    48: (0, 1),   # DescribeClientQuotas (kafka-configs --describe users/clients, kafka-client-quotas)
+    49: (0, 1),   # AlterClientQuotas
     29: (1, 3),   # DescribeAcls (Kafka 4 removed v0)
     30: (1, 3),   # CreateAcls
     31: (1, 3),   # DeleteAcls
@@ -51,6 +52,10 @@ EXPECTED = {
     68: (0, 1),   # ConsumerGroupHeartbeat (KIP-848; v1 regex subscriptions, client-chosen member ids)
     69: (0, 1),   # ConsumerGroupDescribe (v1 member type)
     75: (0, 0),   # DescribeTopicPartitions (KIP-966; kafka-topics --describe)
+    35: (1, 5),   # DescribeLogDirs (kafka-log-dirs; v4 disk bytes, v5 cordoned)
+    43: (0, 2),   # ElectLeaders (kafka-leader-election)
+    45: (0, 1),   # AlterPartitionReassignments (kafka-reassign-partitions)
+    46: (0, 0),   # ListPartitionReassignments
 }
 
 

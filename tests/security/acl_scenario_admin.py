@@ -4,6 +4,8 @@ the resources the scenario's ACLs allow or refuse him."""
 from __future__ import annotations
 
 from weir.protocol.api_keys import ApiKey
+from weir.protocol.messages import alter_partition_reassignments, describe_log_dirs, elect_leaders
+from weir.protocol.messages import list_partition_reassignments
 from weir.protocol.messages import (add_offsets_to_txn, add_partitions_to_txn, create_partitions, delete_groups,
                                     delete_records, describe_producers, describe_topic_partitions,
                                     describe_transactions, end_txn,
@@ -65,3 +67,25 @@ def run(bob, seen: dict, settled) -> None:
     seen["transactional_produce_denied"] = answer.responses[0].partition_responses[0].error_code
     deleted = settled(lambda: bob.call(ApiKey.DELETE_GROUPS, 2, delete_groups.REQUEST(groups_names=["g-ok"])))
     seen["delete_groups"] = [(r.group_id, r.error_code) for r in deleted.results]
+    ops_apis(bob, seen)
+
+
+def ops_apis(bob, seen: dict) -> None:
+    """The log-directory and leadership APIs need DESCRIBE (log dirs, listing reassignments) or ALTER
+    (elections, reassignments) on the cluster, which bob lacks. Codes only: Kafka's refusal message
+    prints its forwarded request object."""
+    dirs = bob.call(ApiKey.DESCRIBE_LOG_DIRS, 4, describe_log_dirs.REQUEST(topics=None))
+    seen["describe_log_dirs"] = (dirs.error_code, dirs.results)
+    elected = bob.call(ApiKey.ELECT_LEADERS, 2, elect_leaders.REQUEST(election_type=0, topic_partitions=[
+        elect_leaders.TopicPartitions(topic="acl-read", partitions=[0])]))
+    seen["elect_leaders"] = (elected.error_code, [[p.error_code for p in r.partition_result]
+                                                  for r in elected.replica_election_results])
+    moved = bob.call(ApiKey.ALTER_PARTITION_REASSIGNMENTS, 0, alter_partition_reassignments.REQUEST(topics=[
+        alter_partition_reassignments.ReassignableTopic(name="acl-read", partitions=[
+            alter_partition_reassignments.ReassignablePartition(partition_index=0, replicas=[1])])]))
+    seen["alter_partition_reassignments"] = (moved.error_code, [[p.error_code for p in t.partitions]
+                                                                for t in moved.responses])
+    listed = bob.call(ApiKey.LIST_PARTITION_REASSIGNMENTS, 0, list_partition_reassignments.REQUEST(topics=[
+        list_partition_reassignments.Topics(name="acl-read", partition_indexes=[0])]))
+    seen["list_partition_reassignments"] = (listed.error_code, [(t.name, [p.partition_index for p in t.partitions])
+                                                                for t in listed.topics])

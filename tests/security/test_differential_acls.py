@@ -47,5 +47,8 @@ def test_acl_answers_are_the_authorizers(answers):
     assert seen["join_group_denied"] == 30
     assert seen["transactional_produce_denied"] == 53 and seen["consumer_heartbeat"][1] == (29, None)
     assert seen["acl_apis_as_bob"][0] == 31
+    assert seen["describe_log_dirs"] == (31, []) and seen["elect_leaders"] == (31, [[31]])
+    assert seen["alter_partition_reassignments"] == (31, [[31]])
+    assert seen["list_partition_reassignments"] == (31, [("acl-read", [0])])
     assert [answer[0][0] for answer in seen["invalid_creations"]] == [42, 42, -1, -1, -1, -1, -1, 42]
     assert seen["left"] == (0, sorted(acl_scenario.ACLS[:1] + acl_scenario.ACLS[3:5] + acl_scenario.ACLS[6:]))
