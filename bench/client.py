@@ -14,7 +14,12 @@ Figures, each client doing the same thing in the same event loop (uvloop):
   transactional producer that commits the input offsets in its transactions of
   ``--per-txn`` records; records/s.
 
+- import: ``import weir.client`` next to ``import aiokafka``, each in a fresh interpreter with
+  its bytecode compiled (as an installed package has it), alternating, median of ``--import-runs``;
+  wall and CPU milliseconds, and the ratio (issue 32: at most 1.5x).
+
     python -m bench.client [--records 50000] [--size 1024] [--partitions 3] [--rounds 3]
+                           [--figures import,clients]
 
 Rounds interleave the clients (a, b, c, a, b, c, ...), each round on fresh topics, so a
 drift of the shared machine touches every client alike; medians are printed with the
@@ -28,6 +33,7 @@ import asyncio
 import itertools
 import os
 import statistics
+import subprocess
 import sys
 import time
 
@@ -202,6 +208,34 @@ def one_round(bootstrap: str, name: str, args) -> dict[str, float]:
     return figures
 
 
+_IMPORT = ("import time; began, cpu = time.perf_counter(), time.process_time(); import {}; "
+           "print(time.perf_counter() - began, time.process_time() - cpu)")
+
+
+def import_seconds(module: str) -> tuple[float, float]:
+    """Wall and CPU seconds of ``import module`` in a fresh interpreter."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}  # cached bytecode, as installed
+    out = subprocess.run([sys.executable, "-c", _IMPORT.format(module)], capture_output=True, text=True,
+                         check=True, env=env).stdout
+    wall, cpu = out.split()
+    return float(wall), float(cpu)
+
+
+def import_figures(runs: int) -> None:
+    modules = ("weir.client", "aiokafka")
+    for module in modules:
+        import_seconds(module)  # writes the bytecode caches, if missing
+    samples: dict[str, list[tuple[float, float]]] = {m: [] for m in modules}
+    for _ in range(runs):
+        for module in modules:
+            samples[module].append(import_seconds(module))
+    print(f"import, median of {runs} alternating cold interpreters (load {os.getloadavg()[0]:.1f})")
+    for what, index in (("wall", 0), ("CPU", 1)):
+        ours, theirs = (statistics.median(s[index] for s in samples[m]) * 1e3 for m in modules)
+        print(f"  {what:<5} weir.client {ours:6.1f} ms   aiokafka {theirs:6.1f} ms   "
+              f"ours/aiokafka {ours / theirs:.2f}x")
+
+
 def _loop_runner():
     try:
         import uvloop
@@ -219,7 +253,14 @@ def main(argv=None) -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--clients", default=",".join(CLIENTS))
     parser.add_argument("--bootstrap", help="an already running broker instead of a fresh Weir")
+    parser.add_argument("--figures", default="import,clients")
+    parser.add_argument("--import-runs", type=int, default=11)
     args = parser.parse_args(argv)
+    figures = args.figures.split(",")
+    if "import" in figures:
+        import_figures(args.import_runs)
+    if "clients" not in figures:
+        return 0
     names = args.clients.split(",")
     broker = None if args.bootstrap else weir_starter()()
     bootstrap = args.bootstrap or broker.bootstrap
