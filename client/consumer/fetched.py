@@ -16,8 +16,7 @@ from typing import Any
 from weir.protocol import records as rec
 from weir.protocol.compression import decompress
 from weir.protocol.primitives import DecodeError, ReadBuffer
-from weir.protocol.record_decode import DecodedRecord
-from weir.protocol.record_decode import decode as decode_records
+from weir.protocol.record_decode import decode_into
 
 from ..types import ConsumerRecord, TopicPartition
 
@@ -104,17 +103,16 @@ def visible_records(topic: str, partition: int, data: ReadBuffer, position: int,
         if read_committed and header.is_transactional and header.producer_id in aborting:
             continue
         timestamp_type = _LOG_APPEND_TIME if header.attributes & rec.TIMESTAMP_TYPE_FLAG else 0
-        epoch = header.partition_leader_epoch
-        for record_offset, timestamp, key, value, headers in _decode(data, offset, header, timestamp_type):
-            if record_offset >= position:
-                out.append(ConsumerRecord(topic, partition, record_offset, timestamp, timestamp_type,
-                                          key, value, headers, epoch))
+        log_append_time = header.max_timestamp if timestamp_type == _LOG_APPEND_TIME else None
+        decode_into(out, ConsumerRecord, batch_body(data, offset, header), header.records_count, header.base_offset,
+                    header.base_timestamp, log_append_time, position, topic, partition, timestamp_type,
+                    header.partition_leader_epoch)
     return out, next_position
 
 
-def _decode(data: ReadBuffer, offset: int, header: rec.BatchHeader, timestamp_type: int) -> list[DecodedRecord]:
-    """(offset, timestamp, key, value, headers) of each record of the batch at ``offset``, CRC checked
-    (as the Java consumer's check.crcs does by default); the record walk is C where built."""
+def batch_body(data: ReadBuffer, offset: int, header: rec.BatchHeader) -> ReadBuffer:
+    """The records of the batch at ``offset``, CRC checked (as the Java consumer's check.crcs does by
+    default) and decompressed."""
     if header.magic != rec.MAGIC:
         raise DecodeError(f"unsupported magic {header.magic}")
     end = offset + header.size
@@ -122,10 +120,8 @@ def _decode(data: ReadBuffer, offset: int, header: rec.BatchHeader, timestamp_ty
         raise DecodeError("truncated batch")
     if not rec.crc_ok(data, offset, header):
         raise DecodeError("batch CRC mismatch")
-    body = decompress(header.compression, memoryview(data)[offset + rec.HEADER_SIZE:end]) \
-        if header.compression else memoryview(data)[offset + rec.HEADER_SIZE:end]
-    log_append_time = header.max_timestamp if timestamp_type == _LOG_APPEND_TIME else None
-    return decode_records(body, header.records_count, header.base_offset, header.base_timestamp, log_append_time)
+    body = memoryview(data)[offset + rec.HEADER_SIZE:end]
+    return decompress(header.compression, body) if header.compression else body
 
 
 def _is_abort_marker(data: ReadBuffer, offset: int) -> bool:
