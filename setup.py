@@ -7,6 +7,7 @@ only ``weir/``, so a user's own ``client.py`` or ``pipeline/`` never shadows our
 C extensions:
 - protocol/_record_scan.c: the broker's record walk (validation);
 - protocol/_record_decode.c: the consumer's record walk;
+- protocol/_record_arrow.c: the same walk into Arrow column buffers (``Consumer.getmany_arrow``);
 - protocol/_record_encode.c: the producer's record encoder (and the sink's, from Arrow columns);
 - client/_murmur2.c: the keyed partitioner (per key for the producer, per Arrow column for the sink).
 Both of the last two read Arrow columns through protocol/_arrow_column.h.
@@ -43,5 +44,6 @@ PACKAGES, PACKAGE_DIR = _packages()
 setup(packages=PACKAGES, package_dir=PACKAGE_DIR,
       ext_modules=[_extension("weir.protocol._record_scan", "protocol/_record_scan.c"),
                    _extension("weir.protocol._record_decode", "protocol/_record_decode.c"),
+                   _extension("weir.protocol._record_arrow", "protocol/_record_arrow.c"),
                    _extension("weir.protocol._record_encode", "protocol/_record_encode.c"),
                    _extension("weir.client._murmur2", "client/_murmur2.c")])
