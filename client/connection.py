@@ -21,6 +21,7 @@ from weir.protocol.api_keys import ApiKey
 from weir.protocol.connection import DEFAULT_MAX_FRAME, ClientConnection
 from weir.protocol.errors import Errors
 from weir.protocol.messages import BY_KEY, api_versions
+from weir.protocol.record_arrow import frame_buffer
 
 from .errors import KafkaConnectionError, error_instance, raise_for
 
@@ -51,8 +52,9 @@ class _Wire(asyncio.BufferedProtocol):
 
     A ``BufferedProtocol``: the event loop reads into the buffer ``get_buffer`` names. Between large
     answers that is a 64 KiB scratch buffer holding any number of small frames (each copied out whole,
-    as the scratch is reused); once a frame's length says it is larger than what remains, a bytearray of
-    exactly its size is allocated and the socket reads the rest of it straight there. That buffer is
+    as the scratch is reused); once a frame's length says it is larger than what remains, a buffer of
+    exactly its size is taken (``frame_buffer``: uninitialized, from a cache of freed blocks) and the
+    socket reads the rest of it straight there. That buffer is
     the frame the codec decodes, and the records the consumer walks are views of it.
     """
 
@@ -64,13 +66,12 @@ class _Wire(asyncio.BufferedProtocol):
         self._scratch = bytearray(SCRATCH_SIZE)
         self._scratch_view = memoryview(self._scratch)
         self._held = 0  # bytes at the start of the scratch: the beginning of the next frame
-        self._frame: bytearray | None = None  # the large frame being filled, and how much of it is
-        self._frame_view = self._scratch_view
+        self._frame: memoryview | None = None  # the large frame being filled, and how much of it is
         self._filled = 0
 
     def get_buffer(self, sizehint: int) -> memoryview:
         if self._frame is not None:
-            return self._frame_view[self._filled:]
+            return self._frame[self._filled:]
         return self._scratch_view[self._held:]
 
     def buffer_updated(self, nbytes: int) -> None:
@@ -78,12 +79,11 @@ class _Wire(asyncio.BufferedProtocol):
             self._filled += nbytes
             if self._filled == len(self._frame):
                 frame, self._frame = self._frame, None
-                self._frame_view = self._scratch_view  # not the frame's: the records keep views of it
                 self._deliver([frame])
             return
         scratch, view = self._scratch, self._scratch_view
         pos, end = 0, self._held + nbytes
-        frames: list[bytes | bytearray] = []
+        frames: list[bytes | memoryview] = []
         while end - pos >= 4:
             size = _FRAME_SIZE.unpack_from(scratch, pos)[0]
             if size < 0 or size > DEFAULT_MAX_FRAME:
@@ -93,9 +93,9 @@ class _Wire(asyncio.BufferedProtocol):
                 frames.append(bytes(view[pos + 4:pos + 4 + size]))
                 pos += 4 + size
             elif size + 4 > SCRATCH_SIZE:  # read the rest of it into a buffer of its own
-                frame = bytearray(size)
+                frame = frame_buffer(size)
                 frame[:end - pos - 4] = view[pos + 4:end]
-                self._frame, self._frame_view, self._filled = frame, memoryview(frame), end - pos - 4
+                self._frame, self._filled = frame, end - pos - 4
                 pos = end
                 break
             else:
@@ -106,13 +106,13 @@ class _Wire(asyncio.BufferedProtocol):
         if frames:
             self._deliver(frames)
 
-    def _deliver(self, frames: list[bytes | bytearray]) -> None:
+    def _deliver(self, frames: list[bytes | memoryview]) -> None:
         # A broker speaks only when asked, and nothing is asked before the Connection is attached.
         if self.connection is not None:
             self.connection.received_frames(frames)
 
     def _fail(self, reason: str) -> None:
-        self._held, self._frame, self._frame_view = 0, None, self._scratch_view
+        self._held, self._frame = 0, None
         if self.connection is not None:
             self.connection.malformed(reason)
 
@@ -221,7 +221,7 @@ class Connection:
         if self._closed_by is not None:  # no future to carry it
             raise KafkaConnectionError(str(self._closed_by))
 
-    def received_frames(self, frames: list[bytes | bytearray]) -> None:
+    def received_frames(self, frames: list[bytes | memoryview]) -> None:
         """Whole answers from the broker, in order: each goes to its waiter."""
         for frame in frames:
             try:

@@ -18,6 +18,7 @@ pyarrow is imported on first use: it is an optional dependency (the ``arrow`` ex
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import cache
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -167,11 +168,25 @@ class _RecordColumnsC:
         return pa.Table.from_batches([first, batch]).combine_chunks().to_batches()[0]
 
 
+def _bytearray_frame(size: int) -> memoryview:
+    return memoryview(bytearray(size))
+
+
+def _cached_frame(size: int) -> memoryview:
+    return memoryview(_record_arrow.frame(size))
+
+
 RecordColumns: type[Columns]
+#: ``frame_buffer(size)``: a writable buffer for a large answer to be received into. The C one comes
+#: uninitialized from the block cache the columns use (a consumer frees such blocks at the rate it
+#: allocates them, so after the first answers no page is faulted in or cleared again).
+frame_buffer: Callable[[int], memoryview]
 try:
     from . import _record_arrow
     RecordColumns = _RecordColumnsC
+    frame_buffer = _cached_frame
     ACCELERATED = True
 except ImportError:  # no compiler at install time: the reference walk serves
     RecordColumns = RecordColumnsPython
+    frame_buffer = _bytearray_frame
     ACCELERATED = False
