@@ -37,7 +37,7 @@ def _packages() -> tuple[list[str], dict[str, str]]:
 
 def _extension(name: str, source: str) -> Extension:
     return Extension(name, [source], optional=True, extra_compile_args=["-O2"],
-                     depends=["protocol/_arrow_column.h"])
+                     depends=["protocol/_arrow_column.h", "protocol/_record_cursor.h"])
 
 
 PACKAGES, PACKAGE_DIR = _packages()

@@ -21,6 +21,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "_record_cursor.h"
+
 /* ------------------------------------------------------------------ a cache of large blocks
  *
  * A consumer allocates a few blocks of megabytes per answer (the frame the socket fills, the value
@@ -248,31 +250,6 @@ static void columns_dealloc(PyObject *self)
     Py_TYPE(self)->tp_free(self);
 }
 
-typedef struct {
-    const uint8_t *pos;
-    const uint8_t *end;
-} Cursor;
-
-static const char TRUNCATED[] = "truncated record";
-
-static int read_varint(Cursor *c, int64_t *out)
-{
-    uint64_t raw = 0;
-    for (int i = 0; i < 10; i++) {
-        if (c->pos >= c->end) {
-            PyErr_SetString(PyExc_ValueError, TRUNCATED);
-            return -1;
-        }
-        uint8_t byte = *c->pos++;
-        raw |= (uint64_t)(byte & 0x7f) << (7 * i);
-        if (!(byte & 0x80)) {
-            *out = (int64_t)((raw >> 1) ^ (~(raw & 1) + 1));
-            return 0;
-        }
-    }
-    PyErr_SetString(PyExc_ValueError, "varint longer than 10 bytes");
-    return -1;
-}
 
 /* A length-prefixed blob: *ptr NULL for a negative length (null). */
 static int read_blob(Cursor *c, const uint8_t **ptr, Py_ssize_t *len)

@@ -9,32 +9,7 @@
 #include <structmember.h>
 #include <stdint.h>
 
-typedef struct {
-    const uint8_t *pos;
-    const uint8_t *end;
-} Cursor;
-
-static const char TRUNCATED[] = "truncated record";
-
-/* Zigzag LEB128 of at most 10 bytes, as a 64-bit value; -1 with ValueError set when malformed. */
-static int read_varint(Cursor *c, int64_t *out)
-{
-    uint64_t raw = 0;
-    for (int i = 0; i < 10; i++) {
-        if (c->pos >= c->end) {
-            PyErr_SetString(PyExc_ValueError, TRUNCATED);
-            return -1;
-        }
-        uint8_t byte = *c->pos++;
-        raw |= (uint64_t)(byte & 0x7f) << (7 * i);
-        if (!(byte & 0x80)) {
-            *out = (int64_t)((raw >> 1) ^ (~(raw & 1) + 1));
-            return 0;
-        }
-    }
-    PyErr_SetString(PyExc_ValueError, "varint longer than 10 bytes");
-    return -1;
-}
+#include "_record_cursor.h"
 
 /* A length-prefixed blob as bytes, or None for a negative length; NULL on error. */
 static PyObject *read_blob(Cursor *c)

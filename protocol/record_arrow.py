@@ -23,7 +23,7 @@ from functools import cache
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .primitives import DecodeError
-from .record_decode import decode_python
+from .record_decode import c_walk, decode_python
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -148,13 +148,8 @@ class _RecordColumnsC:
 
     def add(self, body: Buffer, count: int, base_offset: int, base_timestamp: int, log_append_time: int | None,
             timestamp_type: int, position: int, limit: int) -> int:
-        try:
-            next_offset: int = self._columns.add(body, count, base_offset, base_timestamp, log_append_time,
-                                                 timestamp_type, position, limit - self.rows + self._columns.rows)
-        except UnicodeDecodeError:
-            raise
-        except ValueError as exc:
-            raise DecodeError(str(exc)) from None
+        next_offset: int = c_walk(self._columns.add, body, count, base_offset, base_timestamp, log_append_time,
+                                  timestamp_type, position, limit - self.rows + self._columns.rows)
         return next_offset
 
     def record_batch(self) -> pa.RecordBatch:

@@ -24,6 +24,7 @@ on every input, valid or not.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from .primitives import DecodeError, ReadBuffer
@@ -108,19 +109,22 @@ def decode_into_python(out: list[Any], record_type: type, records: Buffer, count
 def _decode_into_c(out: list[Any], record_type: type, records: Buffer, count: int, base_offset: int,
                    base_timestamp: int, log_append_time: int | None, position: int, topic: str, partition: int,
                    timestamp_type: int, leader_epoch: int) -> None:
-    try:
-        _record_decode.decode_into(out, record_type, records, count, base_offset, base_timestamp, log_append_time,
-                                   position, topic, partition, timestamp_type, leader_epoch)
-    except UnicodeDecodeError:
-        raise
-    except ValueError as exc:
-        raise DecodeError(str(exc)) from None
+    c_walk(_record_decode.decode_into, out, record_type, records, count, base_offset, base_timestamp,
+           log_append_time, position, topic, partition, timestamp_type, leader_epoch)
 
 
 def _decode_c(records: Buffer, count: int, base_offset: int, base_timestamp: int,
               log_append_time: int | None = None) -> list[DecodedRecord]:
+    decoded: list[DecodedRecord] = c_walk(_record_decode.decode, records, count, base_offset, base_timestamp,
+                                          log_append_time)
+    return decoded
+
+
+def c_walk(walk: Callable[..., Any], *args: Any) -> Any:
+    """``walk(*args)``, a C walk, with its ValueError as DecodeError (a header name's UnicodeDecodeError
+    stays what it is, as in the Python walk)."""
     try:
-        return _record_decode.decode(records, count, base_offset, base_timestamp, log_append_time)
+        return walk(*args)
     except UnicodeDecodeError:
         raise
     except ValueError as exc:

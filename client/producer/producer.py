@@ -233,6 +233,8 @@ class Producer:
         future resolves to the row count once every batch holding them is acknowledged, or fails with the
         first batch's error.
 
+        The mirror of ``Consumer.getmany_arrow``, which reads records back as Arrow columns.
+
         Simplification: rows without a key go round-robin per row (the C grouping does it in one pass)
         where ``send`` sticks to a partition per batch (KIP-480); both spread them evenly."""
         self._check_can_send()
