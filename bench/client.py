@@ -26,7 +26,7 @@ Arrow, the value column's lengths). Figures, each client in the same event loop 
   its bytecode compiled (as an installed package has it), alternating, median of ``--import-runs``;
   wall and CPU milliseconds, and the ratio (issue 32: at most 1.5x).
 
-    python -m bench.client [--records 50000] [--sizes 100,1024,10240] [--partitions 3] [--rounds 3]
+    python -m bench.client [--records 50000] [--max-mb 100] [--sizes 100,1024,10240] [--partitions 3] [--rounds 3]
                            [--figures import,clients] [--clients ours,ours-fast,confluent,...]
 
 Rounds interleave the clients (a, b, c, a, b, c, ...), each round on fresh topics, so a
@@ -298,7 +298,8 @@ CLIENTS = {
 def one_round(bootstrap: str, name: str, size: int, args) -> dict[str, float]:
     produce, consume = CLIENTS[name]
     payload = os.urandom(size)
-    records, gigabytes = args.records, args.records * size / 1e9
+    records = records_for(size, args)
+    gigabytes = records * size / 1e9
     run = _loop_runner()
     figures = {}
     topic = _topic(name)
@@ -321,6 +322,11 @@ def one_round(bootstrap: str, name: str, size: int, args) -> dict[str, float]:
             seconds = run(PIPELINES[name](bootstrap, txn_topic, output, records + 1, args.per_txn))  # + the warm-up
             figures["pipeline records/s"] = (records + 1) / seconds
     return figures
+
+
+def records_for(size: int, args) -> int:
+    """``--records``, or fewer for large values: at most ``--max-mb`` megabytes a figure."""
+    return max(1, min(args.records, int(args.max_mb * 1e6 / size)))
 
 
 def _timed(run, coroutine) -> tuple[float, float]:
@@ -370,6 +376,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--records", type=int, default=50000)
     parser.add_argument("--sizes", default="100,1024,10240", help="value sizes in bytes, comma-separated")
+    parser.add_argument("--max-mb", type=float, default=100, help="at most this many MB of values a figure")
     parser.add_argument("--partitions", type=int, default=3)
     parser.add_argument("--per-txn", type=int, default=5000)
     parser.add_argument("--rounds", type=int, default=3)
@@ -413,7 +420,7 @@ def print_medians(rounds: dict[str, list[dict]], names: list[str], args, size: i
     metrics = list(dict.fromkeys(m for figures in medians.values() for m in figures))
     others = [n for n in names if not n.startswith("ours")]
     ours = [n for n in names if n.startswith("ours")]
-    print(f"\n{args.records} records of {size} B, {args.partitions} partitions, median of {args.rounds} "
+    print(f"\n{records_for(size, args)} records of {size} B, {args.partitions} partitions, median of {args.rounds} "
           f"interleaved rounds on one Weir broker (load {min(loads):.1f}-{max(loads):.1f})")
     print(f"{'metric':<20}" + "".join(f"{n:>15}" for n in names)
           + "".join(f"{o + '/' + n:>24}" for o in ours for n in others))
