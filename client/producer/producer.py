@@ -172,10 +172,14 @@ class Producer:
         if self.transaction_manager is not None:
             self.transaction_manager.require_transaction("send")
 
-    async def _partition_count(self, topic: str) -> int:
+    def _known_partition_count(self, topic: str) -> int:
+        """The topic's partition count in the metadata we hold; 0 when we hold none."""
         info = self.cluster.topics.get(topic)
-        return len(info.partitions) if info is not None and not info.error and info.partitions \
-            else await self.cluster.partitions_for(topic, deadline=time.monotonic() + self.max_block)
+        return len(info.partitions) if info is not None and not info.error and info.partitions else 0
+
+    async def _partition_count(self, topic: str) -> int:
+        return self._known_partition_count(topic) or \
+            await self.cluster.partitions_for(topic, deadline=time.monotonic() + self.max_block)
 
     async def _send_sealed(self) -> None:
         """A batch became full: put it on the wire now if a request slot is free, and give the loop one
@@ -207,7 +211,7 @@ class Producer:
                       headers: list[tuple[str, bytes | None]] | None, timestamp_ms: int | None,
                       future: asyncio.Future[RecordMetadata] | None) -> None:
         self._check_can_send()
-        count = await self._partition_count(topic)
+        count = self._known_partition_count(topic) or await self._partition_count(topic)  # per record: no coroutine
         if partition is None:
             partition = partition_for_key(key, count) if key is not None else self.partitioner.partition(topic, count)
         elif not 0 <= partition < count:
