@@ -7,13 +7,7 @@ from hypothesis import strategies as st
 from weir.protocol import record_arrow
 from weir.protocol import records as rec
 from weir.protocol.primitives import DecodeError
-
-record_strategy = st.builds(
-    rec.Record,
-    value=st.none() | st.binary(max_size=300),
-    key=st.none() | st.binary(max_size=20),
-    headers=st.lists(st.tuples(st.text(max_size=5), st.none() | st.binary(max_size=5)), max_size=3),
-    timestamp=st.integers(0, 2**41))
+from tests.protocol.test_record_decode import record_strategy
 
 WALKS = [record_arrow.RecordColumnsPython, record_arrow.RecordColumns]
 
