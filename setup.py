@@ -11,6 +11,7 @@ from the links (they hold each file once).
 C extensions:
 - protocol/_record_scan.c: the broker's record walk (validation);
 - protocol/_record_decode.c: the consumer's record walk;
+- protocol/_record_arrow.c: the same walk into Arrow column buffers (``Consumer.getmany_arrow``);
 - protocol/_record_encode.c: the producer's record encoder (and the sink's, from Arrow columns);
 - client/_murmur2.c: the keyed partitioner (per key for the producer, per Arrow column for the sink).
 Both of the last two read Arrow columns through protocol/_arrow_column.h.
@@ -40,12 +41,13 @@ def _packages() -> tuple[list[str], dict[str, str]]:
 
 def _extension(name: str, source: str) -> Extension:
     return Extension(name, [source], optional=True, extra_compile_args=["-O2"],
-                     depends=["protocol/_arrow_column.h"])
+                     depends=["protocol/_arrow_column.h", "protocol/_record_cursor.h"])
 
 
 PACKAGES, PACKAGE_DIR = _packages()
 setup(packages=PACKAGES, package_dir=PACKAGE_DIR,
       ext_modules=[_extension("weir.protocol._record_scan", "protocol/_record_scan.c"),
                    _extension("weir.protocol._record_decode", "protocol/_record_decode.c"),
+                   _extension("weir.protocol._record_arrow", "protocol/_record_arrow.c"),
                    _extension("weir.protocol._record_encode", "protocol/_record_encode.c"),
                    _extension("weir.client._murmur2", "client/_murmur2.c")])

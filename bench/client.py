@@ -1,24 +1,46 @@
-"""Our asyncio client next to aiokafka and confluent-kafka's asyncio API, on one Weir broker.
+"""Our asyncio client next to aiokafka and confluent-kafka (its Python API and its asyncio API), on one
+Weir broker, at each of ``--sizes`` (100 B, 1 KiB, 10 KiB values).
 
-Figures, each client doing the same thing in the same event loop (uvloop):
+Clients: ``ours`` (``send``, a future a record; ``getmany``, a ConsumerRecord a record),
+``ours-fast`` (``produce``, outcomes per batch through ``flush``; ``getmany_arrow``, one Arrow
+record batch a partition: issue 32), ``confluent`` (confluent-kafka's Python API, librdkafka:
+``produce`` with ``poll(0)`` every 1,000 and ``flush``; ``consume(10000)`` with
+``fetch.queue.backoff.ms`` 10, see bench/fetch.py), ``aiokafka``, ``confluent-aio``
+(confluent-kafka's asyncio API). Each consumer reads every record's value (its length; for
+Arrow, the value column's lengths). Figures, each client in the same event loop (uvloop):
 
-- produce: ``--records`` values of ``--size`` bytes (1 KiB), acks=all and idempotent,
+- produce: ``--records`` values of ``--size`` bytes, acks=all and idempotent,
   every ``send`` awaited in turn and every delivery awaited at the end; records/s and
-  MB/s from the first send until the last acknowledgement;
+  MB/s from the first send until the last acknowledgement, and the client process's CPU seconds
+  per GB (all its threads: librdkafka's too);
 - txn produce: the same records in transactions of ``--per-txn`` records (begin, sends,
   commit), measured the same way;
 - consume: the produce topic read back from offset 0 with isolation.level=read_committed,
-  MB/s until the last record is in the application's hands;
+  MB/s until the last record's value is in the application's hands, and CPU seconds per GB;
 - pipeline: the exactly-once pipeline (bench/client_pipeline.py): the txn produce topic
   consumed in a group, read_committed, each record transformed into an output topic by a
   transactional producer that commits the input offsets in its transactions of
   ``--per-txn`` records; records/s.
 
-    python -m bench.client [--records 50000] [--size 1024] [--partitions 3] [--rounds 3]
+- import: ``import weir.client`` next to ``import aiokafka``, each in a fresh interpreter with
+  its bytecode compiled (as an installed package has it), alternating, median of ``--import-runs``;
+  wall and CPU milliseconds, and the ratio (issue 32: at most 1.5x).
+
+    python -m bench.client [--records 50000] [--max-mb 100] [--sizes 100,1024,10240] [--partitions 3] [--rounds 3]
+                           [--figures import,clients] [--clients ours,ours-fast,confluent,...]
 
 Rounds interleave the clients (a, b, c, a, b, c, ...), each round on fresh topics, so a
 drift of the shared machine touches every client alike; medians are printed with the
 ratios of ours to each other client.
+
+Measured 2026-11-28 (issue 32; 3 partitions, 100 MB or 300,000 records a figure, 3 interleaved
+rounds; the machine busy with other engineers' tests, load 6-15, so MB/s carries the broker's and
+the machine's pace and CPU s/GB is the steadier figure; before the consumer's records left the
+cyclic garbage collector). Ours-fast against confluent-kafka's Python API, produce MB/s and CPU
+s/GB: 100 B 0.65x and 0.43x as frugal, 1 KiB 1.29x and 1.09x, 10 KiB 2.40x and 1.83x; consume
+(Arrow) 36x / 6.8x, 3.4x / 2.2x, 9.9x / 4.5x. Ours per record (send, getmany): produce 0.11x,
+0.26x, 1.39x; consume 3.5x, 0.70x, 3.8x. aiokafka is 1.8-10x behind both of ours. The import
+figure: weir.client 1.05-1.14x aiokafka's time.
 """
 
 from __future__ import annotations
@@ -28,6 +50,7 @@ import asyncio
 import itertools
 import os
 import statistics
+import subprocess
 import sys
 import time
 
@@ -81,11 +104,53 @@ async def ours_consume(bootstrap, topic, partitions, records):
     async with Consumer(bootstrap_servers=bootstrap, isolation_level="read_committed",
                         auto_offset_reset="earliest") as consumer:
         consumer.assign([TopicPartition(topic, p) for p in range(partitions)])
-        received = 0
+        return await read_values(consumer, records)
+
+
+async def read_values(consumer, records):
+    """Seconds until ``records`` values are read through getmany (ours and aiokafka's alike)."""
+    received = value_bytes = 0
+    began = time.perf_counter()
+    while received < records:
+        for batch in (await consumer.getmany(timeout_ms=1000, max_records=10000)).values():
+            received += len(batch)
+            for record in batch:
+                value_bytes += len(record.value)
+    return time.perf_counter() - began
+
+
+async def ours_fast_produce(bootstrap, topic, records, payload, per_txn=None):
+    from weir.client import Producer
+    options = {"transactional_id": f"bench-fast-{topic}"} if per_txn else {}
+    async with Producer(bootstrap, acks="all", enable_idempotence=True, linger_ms=5, **options) as producer:
+        await warm_up(producer, topic, per_txn)
+        began = time.perf_counter()
+        if per_txn:
+            for start in range(0, records, per_txn):
+                async with producer.transaction():
+                    for _ in range(min(per_txn, records - start)):
+                        await producer.produce(topic, payload)
+                await producer.flush()
+        else:
+            for _ in range(records):
+                await producer.produce(topic, payload)
+            await producer.flush()
+        return time.perf_counter() - began
+
+
+async def ours_fast_consume(bootstrap, topic, partitions, records):
+    import pyarrow.compute as pc
+
+    from weir.client import Consumer, TopicPartition
+    async with Consumer(bootstrap_servers=bootstrap, isolation_level="read_committed",
+                        auto_offset_reset="earliest") as consumer:
+        consumer.assign([TopicPartition(topic, p) for p in range(partitions)])
+        received = value_bytes = 0
         began = time.perf_counter()
         while received < records:
-            for batch in (await consumer.getmany(timeout_ms=1000, max_records=10000)).values():
-                received += len(batch)
+            for batch in (await consumer.getmany_arrow(timeout_ms=1000, max_records=10000)).values():
+                received += batch.num_rows
+                value_bytes += pc.sum(pc.binary_length(batch.column("value"))).as_py() or 0
         return time.perf_counter() - began
 
 
@@ -111,12 +176,7 @@ async def aiokafka_consume(bootstrap, topic, partitions, records):
     await consumer.start()
     try:
         consumer.assign([TopicPartition(topic, p) for p in range(partitions)])
-        received = 0
-        began = time.perf_counter()
-        while received < records:
-            for batch in (await consumer.getmany(timeout_ms=1000, max_records=10000)).values():
-                received += len(batch)
-        return time.perf_counter() - began
+        return await read_values(consumer, records)
     finally:
         await consumer.stop()
 
@@ -164,42 +224,153 @@ async def confluent_consume(bootstrap, topic, partitions, records):
         await consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
         received = 0
         began = time.perf_counter()
+        value_bytes = 0
         while received < records:
-            received += sum(1 for m in await consumer.consume(10000, timeout=1.0) if not m.error())
+            for message in await consumer.consume(10000, timeout=1.0):
+                if not message.error():
+                    received += 1
+                    value_bytes += len(message.value())
         return time.perf_counter() - began
     finally:
         await consumer.close()
 
 
+# ---------------------------------------------------------------------- confluent-kafka's Python API
+
+async def confluent_sync_produce(bootstrap, topic, records, payload, per_txn=None):
+    """librdkafka through confluent-kafka's own API (its threads send; this one only queues)."""
+    from confluent_kafka import Producer
+    config = {"bootstrap.servers": bootstrap, "acks": "all", "enable.idempotence": True, "linger.ms": 5}
+    if per_txn:
+        config["transactional.id"] = f"bench-confluent-sync-{topic}"
+    producer = Producer(config)
+
+    def queue(count):
+        for i in range(count):
+            while True:
+                try:
+                    producer.produce(topic, payload)
+                    break
+                except BufferError:  # its queue is full: let deliveries drain it
+                    producer.poll(0.01)
+            if i % 1000 == 0:
+                producer.poll(0)
+
+    if per_txn:
+        producer.init_transactions(30)
+        producer.begin_transaction()
+    producer.produce(topic, b"warm-up", partition=0)
+    producer.flush(30)
+    if per_txn:
+        producer.commit_transaction(30)
+    began = time.perf_counter()
+    if per_txn:
+        for start in range(0, records, per_txn):
+            producer.begin_transaction()
+            queue(min(per_txn, records - start))
+            producer.commit_transaction(60)
+    else:
+        queue(records)
+        if producer.flush(120):
+            raise RuntimeError("confluent-kafka left records undelivered")
+    return time.perf_counter() - began
+
+
+async def confluent_sync_consume(bootstrap, topic, partitions, records):
+    from confluent_kafka import Consumer, TopicPartition
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"bench-sync-{topic}", "enable.auto.commit": False,
+                         "isolation.level": "read_committed", "auto.offset.reset": "earliest",
+                         "fetch.queue.backoff.ms": 10})
+    try:
+        consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
+        received = value_bytes = 0
+        began = time.perf_counter()
+        while received < records:
+            for message in consumer.consume(10000, timeout=1.0):
+                if not message.error():
+                    received += 1
+                    value_bytes += len(message.value())
+        return time.perf_counter() - began
+    finally:
+        consumer.close()
+
+
 CLIENTS = {
     "ours": (ours_produce, ours_consume),
+    "ours-fast": (ours_fast_produce, ours_fast_consume),
+    "confluent": (confluent_sync_produce, confluent_sync_consume),
     "aiokafka": (aiokafka_produce, aiokafka_consume),
     "confluent-aio": (confluent_produce, confluent_consume),
 }
 
 
-def one_round(bootstrap: str, name: str, args) -> dict[str, float]:
+def one_round(bootstrap: str, name: str, size: int, args) -> dict[str, float]:
     produce, consume = CLIENTS[name]
-    payload = os.urandom(args.size)
-    records, megabytes = args.records, args.records * args.size / 1e6
+    payload = os.urandom(size)
+    records = records_for(size, args)
+    gigabytes = records * size / 1e9
     run = _loop_runner()
     figures = {}
     topic = _topic(name)
     create_topic(bootstrap, topic, args.partitions)
-    seconds = run(produce(bootstrap, topic, records, payload))
+    seconds, cpu = _timed(run, produce(bootstrap, topic, records, payload))
     figures["produce records/s"] = records / seconds
-    figures["produce MB/s"] = megabytes / seconds
-    seconds = run(consume(bootstrap, topic, args.partitions, records + 1))  # + the warm-up record
-    figures["consume MB/s"] = megabytes / seconds
-    txn_topic = _topic(name + "-txn")
-    create_topic(bootstrap, txn_topic, args.partitions)
-    seconds = run(produce(bootstrap, txn_topic, records, payload, per_txn=args.per_txn))
-    figures["txn produce MB/s"] = megabytes / seconds
-    output = _topic(name + "-eos")
-    create_topic(bootstrap, output, args.partitions)
-    seconds = run(PIPELINES[name](bootstrap, txn_topic, output, records + 1, args.per_txn))  # + the warm-up
-    figures["pipeline records/s"] = (records + 1) / seconds
+    figures["produce MB/s"] = gigabytes * 1e3 / seconds
+    figures["produce CPU s/GB"] = cpu / gigabytes
+    seconds, cpu = _timed(run, consume(bootstrap, topic, args.partitions, records + 1))  # + the warm-up record
+    figures["consume MB/s"] = gigabytes * 1e3 / seconds
+    figures["consume CPU s/GB"] = cpu / gigabytes
+    if "txn" in args.figures:
+        txn_topic = _topic(name + "-txn")
+        create_topic(bootstrap, txn_topic, args.partitions)
+        seconds = run(produce(bootstrap, txn_topic, records, payload, per_txn=args.per_txn))
+        figures["txn produce MB/s"] = gigabytes * 1e3 / seconds
+        if name in PIPELINES:
+            output = _topic(name + "-eos")
+            create_topic(bootstrap, output, args.partitions)
+            seconds = run(PIPELINES[name](bootstrap, txn_topic, output, records + 1, args.per_txn))  # + the warm-up
+            figures["pipeline records/s"] = (records + 1) / seconds
     return figures
+
+
+def records_for(size: int, args) -> int:
+    """``--records``, or fewer for large values: at most ``--max-mb`` megabytes a figure."""
+    return max(1, min(args.records, int(args.max_mb * 1e6 / size)))
+
+
+def _timed(run, coroutine) -> tuple[float, float]:
+    """(the seconds the coroutine reports, the CPU seconds of this process meanwhile: all its threads)."""
+    cpu = time.process_time()
+    seconds = run(coroutine)
+    return seconds, time.process_time() - cpu
+
+
+_IMPORT = ("import time; began, cpu = time.perf_counter(), time.process_time(); import {}; "
+           "print(time.perf_counter() - began, time.process_time() - cpu)")
+
+
+def import_seconds(module: str) -> tuple[float, float]:
+    """Wall and CPU seconds of ``import module`` in a fresh interpreter."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}  # cached bytecode, as installed
+    out = subprocess.run([sys.executable, "-c", _IMPORT.format(module)], capture_output=True, text=True,
+                         check=True, env=env).stdout
+    wall, cpu = out.split()
+    return float(wall), float(cpu)
+
+
+def import_figures(runs: int) -> None:
+    modules = ("weir.client", "aiokafka")
+    for module in modules:
+        import_seconds(module)  # writes the bytecode caches, if missing
+    samples: dict[str, list[tuple[float, float]]] = {m: [] for m in modules}
+    for _ in range(runs):
+        for module in modules:
+            samples[module].append(import_seconds(module))
+    print(f"import, median of {runs} alternating cold interpreters (load {os.getloadavg()[0]:.1f})")
+    for what, index in (("wall", 0), ("CPU", 1)):
+        ours, theirs = (statistics.median(s[index] for s in samples[m]) * 1e3 for m in modules)
+        print(f"  {what:<5} weir.client {ours:6.1f} ms   aiokafka {theirs:6.1f} ms   "
+              f"ours/aiokafka {ours / theirs:.2f}x")
 
 
 def _loop_runner():
@@ -213,44 +384,67 @@ def _loop_runner():
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--records", type=int, default=50000)
-    parser.add_argument("--size", type=int, default=1024)
+    parser.add_argument("--sizes", default="100,1024,10240", help="value sizes in bytes, comma-separated")
+    parser.add_argument("--max-mb", type=float, default=100, help="at most this many MB of values a figure")
     parser.add_argument("--partitions", type=int, default=3)
     parser.add_argument("--per-txn", type=int, default=5000)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--clients", default=",".join(CLIENTS))
     parser.add_argument("--bootstrap", help="an already running broker instead of a fresh Weir")
+    parser.add_argument("--figures", default="import,clients,txn",
+                        help="import (import time), clients (produce and consume), txn (transactions, pipeline)")
+    parser.add_argument("--import-runs", type=int, default=11)
     args = parser.parse_args(argv)
+    figures = args.figures.split(",")
+    if "import" in figures:
+        import_figures(args.import_runs)
+    if "clients" not in figures:
+        return 0
     names = args.clients.split(",")
+    if "ours-fast" in names:
+        import pyarrow.compute  # noqa: F401 (imported once, outside every timed round)
     broker = None if args.bootstrap else weir_starter()()
     bootstrap = args.bootstrap or broker.bootstrap
     try:
-        rounds: dict[str, list[dict]] = {name: [] for name in names}
-        for i in range(args.rounds):
-            for name in names:
-                figures = one_round(bootstrap, name, args)
-                rounds[name].append(figures)
-                print(f"round {i + 1} {name:<14}" + "  ".join(f"{k} {v:,.1f}" for k, v in figures.items()),
-                      file=sys.stderr, flush=True)
+        for size in (int(x) for x in args.sizes.split(",")):
+            rounds: dict[str, list[dict]] = {name: [] for name in names}
+            loads = []
+            for i in range(args.rounds):
+                for name in names:
+                    loads.append(os.getloadavg()[0])
+                    figures = one_round(bootstrap, name, size, args)
+                    rounds[name].append(figures)
+                    print(f"round {i + 1} {size} B {name:<14}" + "  ".join(f"{k} {v:,.1f}" for k, v in figures.items()),
+                          file=sys.stderr, flush=True)
+            print_medians(rounds, names, args, size, loads)
     finally:
         if broker is not None:
             broker.stop()
+    return 0
+
+
+def print_medians(rounds: dict[str, list[dict]], names: list[str], args, size: int, loads: list[float]) -> None:
     medians = {name: {metric: statistics.median(r[metric] for r in rs) for metric in rs[0]}
                for name, rs in rounds.items()}
     metrics = list(dict.fromkeys(m for figures in medians.values() for m in figures))
-    others = [n for n in names if n != "ours"]
-    print(f"{args.records} records of {args.size} B, {args.partitions} partitions, "
-          f"median of {args.rounds} interleaved rounds on one Weir broker")
-    print(f"{'metric':<20}" + "".join(f"{n:>15}" for n in names) + "".join(f"{'ours/' + n:>20}" for n in others))
+    others = [n for n in names if not n.startswith("ours")]
+    ours = [n for n in names if n.startswith("ours")]
+    print(f"\n{records_for(size, args)} records of {size} B, {args.partitions} partitions, median of {args.rounds} "
+          f"interleaved rounds on one Weir broker (load {min(loads):.1f}-{max(loads):.1f})")
+    print(f"{'metric':<20}" + "".join(f"{n:>15}" for n in names)
+          + "".join(f"{o + '/' + n:>24}" for o in ours for n in others))
     for metric in metrics:
         row = f"{metric:<20}"
         for name in names:
             value = medians[name].get(metric)
             row += f"{value:>15,.1f}" if value is not None else f"{'skipped':>15}"
-        for name in others:
-            ours, theirs = medians.get("ours", {}).get(metric), medians[name].get(metric)
-            row += f"{ours / theirs:>19.2f}x" if ours and theirs else f"{'-':>20}"
+        for mine in ours:
+            for name in others:
+                a, b = medians[mine].get(metric), medians[name].get(metric)
+                if "CPU" in metric and a and b:  # less is better: the ratio says how many times less
+                    a, b = b, a
+                row += f"{a / b:>23.2f}x" if a and b else f"{'-':>24}"
         print(row)
-    return 0
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ the client's own work bounds its figure and no broker can raise it (java: not me
 tool runs in a JVM of its own). Clients: librdkafka (confluent-kafka with
 the issue's settings, librdkafka's defaults otherwise), librdkafka-fqb10 (the same with
 ``fetch.queue.backoff.ms`` 10, see bench/fetch.py), java (Kafka's kafka-consumer-perf-test,
-which reads each value's length), aiokafka, ours (weir.client).
+which reads each value's length), aiokafka, ours (weir.client), ours-arrow (its getmany_arrow).
 """
 
 from __future__ import annotations
@@ -79,6 +79,28 @@ def ours(bootstrap, topic, partitions, records, isolation) -> tuple[float, int, 
     return asyncio.run(consume())
 
 
+def ours_arrow(bootstrap, topic, partitions, records, isolation) -> tuple[float, int, float | None]:
+    """Our getmany_arrow: the values arrive as one binary column a partition; the application reads
+    every value's length from it (pyarrow.compute), as the others read each value's."""
+    async def consume():
+        import pyarrow.compute as pc
+        from weir.client import Consumer, TopicPartition
+        async with Consumer(bootstrap_servers=bootstrap, isolation_level=isolation, auto_offset_reset="earliest",
+                            fetch_max_bytes=FETCH_MAX_BYTES,
+                            max_partition_fetch_bytes=PARTITION_FETCH_BYTES) as consumer:
+            consumer.assign([TopicPartition(topic, p) for p in range(partitions)])
+            received = value_bytes = 0
+            began, cpu_began = time.monotonic(), time.process_time()
+            deadline = began + 300
+            while received < records and time.monotonic() < deadline:
+                for batch in (await consumer.getmany_arrow(timeout_ms=1000, max_records=10000)).values():
+                    received += batch.num_rows
+                    value_bytes += pc.sum(pc.binary_length(batch.column("value"))).as_py() or 0
+            elapsed, cpu = time.monotonic() - began, time.process_time() - cpu_began
+            return value_bytes / elapsed / 1e6, received, cpu / elapsed
+    return asyncio.run(consume())
+
+
 async def _drain(consumer, records) -> tuple[float, int, float | None]:
     """aiokafka's and our getmany are called alike."""
     received = value_bytes = 0
@@ -117,7 +139,7 @@ def java(bootstrap, topic, _partitions, records, isolation) -> tuple[float, int,
 
 
 CLIENTS = {"librdkafka": librdkafka, "librdkafka-fqb10": librdkafka_fqb10, "java": java,
-           "aiokafka": aiokafka, "ours": ours}
+           "aiokafka": aiokafka, "ours": ours, "ours-arrow": ours_arrow}
 
 
 def main(argv=None) -> int:

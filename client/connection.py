@@ -3,26 +3,29 @@
 Requests may be pipelined; responses are matched to requests in order by the
 sans-IO ``ClientConnection``.
 
-The socket is read by an ``asyncio.Protocol`` whose ``data_received`` hands each chunk to the
-codec's frame reader, as the broker reads (broker/connection.py): a ``StreamReader`` in between
-copied every byte twice more (into its buffer, and out of it), a quarter of a consumer's CPU
-reading 10 MB Fetch answers (bench.fetch with py-spy).
+The socket is read by an ``asyncio.BufferedProtocol`` that frames the stream itself and reads each
+large answer straight into a buffer of its size (``_Wire``): a ``StreamReader`` copied every byte
+twice more (into its buffer, and out of it), a quarter of a consumer's CPU reading 10 MB Fetch
+answers (bench.fetch with py-spy), and joining 256 KiB reads into a frame cost another copy.
 """
 
 from __future__ import annotations
 
 import asyncio
 import ssl
+import struct
 from collections import Counter, deque
 from typing import Any
 
 from weir.protocol.api_keys import ApiKey
-from weir.protocol.connection import ClientConnection
+from weir.protocol.connection import DEFAULT_MAX_FRAME, ClientConnection
 from weir.protocol.errors import Errors
 from weir.protocol.messages import BY_KEY, api_versions
+from weir.protocol.record_arrow import frame_buffer
 
 from .errors import KafkaConnectionError, error_instance, raise_for
 
+_FRAME_SIZE = struct.Struct(">i")
 CLIENT_SOFTWARE = ("weir-python", "0.1.0")
 
 #: The highest version of each transactional request per transaction version. At version 1 (the
@@ -39,19 +42,79 @@ TRANSACTION_HIGHEST: dict[int, dict[int, int]] = {
 }
 
 
-class _Wire(asyncio.Protocol):
-    """The socket's callbacks for one Connection: received bytes, write flow control, the end."""
+#: Small answers are read into this reusable buffer, several per read; an answer longer than it gets
+#: a buffer of its own size, read into directly (Fetch answers of megabytes: no join, no extra copy).
+SCRATCH_SIZE = 64 * 1024
+
+
+class _Wire(asyncio.BufferedProtocol):
+    """The socket's callbacks for one Connection: the answers' frames, write flow control, the end.
+
+    A ``BufferedProtocol``: the event loop reads into the buffer ``get_buffer`` names. Between large
+    answers that is a 64 KiB scratch buffer holding any number of small frames (each copied out whole,
+    as the scratch is reused); once a frame's length says it is larger than what remains, a buffer of
+    exactly its size is taken (``frame_buffer``: uninitialized, from a cache of freed blocks) and the
+    socket reads the rest of it straight there. That buffer is
+    the frame the codec decodes, and the records the consumer walks are views of it.
+    """
 
     def __init__(self) -> None:
         self.connection: Connection | None = None  # set once the transport is made
         self.writable = asyncio.Event()  # cleared while the transport's write buffer is over its high mark
         self.writable.set()
         self.lost: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._scratch = bytearray(SCRATCH_SIZE)
+        self._scratch_view = memoryview(self._scratch)
+        self._held = 0  # bytes at the start of the scratch: the beginning of the next frame
+        self._frame: memoryview | None = None  # the large frame being filled, and how much of it is
+        self._filled = 0
 
-    def data_received(self, data: bytes) -> None:
+    def get_buffer(self, sizehint: int) -> memoryview:
+        if self._frame is not None:
+            return self._frame[self._filled:]
+        return self._scratch_view[self._held:]
+
+    def buffer_updated(self, nbytes: int) -> None:
+        if self._frame is not None:
+            self._filled += nbytes
+            if self._filled == len(self._frame):
+                frame, self._frame = self._frame, None
+                self._deliver([frame])
+            return
+        scratch, view = self._scratch, self._scratch_view
+        pos, end = 0, self._held + nbytes
+        frames: list[bytes | memoryview] = []
+        while end - pos >= 4:
+            size = _FRAME_SIZE.unpack_from(scratch, pos)[0]
+            if size < 0 or size > DEFAULT_MAX_FRAME:
+                self._fail(f"frame size {size} outside [0, {DEFAULT_MAX_FRAME}]")
+                return
+            if end - pos - 4 >= size:
+                frames.append(bytes(view[pos + 4:pos + 4 + size]))
+                pos += 4 + size
+            elif size + 4 > SCRATCH_SIZE:  # read the rest of it into a buffer of its own
+                frame = frame_buffer(size)
+                frame[:end - pos - 4] = view[pos + 4:end]
+                self._frame, self._filled = frame, end - pos - 4
+                pos = end
+                break
+            else:
+                break
+        if pos < end:  # the beginning of a frame that fits the scratch: moved to its start
+            scratch[:end - pos] = view[pos:end]
+        self._held = end - pos
+        if frames:
+            self._deliver(frames)
+
+    def _deliver(self, frames: list[bytes | memoryview]) -> None:
         # A broker speaks only when asked, and nothing is asked before the Connection is attached.
         if self.connection is not None:
-            self.connection.received(data)
+            self.connection.received_frames(frames)
+
+    def _fail(self, reason: str) -> None:
+        self._held, self._frame = 0, None
+        if self.connection is not None:
+            self.connection.malformed(reason)
 
     def eof_received(self) -> bool:
         return False  # the broker closed: close our side too (connection_lost follows)
@@ -160,18 +223,22 @@ class Connection:
         if self._closed_by is not None:  # no future to carry it
             raise KafkaConnectionError(str(self._closed_by))
 
-    def received(self, data: bytes) -> None:
-        """Bytes from the broker: every response they complete goes to its waiter, in request order."""
-        try:
-            responses = self._codec.receive_data(data)
-        except Exception as exc:  # a malformed answer ends the connection as a close does
-            self._end(KafkaConnectionError(f"connection lost: {exc!r}"))
-            self._transport.close()
-            return
-        for response in responses:
+    def received_frames(self, frames: list[bytes | memoryview]) -> None:
+        """Whole answers from the broker, in order: each goes to its waiter."""
+        for frame in frames:
+            try:
+                response = self._codec.receive_frame(frame)
+            except Exception as exc:  # a malformed answer ends the connection as a close does
+                self.malformed(repr(exc))
+                return
             future = self._waiting.popleft()
             if not future.done():
                 future.set_result(response)
+
+    def malformed(self, reason: str) -> None:
+        """The broker sent what we cannot read: the connection ends, failing what is in flight."""
+        self._end(KafkaConnectionError(f"connection lost: {reason}"))
+        self._transport.close()
 
     def lost(self, exc: Exception | None) -> None:
         """The transport is gone (the broker closed, a reset, or our close)."""

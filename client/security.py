@@ -21,11 +21,8 @@ from dataclasses import dataclass
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Protocol, TypedDict
 
-from scramp import ScramClient, ScramException
-
 from weir.protocol.api_keys import ApiKey
 from weir.protocol.errors import Errors
-from weir.protocol.messages import sasl_authenticate, sasl_handshake
 
 from .errors import raise_for
 
@@ -102,6 +99,9 @@ PLAINTEXT = ClientSecurity()
 
 async def authenticate(connection: Connection, security: ClientSecurity) -> None:
     """The SASL exchange on a new connection (after ApiVersions); raises the broker's error on failure."""
+    # Imported here, not at the top: most connections never authenticate, and ``import weir.client``
+    # stays quick (tests/client/test_import_cost.py).
+    from weir.protocol.messages import sasl_authenticate, sasl_handshake
     handshake = await connection.request(ApiKey.SASL_HANDSHAKE, connection.version_for(ApiKey.SASL_HANDSHAKE, 1),
                                          sasl_handshake.REQUEST(mechanism=security.mechanism))
     if handshake.error_code != Errors.NONE:
@@ -126,6 +126,7 @@ async def authenticate(connection: Connection, security: ClientSecurity) -> None
 
 
 async def _scram(exchange: Exchange, security: ClientSecurity) -> None:
+    from scramp import ScramClient, ScramException  # with asn1crypto, ~20 ms to import: only when used
     client = ScramClient([security.mechanism], security.username, security.password)
     try:
         client.set_server_first((await exchange(client.get_client_first().encode())).decode())

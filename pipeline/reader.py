@@ -4,13 +4,13 @@ Each Spark task runs the client's async Consumer on its own event loop
 (``asyncio.Runner``: ``asyncio.run``'s machinery, kept open so the generator
 can hand Spark a batch as soon as it is built instead of holding the range).
 The consumer is assigned the one partition and seeks to the range's start, so
-read_committed filtering (aborted transactions, markers) is the client's.
+read_committed filtering (aborted transactions, markers) is the client's; records come as Arrow
+columns built in C (``Consumer.getmany_arrow``), never as a Python object each.
 """
 
 from __future__ import annotations
 
 import asyncio
-import operator
 from collections.abc import Iterator
 
 import pyarrow as pa
@@ -32,31 +32,26 @@ def schema(include_headers: bool) -> str:
     return HEADERS_SCHEMA if include_headers else SCHEMA
 
 
-_FIELDS = operator.attrgetter("key", "value", "offset", "timestamp", "timestamp_type")
 _TIMESTAMP = pa.timestamp("us", tz="UTC")
+_NAMES = ["key", "value", "topic", "partition", "offset", "timestamp", "timestampType"]
 
 
-def to_arrow(records, include_headers: bool) -> pa.RecordBatch:
-    """One partition's records as a batch: the columns are transposed in one pass (zip), the constant
-    topic and partition repeated, the timestamps scaled in Arrow."""
-    count = len(records)
-    transposed = zip(*map(_FIELDS, records), strict=True) if count else ((),) * 5
-    keys, values, offsets, timestamps, timestamp_types = transposed
-    first = records[0] if count else None
-    millis = pa.array(timestamps, pa.int64())
+def to_spark(batch: pa.RecordBatch, topic: str, partition: int, include_headers: bool) -> pa.RecordBatch:
+    """A batch of ``Consumer.getmany_arrow`` in the source's schema: the constant topic and partition
+    repeated, timestamps in microseconds, the timestamp type an int (all column-wise, in Arrow)."""
+    count = batch.num_rows
     columns = [
-        pa.array(keys, pa.binary()),
-        pa.array(values, pa.binary()),
-        pa.repeat(pa.scalar(first.topic if first else "", pa.string()), count),
-        pa.repeat(pa.scalar(first.partition if first else 0, pa.int32()), count),
-        pa.array(offsets, pa.int64()),
-        pc.multiply(millis, 1000).cast(_TIMESTAMP),
-        pa.array(timestamp_types, pa.int32()),
+        batch.column("key"),
+        batch.column("value"),
+        pa.repeat(pa.scalar(topic, pa.string()), count),
+        pa.repeat(pa.scalar(partition, pa.int32()), count),
+        batch.column("offset"),
+        batch.column("timestamp").cast(_TIMESTAMP),
+        batch.column("timestamp_type").cast(pa.int32()),
     ]
-    names = ["key", "value", "topic", "partition", "offset", "timestamp", "timestampType"]
+    names = list(_NAMES)
     if include_headers:
-        columns.append(pa.array([[{"key": k, "value": v} for k, v in r.headers] for r in records],
-                                pa.list_(_HEADER)))
+        columns.append(batch.column("headers").cast(pa.list_(_HEADER)))
         names.append("headers")
     return pa.RecordBatch.from_arrays(columns, names=names)
 
@@ -71,7 +66,8 @@ def read_range(bootstrap: str, settings: dict, piece: OffsetRange, *, include_he
     next task's event loop runs in this thread, could no longer close them (their connections' tasks
     would be destroyed pending)."""
     tp = TopicPartition(piece.topic, piece.partition)
-    pending: list = []
+    pending: list[pa.RecordBatch] = []
+    held = 0
     with asyncio.Runner() as runner:
         consumer = Consumer(bootstrap_servers=bootstrap, **settings)
         runner.run(consumer.start())
@@ -86,15 +82,25 @@ def read_range(bootstrap: str, settings: dict, piece: OffsetRange, *, include_he
                 start = log_start
             consumer.seek(tp, start)
             while start < piece.end:
-                fetched = runner.run(consumer.getmany(tp, timeout_ms=poll_timeout_ms, max_records=ROWS_PER_BATCH))
-                for record in fetched.get(tp, ()):
-                    if record.offset < piece.end:
-                        pending.append(record)
+                fetched = runner.run(consumer.getmany_arrow(tp, timeout_ms=poll_timeout_ms,
+                                                            max_records=ROWS_PER_BATCH))
+                batch = fetched.get(tp)
+                if batch is not None:
+                    inside = pc.sum(pc.less(batch.column("offset"), piece.end)).as_py() or 0  # offsets ascend
+                    if inside:
+                        pending.append(batch.slice(0, inside))
+                        held += inside
                 start = runner.run(consumer.position(tp))
-                if len(pending) >= ROWS_PER_BATCH and start < piece.end:
-                    yield to_arrow(pending, include_headers)
-                    pending = []
+                if held >= ROWS_PER_BATCH and start < piece.end:
+                    yield _joined(pending, piece, include_headers)
+                    pending, held = [], 0
         finally:
             runner.run(consumer.close())
     if pending:
-        yield to_arrow(pending, include_headers)
+        yield _joined(pending, piece, include_headers)
+
+
+def _joined(batches: list[pa.RecordBatch], piece: OffsetRange, include_headers: bool) -> pa.RecordBatch:
+    joined = batches[0] if len(batches) == 1 else \
+        pa.Table.from_batches(batches).combine_chunks().to_batches(max_chunksize=None)[0]
+    return to_spark(joined, piece.topic, piece.partition, include_headers)

@@ -16,7 +16,6 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, TypeAlias
 
 import cramjam
-import lz4.frame
 
 if TYPE_CHECKING:
     from typing_extensions import Buffer
@@ -57,7 +56,9 @@ def compress(codec: Compression, data: Buffer, level: int | None = None) -> byte
     if codec == Compression.LZ4:
         # Kafka's Java reader (Lz4BlockInputStream) refuses linked blocks ("Dependent block stream
         # is unsupported"), which cramjam writes; its own writer makes independent 64 KiB blocks
-        # with no content size or checksum, so we write exactly that frame.
+        # with no content size or checksum, so we write exactly that frame. (Imported here: only
+        # an lz4 producer needs it, and ``import weir.client`` stays quick.)
+        import lz4.frame
         compressed: bytes = lz4.frame.compress(data, compression_level=level or 0,
                                                block_size=lz4.frame.BLOCKSIZE_MAX64KB, block_linked=False,
                                                content_checksum=False, store_size=False)

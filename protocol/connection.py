@@ -107,20 +107,22 @@ class ClientConnection:
 
     def receive_data(self, data: Buffer) -> list[Any]:
         """Decode every completed response, in request order (instances of the message's generated class)."""
-        responses: list[Any] = []
-        for payload in self._frames.feed(data):
-            if not self._in_flight:
-                raise p.DecodeError("response with no request in flight")
-            correlation_id, api_key, version = self._in_flight.pop(0)
-            got = p.INT32.unpack_from(payload, 0)[0]
-            if got != correlation_id:
-                raise p.DecodeError(f"correlation id {got}, expected {correlation_id}")
-            pos = 4
-            if response_header_flexible(api_key, version):
-                count, pos = p.read_uvarint(payload, pos)
-                for _ in range(count):
-                    _tag, pos = p.read_uvarint(payload, pos)
-                    size, pos = p.read_uvarint(payload, pos)
-                    pos += size
-            responses.append(BY_KEY[api_key].RESPONSE.decode(version, memoryview(payload)[pos:]))
-        return responses
+        return [self.receive_frame(payload) for payload in self._frames.feed(data)]
+
+    def receive_frame(self, payload: p.ReadBuffer) -> Any:
+        """Decode one whole response frame (after its length prefix), for a caller that frames the stream
+        itself (client/connection.py reads each large answer straight into a buffer of its size)."""
+        if not self._in_flight:
+            raise p.DecodeError("response with no request in flight")
+        correlation_id, api_key, version = self._in_flight.pop(0)
+        got = p.INT32.unpack_from(payload, 0)[0]
+        if got != correlation_id:
+            raise p.DecodeError(f"correlation id {got}, expected {correlation_id}")
+        pos = 4
+        if response_header_flexible(api_key, version):
+            count, pos = p.read_uvarint(payload, pos)
+            for _ in range(count):
+                _tag, pos = p.read_uvarint(payload, pos)
+                size, pos = p.read_uvarint(payload, pos)
+                pos += size
+        return BY_KEY[api_key].RESPONSE.decode(version, memoryview(payload)[pos:])

@@ -11,36 +11,41 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
-
-import construct as c
-
-_STRING = c.PascalString(c.Int16ub, "utf8")
-_TOPIC_PARTITIONS = c.PrefixedArray(c.Int32sb, c.Struct("topic" / _STRING,
-                                                        "partitions" / c.PrefixedArray(c.Int32sb, c.Int32sb)))
 
 SUBSCRIPTION_VERSION = 3
 ASSIGNMENT_VERSION = 3
 
-Subscription = c.Struct(
-    "version" / c.Int16sb,
-    "topics" / c.PrefixedArray(c.Int32sb, _STRING),
-    "user_data_length" / c.Int32sb,
-    "user_data" / c.If(c.this.user_data_length >= 0, c.Bytes(c.this.user_data_length)),
-    "owned_partitions" / c.If(c.this.version >= 1, _TOPIC_PARTITIONS),
-    "generation_id" / c.If(c.this.version >= 2, c.Int32sb),
-    "rack" / c.If(c.this.version >= 3, c.Struct(  # a nullable string: length -1 is null
-        "length" / c.Int16sb,
-        "value" / c.If(c.this.length >= 0, c.StringEncoded(c.Bytes(c.this.length), "utf8")),
-    )),
-).compile()
 
-Assignment = c.Struct(
-    "version" / c.Int16sb,
-    "assigned_partitions" / _TOPIC_PARTITIONS,
-    "user_data_length" / c.Int32sb,
-    "user_data" / c.If(c.this.user_data_length >= 0, c.Bytes(c.this.user_data_length)),
-).compile()
+@cache
+def _formats() -> tuple[Any, Any]:
+    """(Subscription, Assignment), compiled on first use: construct's import and compile take ~25 ms,
+    which a producer-only program, or ``import weir.client``, should not pay."""
+    import construct as c
+
+    string = c.PascalString(c.Int16ub, "utf8")
+    topic_partitions = c.PrefixedArray(c.Int32sb, c.Struct("topic" / string,
+                                                           "partitions" / c.PrefixedArray(c.Int32sb, c.Int32sb)))
+    subscription = c.Struct(
+        "version" / c.Int16sb,
+        "topics" / c.PrefixedArray(c.Int32sb, string),
+        "user_data_length" / c.Int32sb,
+        "user_data" / c.If(c.this.user_data_length >= 0, c.Bytes(c.this.user_data_length)),
+        "owned_partitions" / c.If(c.this.version >= 1, topic_partitions),
+        "generation_id" / c.If(c.this.version >= 2, c.Int32sb),
+        "rack" / c.If(c.this.version >= 3, c.Struct(  # a nullable string: length -1 is null
+            "length" / c.Int16sb,
+            "value" / c.If(c.this.length >= 0, c.StringEncoded(c.Bytes(c.this.length), "utf8")),
+        )),
+    ).compile()
+    assignment = c.Struct(
+        "version" / c.Int16sb,
+        "assigned_partitions" / topic_partitions,
+        "user_data_length" / c.Int32sb,
+        "user_data" / c.If(c.this.user_data_length >= 0, c.Bytes(c.this.user_data_length)),
+    ).compile()
+    return subscription, assignment
 
 
 @dataclass
@@ -66,7 +71,7 @@ def _partitions_in(entries: Iterable[Any] | None) -> dict[str, list[int]]:  # co
 def encode_subscription(subscription: MemberSubscription) -> bytes:
     data = subscription.user_data
     rack = subscription.rack_id
-    encoded: bytes = Subscription.build({
+    encoded: bytes = _formats()[0].build({
         "version": SUBSCRIPTION_VERSION, "topics": sorted(subscription.topics),
         "user_data_length": -1 if data is None else len(data), "user_data": data,
         "owned_partitions": _partitions_out(subscription.owned), "generation_id": subscription.generation_id,
@@ -75,7 +80,7 @@ def encode_subscription(subscription: MemberSubscription) -> bytes:
 
 
 def decode_subscription(metadata: bytes) -> MemberSubscription:
-    parsed = Subscription.parse(metadata)
+    parsed = _formats()[0].parse(metadata)
     return MemberSubscription(
         topics=list(parsed.topics), owned=_partitions_in(parsed.owned_partitions),
         generation_id=parsed.generation_id if parsed.generation_id is not None else -1,
@@ -83,7 +88,7 @@ def decode_subscription(metadata: bytes) -> MemberSubscription:
 
 
 def encode_assignment(partitions: dict[str, list[int]], user_data: bytes | None = None) -> bytes:
-    encoded: bytes = Assignment.build({"version": 0, "assigned_partitions": _partitions_out(partitions),
+    encoded: bytes = _formats()[1].build({"version": 0, "assigned_partitions": _partitions_out(partitions),
                                        "user_data_length": -1 if user_data is None else len(user_data),
                                        "user_data": user_data})
     return encoded
@@ -92,4 +97,4 @@ def encode_assignment(partitions: dict[str, list[int]], user_data: bytes | None 
 def decode_assignment(data: bytes) -> dict[str, list[int]]:
     if not data:
         return {}  # a member the leader gave nothing (an empty SyncGroup answer)
-    return _partitions_in(Assignment.parse(data).assigned_partitions)
+    return _partitions_in(_formats()[1].parse(data).assigned_partitions)

@@ -22,12 +22,10 @@ import struct
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, TypeAlias
 
-import crc32c
-
 from . import primitives as p
 from .compression import Compression, compress
-from .records import (BATCH_HEADER, CRC_START, HEADER_SIZE, LOG_OVERHEAD, MAGIC, NO_PRODUCER_EPOCH,
-                      NO_PRODUCER_ID, NO_SEQUENCE, TRANSACTIONAL_FLAG)
+from .records import (BATCH_HEADER, CRC_START, HEADER_SIZE, LOG_OVERHEAD, MAGIC, NO_PRODUCER_EPOCH, NO_PRODUCER_ID,
+                      NO_SEQUENCE, TRANSACTIONAL_FLAG, crc32c_of)
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -209,5 +207,5 @@ class BatchBuilder:
             0, HEADER_SIZE - LOG_OVERHEAD + len(self._payload), -1, MAGIC, 0, attributes, self.count - 1,
             self.base_timestamp, self.max_timestamp, producer_id, producer_epoch, base_sequence, self.count))
         out += self._payload
-        _CRC.pack_into(out, 17, crc32c.crc32c(memoryview(out)[CRC_START:]))
+        _CRC.pack_into(out, 17, crc32c_of(memoryview(out)[CRC_START:]))
         return bytes(out)

@@ -9,6 +9,13 @@ batch, else None) replaces every record's own timestamp, as Kafka's consumer doe
 A record whose fields do not fill exactly its declared length, a varint longer
 than 10 bytes or a blob running past the end raises ``DecodeError``.
 
+``decode_into(out, record_type, records, count, base_offset, base_timestamp,
+log_append_time, position, topic, partition, timestamp_type, leader_epoch)`` is the
+same walk appending ``record_type`` objects (fields named as the client's
+``ConsumerRecord``) for the records at or after ``position``: the C twin fills the
+slots of each instance directly, with no tuple and no ``__init__`` call between.
+An offset or timestamp past int64 raises ``DecodeError`` there.
+
 It is the per-record loop of every fetch our consumer makes, so it has a C
 implementation (``protocol/_record_decode.c``, built when a compiler is present)
 and this pure-Python one, the reference: a property test checks that both agree
@@ -17,7 +24,8 @@ on every input, valid or not.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, TypeAlias
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from .primitives import DecodeError, ReadBuffer
 
@@ -28,6 +36,7 @@ if TYPE_CHECKING:
 DecodedRecord: TypeAlias = tuple[int, int, bytes | None, bytes | None, list[tuple[str, bytes | None]]]
 
 _MASK64 = (1 << 64) - 1
+_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
 
 
 def _varint(buf: ReadBuffer, pos: int, end: int) -> tuple[int, int]:
@@ -84,10 +93,38 @@ def decode_python(records: Buffer, count: int, base_offset: int, base_timestamp:
     return out
 
 
+def decode_into_python(out: list[Any], record_type: type, records: Buffer, count: int, base_offset: int,
+                       base_timestamp: int, log_append_time: int | None, position: int, topic: str,
+                       partition: int, timestamp_type: int, leader_epoch: int) -> None:
+    for offset, timestamp, key, value, headers in decode_python(records, count, base_offset, base_timestamp,
+                                                                log_append_time):
+        if not _INT64_MIN <= offset <= _INT64_MAX or not _INT64_MIN <= timestamp <= _INT64_MAX:
+            raise DecodeError("offset or timestamp out of range")
+        if offset >= position:
+            out.append(record_type(topic=topic, partition=partition, offset=offset, timestamp=timestamp,
+                                   timestamp_type=timestamp_type, key=key, value=value, headers=headers,
+                                   leader_epoch=leader_epoch))
+
+
+def _decode_into_c(out: list[Any], record_type: type, records: Buffer, count: int, base_offset: int,
+                   base_timestamp: int, log_append_time: int | None, position: int, topic: str, partition: int,
+                   timestamp_type: int, leader_epoch: int) -> None:
+    c_walk(_record_decode.decode_into, out, record_type, records, count, base_offset, base_timestamp,
+           log_append_time, position, topic, partition, timestamp_type, leader_epoch)
+
+
 def _decode_c(records: Buffer, count: int, base_offset: int, base_timestamp: int,
               log_append_time: int | None = None) -> list[DecodedRecord]:
+    decoded: list[DecodedRecord] = c_walk(_record_decode.decode, records, count, base_offset, base_timestamp,
+                                          log_append_time)
+    return decoded
+
+
+def c_walk(walk: Callable[..., Any], *args: Any) -> Any:
+    """``walk(*args)``, a C walk, with its ValueError as DecodeError (a header name's UnicodeDecodeError
+    stays what it is, as in the Python walk)."""
     try:
-        return _record_decode.decode(records, count, base_offset, base_timestamp, log_append_time)
+        return walk(*args)
     except UnicodeDecodeError:
         raise
     except ValueError as exc:
@@ -97,7 +134,9 @@ def _decode_c(records: Buffer, count: int, base_offset: int, base_timestamp: int
 try:
     from . import _record_decode
     decode = _decode_c
+    decode_into = _decode_into_c
     ACCELERATED = True
 except ImportError:  # no compiler at install time: the reference walk serves
     decode = decode_python
+    decode_into = decode_into_python
     ACCELERATED = False

@@ -12,14 +12,19 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from functools import cache
+from typing import Any, NamedTuple
 from collections.abc import Iterator
-
-import construct as c
-import crc32c
 
 from . import primitives as p
 from .compression import Compression, compress, decompress
+
+def crc32c_of(data: bytes | bytearray | memoryview) -> int:
+    """CRC-32C of ``data``. The ``crc32c`` package is imported on first use, not with this module: its
+    ``__init__`` loads importlib.metadata and argparse (~15 ms of ``import weir.client``)."""
+    from crc32c import crc32c
+    return crc32c(data)
+
 
 MAGIC = 2
 BATCH_HEADER = struct.Struct(">qiibIhiqqqhii")
@@ -41,21 +46,34 @@ NO_PRODUCER_ID = -1
 NO_PRODUCER_EPOCH = -1
 NO_SEQUENCE = -1
 
-BatchHeaderFormat = c.Struct(
-    "base_offset" / c.Int64sb,
-    "batch_length" / c.Int32sb,
-    "partition_leader_epoch" / c.Int32sb,
-    "magic" / c.Int8sb,
-    "crc" / c.Int32ub,
-    "attributes" / c.Int16sb,
-    "last_offset_delta" / c.Int32sb,
-    "base_timestamp" / c.Int64sb,
-    "max_timestamp" / c.Int64sb,
-    "producer_id" / c.Int64sb,
-    "producer_epoch" / c.Int16sb,
-    "base_sequence" / c.Int32sb,
-    "records_count" / c.Int32sb,
-)
+
+def __getattr__(name: str) -> Any:
+    # Built on first use (tests compare it with BATCH_HEADER): construct takes ~15 ms to import,
+    # and a client that never asks for the declaration should not pay for it.
+    if name == "BatchHeaderFormat":
+        return _batch_header_format()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+@cache
+def _batch_header_format() -> Any:
+    import construct as c
+
+    return c.Struct(
+        "base_offset" / c.Int64sb,
+        "batch_length" / c.Int32sb,
+        "partition_leader_epoch" / c.Int32sb,
+        "magic" / c.Int8sb,
+        "crc" / c.Int32ub,
+        "attributes" / c.Int16sb,
+        "last_offset_delta" / c.Int32sb,
+        "base_timestamp" / c.Int64sb,
+        "max_timestamp" / c.Int64sb,
+        "producer_id" / c.Int64sb,
+        "producer_epoch" / c.Int16sb,
+        "base_sequence" / c.Int32sb,
+        "records_count" / c.Int32sb,
+    )
 
 
 class BatchHeader(NamedTuple):
@@ -110,7 +128,7 @@ def read_header(buf: p.ReadBuffer, pos: int = 0) -> BatchHeader:
 
 
 def crc_of(buf: p.ReadBuffer, start: int, end: int) -> int:
-    return crc32c.crc32c(memoryview(buf)[start + CRC_START:end])
+    return crc32c_of(memoryview(buf)[start + CRC_START:end])
 
 
 def crc_ok(buf: p.ReadBuffer, start: int, header: BatchHeader) -> bool:
@@ -260,7 +278,7 @@ def encode_batch(records: list[Record], *, base_offset: int = 0,
 
 
 def _with_crc(out: bytearray) -> bytes:
-    _CRC.pack_into(out, 17, crc32c.crc32c(memoryview(out)[CRC_START:]))
+    _CRC.pack_into(out, 17, crc32c_of(memoryview(out)[CRC_START:]))
     return bytes(out)
 
 
@@ -308,7 +326,7 @@ def rebuild_compacted_batch(original: BatchHeader, records: list[Record],
         attributes, original.last_offset_delta, base_timestamp, max_timestamp, original.producer_id,
         original.producer_epoch, original.base_sequence, len(records)))
     out += payload
-    struct.pack_into(">I", out, 17, crc32c.crc32c(memoryview(out)[CRC_START:]))
+    struct.pack_into(">I", out, 17, crc32c_of(memoryview(out)[CRC_START:]))
     return bytes(out)
 
 

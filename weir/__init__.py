@@ -14,18 +14,18 @@ In the repository these live in the top-level folders ``broker/``, ``protocol/``
 ``client/`` and ``pipeline/``; setup.py maps them under ``weir``.
 """
 
-from importlib.metadata import PackageNotFoundError, version
-
-try:
-    __version__ = version("weir")
-except PackageNotFoundError:  # running from a checkout that was never installed
-    __version__ = "0+unknown"
-
 __all__ = ["Broker", "run_broker", "__version__"]
 
 
 def __getattr__(name: str):
-    # Imported on first use: ``import weir.client`` must not load the broker.
+    # Imported on first use: ``import weir.client`` must not load the broker, nor importlib.metadata
+    # (~20 ms) for a version nobody asked for.
+    if name == "__version__":
+        from importlib.metadata import PackageNotFoundError, version
+        try:
+            return version("weir")
+        except PackageNotFoundError:  # running from a checkout that was never installed
+            return "0+unknown"
     if name in ("Broker", "run_broker"):
         from . import testing
         return getattr(testing, name)

@@ -23,18 +23,22 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import deque
-from collections.abc import Collection, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from weir.protocol.api_keys import ApiKey
 from weir.protocol.errors import Errors
 from weir.protocol.messages import fetch, list_offsets
+from weir.protocol.record_arrow import Columns, RecordColumns
 
 from ..cluster import Cluster
 from ..errors import BrokerResponseError, KafkaException, OffsetOutOfRangeError, error_instance, raise_for
 from ..types import ConsumerRecord, TopicPartition
 from .fetched import CompletedFetch, next_fetch_position
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 log = logging.getLogger(__name__)
 
@@ -306,6 +310,39 @@ class Fetcher:
         """Take up to ``max_records`` buffered records (of ``only``'s partitions when given);
         raises a partition's fetch error first."""
         out: dict[TopicPartition, list[ConsumerRecord]] = {}
+
+        def take(tp: TopicPartition, completed: CompletedFetch, room: int) -> int:
+            chunk = completed.take(room)  # may raise a decode error (CRC, ...)
+            if chunk:
+                if tp in out:
+                    out[tp].extend(chunk)
+                else:
+                    out[tp] = chunk
+            return len(chunk)
+
+        self._drain(max_records, only, take)
+        return out
+
+    def drain_arrow(self, max_records: int, only: set[TopicPartition] | None = None,
+                    ) -> dict[TopicPartition, pa.RecordBatch]:
+        """``drain`` as one Arrow record batch per partition (protocol/record_arrow.py), built from the
+        answers' bytes in C."""
+        columns: dict[TopicPartition, Columns] = {}
+
+        def take(tp: TopicPartition, completed: CompletedFetch, room: int) -> int:
+            held = columns.get(tp)
+            if held is None:
+                held = columns[tp] = RecordColumns()
+            before = held.rows
+            completed.take_arrow(held, before + room)  # may raise a decode error (CRC, ...)
+            return held.rows - before
+
+        self._drain(max_records, only, take)
+        return {tp: held.record_batch() for tp, held in columns.items() if held.rows}
+
+    def _drain(self, max_records: int, only: set[TopicPartition] | None,
+               take: Callable[[TopicPartition, CompletedFetch, int], int]) -> None:
+        """Hand out up to ``max_records`` through ``take`` (partition, answer, room: how many it took)."""
         taken = 0
         freed = False
         for tp, state in self.states.items():
@@ -319,19 +356,14 @@ class Fetcher:
             buffered = state.buffered
             while buffered and taken < max_records:
                 completed = buffered[0]
-                chunk = completed.take(max_records - taken)  # may raise a decode error (CRC, ...)
-                if chunk:
-                    if tp in out:
-                        out[tp].extend(chunk)
-                    else:
-                        out[tp] = chunk
-                    taken += len(chunk)
+                taken += take(tp, completed, max_records - taken)
                 if completed.exhausted:
                     buffered.popleft()
                     self.buffered_bytes -= completed.size
                     freed = True
+                else:
+                    break  # max_records reached inside this answer
         if not any(state.buffered for state in self.states.values()):
             self.records_ready.clear()
-        if out or freed:
+        if taken or freed:
             self._wake.set()
-        return out

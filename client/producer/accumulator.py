@@ -44,6 +44,7 @@ class Accumulator:
         self.bytes_held = 0
         self.sealed = False  # a batch became full since the producer last looked: it may go now
         self.flushes = 0  # flush() calls in progress: everything is ready meanwhile
+        self.produce_error: BaseException | None = None  # see release()
         self.data_ready = asyncio.Event()  # wakes the sender
         self._room = asyncio.Event()
         self._room.set()
@@ -54,8 +55,8 @@ class Accumulator:
             await self._room.wait()
 
     def append(self, topic: str, partition: int, timestamp: int, key: bytes | None, value: bytes | None,
-               headers: list[tuple[str, bytes | None]] | None, future: asyncio.Future[RecordMetadata],
-               bound: int) -> int:
+               headers: list[tuple[str, bytes | None]] | None, future: asyncio.Future[RecordMetadata] | None,
+               bound: int, loop: asyncio.AbstractEventLoop) -> int:
         """Add one record (``bound``: its record_size_bound) to the partition's open batch, opening
         one if needed; the bytes it took."""
         partitions = self._by_topic.get(topic)
@@ -69,7 +70,7 @@ class Accumulator:
             if added < 0:  # does not fit: this batch is done
                 self._close(batch)
         if batch is None or added < 0:  # no batch, a closed one (added is -1), or this one is full
-            batch = self._open(queue, future.get_loop())
+            batch = self._open(queue, loop)
             added = batch.try_append(timestamp, key, value, headers, future, bound, None)
         self.bytes_held += added
         if batch.builder.size >= self.batch_size:
@@ -144,7 +145,10 @@ class Accumulator:
         self.data_ready.set()
 
     def release(self, batch: ProducerBatch) -> None:
-        """A batch is done (acknowledged or failed): its bytes no longer count."""
+        """A batch is done (acknowledged or failed): its bytes no longer count. The first error of a batch
+        holding records without futures (Producer.produce) is kept for the next flush() to raise."""
+        if batch.anonymous and batch.error is not None and self.produce_error is None:
+            self.produce_error = batch.error
         self.bytes_held -= batch.size
         if self.bytes_held < self.buffer_memory:
             self._room.set()

@@ -1,15 +1,15 @@
 """One batch of records bound for one partition, and the futures of its records.
 
-Records come one by one (``send()``: a future each) or as rows of Arrow columns
-(``send_arrow()``: no future per row; the caller waits on the batches). Arrow rows
-are only ever appended after a batch's single records, so record ``i``'s offset is
-still the base offset plus ``i`` for every record that has a future.
+Records come one by one (``send()``: a future each; ``produce()``: none, as librdkafka's
+produce without a delivery callback) or as rows of Arrow columns (``send_arrow()``: no
+future per row; the caller waits on the batches). A future remembers its record's place
+in the batch; Arrow rows are only ever appended after a batch's single records, so record
+``i``'s offset is still the base offset plus ``i``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import itertools
 from typing import TYPE_CHECKING
 
 from weir.protocol.compression import Compression
@@ -30,17 +30,18 @@ def record_size_bound(key: bytes | None, value: bytes | None, headers: list[tupl
 
 
 class ProducerBatch:
-    __slots__ = ("tp", "builder", "futures", "timestamps", "created", "base_sequence", "producer_id",
+    __slots__ = ("tp", "builder", "futures", "anonymous", "created", "base_sequence", "producer_id",
                  "producer_epoch", "attempts", "retry_at", "closed", "settled", "error", "arrow_rows", "_built")
 
     def __init__(self, tp: TopicPartition, compression: Compression, created: float,
                  loop: asyncio.AbstractEventLoop) -> None:
         self.tp = tp
         self.builder = BatchBuilder(compression)
-        self.futures: list[asyncio.Future[RecordMetadata]] = []
+        # (the record's place in the batch, its future, its timestamp) of each record sent with a future
+        self.futures: list[tuple[int, asyncio.Future[RecordMetadata], int]] = []
+        self.anonymous = 0  # records without a future (Producer.produce): flush() reports their error
         # Done once every record's future is: flush() waits on these, one per batch, not per record.
         self.settled: asyncio.Future[None] = loop.create_future()
-        self.timestamps: list[int] = []
         self.created = created
         self.base_sequence = -1  # fixed on first send; a retry re-sends the same sequence
         self.producer_id = -1
@@ -61,16 +62,19 @@ class ProducerBatch:
         return self.builder.count
 
     def try_append(self, timestamp: int, key: bytes | None, value: bytes | None,
-                   headers: list[tuple[str, bytes | None]] | None, future: asyncio.Future[RecordMetadata], bound: int,
-                   limit: int | None) -> int:
-        """Add one record (``bound``: its record_size_bound) unless the batch holds some and would
-        pass ``limit`` bytes with it; the bytes it took, or -1 when it did not fit."""
+                   headers: list[tuple[str, bytes | None]] | None, future: asyncio.Future[RecordMetadata] | None,
+                   bound: int, limit: int | None) -> int:
+        """Add one record (``bound``: its record_size_bound; ``future``: None for none) unless the batch
+        holds some and would pass ``limit`` bytes with it; the bytes it took, or -1 when it did not fit."""
         builder = self.builder
-        if self.arrow_rows or limit is not None and builder.count and builder.size + bound > limit:
+        count = builder.count
+        if self.arrow_rows or limit is not None and count and builder.size + bound > limit:
             return -1
         added = builder.append(timestamp, key, value, headers)
-        self.futures.append(future)
-        self.timestamps.append(timestamp)
+        if future is None:
+            self.anonymous += 1
+        else:
+            self.futures.append((count, future, timestamp))
         return added
 
     def append_arrow(self, timestamp: int, keys: ArrowColumn, values: ArrowColumn, length: int, rows: bytes, start: int,
@@ -91,16 +95,16 @@ class ProducerBatch:
 
     def complete(self, base_offset: int, log_append_time: int) -> None:
         topic, partition = self.tp
-        timestamps = self.timestamps if log_append_time < 0 else itertools.repeat(log_append_time)
-        for offset, future, timestamp in zip(itertools.count(base_offset), self.futures, timestamps):
+        for index, future, timestamp in self.futures:
             if not future.done():
-                future.set_result(RecordMetadata(topic, partition, offset, timestamp))
+                future.set_result(RecordMetadata(topic, partition, base_offset + index,
+                                                 timestamp if log_append_time < 0 else log_append_time))
         if not self.settled.done():
             self.settled.set_result(None)
 
     def fail(self, error: BaseException) -> None:
         self.error = error
-        for future in self.futures:
+        for _index, future, _timestamp in self.futures:
             if not future.done():
                 future.set_exception(error)
                 # Marked as seen: a caller that awaits the future still gets the error, but one that

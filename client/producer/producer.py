@@ -178,10 +178,14 @@ class Producer:
         if self.transaction_manager is not None:
             self.transaction_manager.require_transaction("send")
 
-    async def _partition_count(self, topic: str) -> int:
+    def _known_partition_count(self, topic: str) -> int:
+        """The topic's partition count in the metadata we hold; 0 when we hold none."""
         info = self.cluster.topics.get(topic)
-        return len(info.partitions) if info is not None and not info.error and info.partitions \
-            else await self.cluster.partitions_for(topic, deadline=time.monotonic() + self.max_block)
+        return len(info.partitions) if info is not None and not info.error and info.partitions else 0
+
+    async def _partition_count(self, topic: str) -> int:
+        return self._known_partition_count(topic) or \
+            await self.cluster.partitions_for(topic, deadline=time.monotonic() + self.max_block)
 
     async def _send_sealed(self) -> None:
         """A batch became full: put it on the wire now if a request slot is free, and give the loop one
@@ -196,8 +200,24 @@ class Producer:
                    partition: int | None = None, headers: list[tuple[str, bytes | None]] | None = None,
                    timestamp_ms: int | None = None) -> asyncio.Future[RecordMetadata]:
         """Queue one record; the returned future resolves to its RecordMetadata once acknowledged."""
+        future = self._loop.create_future()  # the loop cached at start(): get_running_loop() costs a getpid()
+        await self._append(topic, value, key, partition, headers, timestamp_ms, future)
+        return future
+
+    async def produce(self, topic: str, value: bytes | None = None, key: bytes | None = None, *,
+                      partition: int | None = None, headers: list[tuple[str, bytes | None]] | None = None,
+                      timestamp_ms: int | None = None) -> None:
+        """Queue one record with no future of its own, as librdkafka's produce without a delivery
+        callback: the caller learns the outcome per batch, from ``flush()``, which raises the first error of
+        the batches holding such records. About half of ``send``'s cost per record goes to its future (its
+        creation, its result, the caller's gather), so a writer that needs no per-record metadata uses this."""
+        await self._append(topic, value, key, partition, headers, timestamp_ms, None)
+
+    async def _append(self, topic: str, value: bytes | None, key: bytes | None, partition: int | None,
+                      headers: list[tuple[str, bytes | None]] | None, timestamp_ms: int | None,
+                      future: asyncio.Future[RecordMetadata] | None) -> None:
         self._check_can_send()
-        count = await self._partition_count(topic)
+        count = self._known_partition_count(topic) or await self._partition_count(topic)  # per record: no coroutine
         if partition is None:
             partition = partition_for_key(key, count) if key is not None else self.partitioner.partition(topic, count)
         elif not 0 <= partition < count:
@@ -209,14 +229,12 @@ class Producer:
                                        "or buffer_memory")
         if accumulator.bytes_held >= accumulator.buffer_memory:
             await accumulator.wait_for_room()
-        future = self._loop.create_future()  # the loop cached at start(): get_running_loop() costs a getpid()
         timestamp = timestamp_ms if timestamp_ms is not None else int(time.time() * 1000)
-        added = accumulator.append(topic, partition, timestamp, key, value, headers, future, bound)
+        added = accumulator.append(topic, partition, timestamp, key, value, headers, future, bound, self._loop)
         if key is None:
             self.partitioner.record_appended(topic, partition, added, count)
         if accumulator.sealed:
             await self._send_sealed()
-        return future
 
     async def send_arrow(self, topic: str, keys: ArrowColumn, values: ArrowColumn, length: int, *,
                          timestamp_ms: int | None = None) -> asyncio.Future[int]:
@@ -224,6 +242,8 @@ class Producer:
         specs; no headers), partitioned as ``send`` partitions keyed records and encoded in C. The returned
         future resolves to the row count once every batch holding them is acknowledged, or fails with the
         first batch's error.
+
+        The mirror of ``Consumer.getmany_arrow``, which reads records back as Arrow columns.
 
         Simplification: rows without a key go round-robin per row (the C grouping does it in one pass)
         where ``send`` sticks to a partition per batch (KIP-480); both spread them evenly."""
@@ -275,17 +295,21 @@ class Producer:
                                       timestamp_ms=timestamp_ms))
 
     async def flush(self) -> None:
-        """Send every queued record now (no linger) and wait until each one is settled."""
-        batches = [*self.accumulator.all_batches(), *self.sender.in_flight]
-        if not batches:
-            return
-        self.accumulator.flushes += 1
-        self.sender.send_now()
-        self.sender.wake()
-        try:
-            await asyncio.wait([batch.settled for batch in batches])
-        finally:
-            self.accumulator.flushes -= 1
+        """Send every queued record now (no linger) and wait until each one is settled; raises the first
+        error of a batch holding records of ``produce()`` (those of ``send()`` are in their futures)."""
+        accumulator = self.accumulator
+        batches = [*accumulator.all_batches(), *self.sender.in_flight]
+        if batches:
+            accumulator.flushes += 1
+            self.sender.send_now()
+            self.sender.wake()
+            try:
+                await asyncio.wait([batch.settled for batch in batches])
+            finally:
+                accumulator.flushes -= 1
+        error, accumulator.produce_error = accumulator.produce_error, None
+        if error is not None:
+            raise error
 
     # ------------------------------------------------------------------ transactions
 

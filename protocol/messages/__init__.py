@@ -1,29 +1,50 @@
-"""Request and response schemas, one module per API key."""
+"""Request and response schemas, one module per API key, named after the key (``ApiKey.FETCH``:
+``fetch.py``).
 
-from . import (add_offsets_to_txn, add_partitions_to_txn, alter_configs, api_versions, consumer_group_describe,
-               consumer_group_heartbeat, create_partitions,
-               create_topics, delete_groups, delete_records, delete_topics, describe_cluster, describe_configs,
-               describe_groups, describe_producers, describe_topic_partitions, describe_transactions, end_txn, fetch,
-               find_coordinator, heartbeat, incremental_alter_configs, init_producer_id, join_group, leave_group,
-               list_groups, list_offsets, list_transactions, metadata, offset_commit, offset_delete, offset_fetch,
-               offset_for_leader_epoch, produce, sync_group, txn_offset_commit, update_features,
-               write_txn_markers)
-from . import create_acls, delete_acls, describe_acls  # noqa: I001 (the ACL APIs)
-from . import (alter_user_scram_credentials, describe_client_quotas, describe_user_scram_credentials,
-               sasl_authenticate, sasl_handshake)
-from . import alter_client_quotas, alter_partition_reassignments, describe_log_dirs  # noqa: I001 (ops tools)
-from . import elect_leaders, list_partition_reassignments  # noqa: I001
+``BY_KEY`` maps an api key to its module and imports the module on first use: a client that only
+produces and consumes never builds the ~150 schemas of the admin, ACL and SCRAM APIs (``import
+weir.client`` stays quick: tests/client/test_import_cost.py).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Iterator, Mapping
+from functools import cache
+from types import ModuleType
+
+from ..api_keys import ApiKey
+
+
+@cache
+def _module(api_key: int) -> ModuleType | None:
+    try:
+        name = f"{__name__}.{ApiKey(api_key).name.lower()}"
+    except ValueError:  # a key Kafka has that we do not know
+        return None
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as exc:
+        if exc.name != name:  # the module exists but one of its own imports failed
+            raise
+        return None  # a key we know by name but serve no schema for
+
+
+class _SchemasByKey(Mapping[int, ModuleType]):
+    """api key -> the module with its REQUEST and RESPONSE, imported when first asked for."""
+
+    def __getitem__(self, api_key: int) -> ModuleType:
+        module = _module(api_key)
+        if module is None:
+            raise KeyError(api_key)
+        return module
+
+    def __iter__(self) -> Iterator[int]:
+        return (int(key) for key in ApiKey if _module(key) is not None)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
 
 #: api key -> module with REQUEST and RESPONSE
-BY_KEY = {module.REQUEST.api_key: module for module in (
-    add_offsets_to_txn, add_partitions_to_txn, alter_configs, api_versions, consumer_group_describe,
-    consumer_group_heartbeat, create_partitions, create_topics,
-    delete_groups, delete_records, delete_topics, describe_cluster, describe_configs, describe_groups,
-    describe_producers, describe_topic_partitions, describe_transactions, end_txn, fetch, find_coordinator,
-    heartbeat, incremental_alter_configs, init_producer_id, join_group, leave_group, list_groups, list_offsets,
-    list_transactions, metadata, offset_commit, offset_delete, offset_fetch, offset_for_leader_epoch, produce,
-    sync_group, txn_offset_commit, update_features, write_txn_markers,
-    alter_user_scram_credentials, describe_client_quotas, describe_user_scram_credentials, sasl_authenticate,
-    sasl_handshake, create_acls, delete_acls, describe_acls,
-    alter_client_quotas, alter_partition_reassignments, describe_log_dirs, elect_leaders,
-    list_partition_reassignments)}
+BY_KEY: Mapping[int, ModuleType] = _SchemasByKey()

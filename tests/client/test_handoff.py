@@ -144,3 +144,34 @@ async def test_an_arrow_send_fails_with_its_batch_error(shared_broker, topic_nam
         too_large = await producer.send_arrow(topic_name, *arrow([None], [b"x" * 5000]), 1)
         with pytest.raises(error_for(Errors.MESSAGE_TOO_LARGE)):
             await too_large
+
+
+async def test_produce_records_have_no_future_and_arrive_in_order(shared_broker, topic_name):
+    bootstrap = shared_broker.bootstrap
+    await asyncio.to_thread(create_topic, bootstrap, topic_name, 2)
+    values = [f"record {i}".encode() * 9 for i in range(3000)]
+    async with Producer(bootstrap, batch_size=4000, linger_ms=5) as producer:
+        for i, value in enumerate(values):
+            assert await producer.produce(topic_name, value, partition=i % 2, headers=[("i", b"%d" % i)]) is None
+        await producer.flush()
+        assert producer.accumulator.bytes_held == 0  # every batch settled
+    by_partition = await read_committed(bootstrap, topic_name, 2)
+    assert sorted(by_partition) == sorted(values)
+    evens = set(values[0::2])
+    assert [v for v in by_partition if v in evens] == values[0::2]  # partition 0's, in order
+
+
+async def test_produce_errors_come_from_the_next_flush(shared_broker, topic_name):
+    bootstrap = shared_broker.bootstrap
+    await asyncio.to_thread(create_topic, bootstrap, topic_name, 1, {"max.message.bytes": "2000"})
+    async with Producer(bootstrap, retry_backoff_ms=10) as producer:
+        await producer.produce(topic_name, b"small")
+        await producer.flush()
+        await producer.produce(topic_name, b"x" * 5000)
+        with pytest.raises(error_for(Errors.MESSAGE_TOO_LARGE)):
+            await producer.flush()
+        await producer.flush()  # reported once
+        delivery = await producer.send(topic_name, b"x" * 5000)  # a send's error stays in its future
+        await producer.flush()
+        with pytest.raises(error_for(Errors.MESSAGE_TOO_LARGE)):
+            await delivery
