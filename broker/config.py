@@ -211,6 +211,10 @@ SETTINGS: dict[str, Setting] = {
     "group.consumer.max.heartbeat.interval.ms": Setting(
         _int(1), 15000, "longest group.consumer.heartbeat.interval.ms"),
     "group.consumer.max.size": Setting(_int(1), 2147483647, "most members a consumer-protocol group may have"),
+    # share groups (KIP-932): Kafka's names and defaults; the group.share.* lock, delivery and
+    # session settings are in inert_settings' table of group.share.* bounds, read by broker/share
+    "group.share.max.size": Setting(_int(1, 1000), 200, "most members a share group may have"),
+    "group.share.max.share.sessions": Setting(_int(1), 2000, "most share sessions the broker keeps"),
     "group.consumer.assignors": Setting(
         _str, "uniform,range", "server-side assignors, by name; the first is the default"),
     "group.consumer.migration.policy": Setting(  # broker/group/consumer/conversion.py; Kafka's values, any case

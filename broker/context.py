@@ -20,6 +20,7 @@ from weir.broker.group.configs import GroupConfigs
 from weir.broker.group.coordinator import GroupCoordinator
 from weir.broker.group.expiry import OffsetExpiry
 from weir.broker.group.offsets import OffsetStore
+from weir.broker.share.manager import SharePartitionManager
 from weir.broker.txn.coordinator import TransactionCoordinator
 from weir.broker.txn.producer_ids import ProducerIdAllocator
 from weir.broker.log import disk
@@ -65,6 +66,7 @@ class BrokerContext:
         self.logs = LogManager(self.data_dir, self.config, self.clock)
         self.producer_ids = ProducerIdAllocator(self.data_dir)
         self.offsets = OffsetStore(self)
+        self.share_partitions = SharePartitionManager(self)  # KIP-932 share-partition state and sessions
         self.groups = GroupCoordinator(self)
         self.offset_expiry = OffsetExpiry(self.groups)
         self.txn = TransactionCoordinator(self)

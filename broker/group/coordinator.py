@@ -33,6 +33,7 @@ from ..coordinator import records
 from . import storage
 from .consumer import records as consumer_records
 from .consumer.coordinator import ConsumerGroupCoordinator
+from .share.coordinator import ShareGroupCoordinator
 from .migration import Migration
 from .classic import ClassicGroup, GroupState, JoinResult, Member, SyncResult
 from .joins import Joins
@@ -61,6 +62,7 @@ class GroupCoordinator:
         self.migration = Migration(self)  # classic <-> consumer conversions
         self.joins = Joins(self)  # how a JoinGroup enters a classic group
         self.consumer.on_member_removed = self.migration.maybe_downgrade
+        self.share = ShareGroupCoordinator(context, context.share_partitions)  # KIP-932 share groups
 
     # ------------------------------------------------------------------ load and persistence
 
@@ -117,6 +119,7 @@ class GroupCoordinator:
                     timer.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
         await self.consumer.close()
+        self.share.close()
 
     def _spawn(self, coroutine: Coroutine[Any, Any, Any]) -> None:
         task = asyncio.get_running_loop().create_task(coroutine)

@@ -11,3 +11,4 @@ from . import (add_offsets_to_txn, add_partitions_to_txn, alter_configs, api_ver
 from . import (alter_user_scram_credentials, describe_client_quotas, describe_user_scram_credentials,  # noqa: F401
                sasl_authenticate, sasl_handshake)
 from . import create_acls, delete_acls, describe_acls  # noqa: F401 (broker/acl)
+from . import share_acknowledge, share_fetch, share_group_heartbeat  # noqa: F401 (KIP-932)

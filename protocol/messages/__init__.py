@@ -9,6 +9,8 @@ from . import (add_offsets_to_txn, add_partitions_to_txn, alter_configs, api_ver
                offset_for_leader_epoch, produce, sync_group, txn_offset_commit, update_features,
                write_txn_markers)
 from . import create_acls, delete_acls, describe_acls  # noqa: I001 (the ACL APIs)
+from . import (alter_share_group_offsets, delete_share_group_offsets, describe_share_group_offsets,  # noqa: I001
+               share_acknowledge, share_fetch, share_group_describe, share_group_heartbeat)
 from . import (alter_user_scram_credentials, describe_client_quotas, describe_user_scram_credentials,
                sasl_authenticate, sasl_handshake)
 
@@ -22,4 +24,6 @@ BY_KEY = {module.REQUEST.api_key: module for module in (
     list_transactions, metadata, offset_commit, offset_delete, offset_fetch, offset_for_leader_epoch, produce,
     sync_group, txn_offset_commit, update_features, write_txn_markers,
     alter_user_scram_credentials, describe_client_quotas, describe_user_scram_credentials, sasl_authenticate,
-    sasl_handshake, create_acls, delete_acls, describe_acls)}
+    sasl_handshake, create_acls, delete_acls, describe_acls,
+    alter_share_group_offsets, delete_share_group_offsets, describe_share_group_offsets, share_acknowledge,
+    share_fetch, share_group_describe, share_group_heartbeat)}

@@ -1,0 +1,206 @@
+"""The share group coordinator: ShareGroupHeartbeat, members' sessions, the target assignment.
+
+Kafka's ``GroupMetadataManager.shareGroupHeartbeat`` in its order: validate the request; find or
+create the group (epoch 0) and the member; a new member or a changed subscription bumps the group
+epoch and computes a new target assignment (``assignor.py``); the member takes its target at once
+(share groups revoke nothing) and its epoch becomes the assignment epoch. Leaving (-1) and a
+session ending remove the member, bump the epoch and give its records back (``broker/share``).
+
+Every change is a record replayed by ``ShareGroup.replay``; the operation itself changes nothing.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from weir.protocol.errors import Errors, KafkaError
+
+from ...clock import Timer
+from . import records as r
+from .assignor import assign
+from .group import ShareGroup
+
+if TYPE_CHECKING:
+    from ...context import BrokerContext
+    from ...share.manager import SharePartitionManager
+
+log = logging.getLogger(__name__)
+
+JOIN_GROUP_EPOCH = 0
+LEAVE_GROUP_EPOCH = -1
+
+
+@dataclass
+class Outcome:
+    records: list[r.ShareGroupRecord] = field(default_factory=list)
+    member_epoch: int = 0
+    assignment: r.Partitions | None = None  # None: not sent
+
+
+def validate(request: Any) -> None:
+    def invalid(message: str) -> None:
+        raise KafkaError(Errors.INVALID_REQUEST, message)
+    if not request.group_id:
+        invalid("GroupId can't be empty.")
+    if not request.member_id:
+        invalid("MemberId can't be empty.")
+    if request.rack_id == "":
+        invalid("RackId can't be empty.")
+    epoch = request.member_epoch
+    if epoch == JOIN_GROUP_EPOCH:
+        if not request.subscribed_topic_names:
+            invalid("SubscribedTopicNames must be set in first request.")
+    elif epoch < LEAVE_GROUP_EPOCH:
+        invalid("MemberEpoch is invalid.")
+
+
+class ShareGroupCoordinator:
+    def __init__(self, context: BrokerContext, share_partitions: SharePartitionManager) -> None:
+        self.context = context
+        self.clock = context.clock
+        self.group_configs = context.group_configs
+        self.share_partitions = share_partitions
+        self.max_size = context.config["group.share.max.size"]
+        self.groups: dict[str, ShareGroup] = {}
+        self._sessions: dict[tuple[str, str], Timer] = {}
+
+    # ------------------------------------------------------------------ records
+
+    def replay(self, record: r.ShareGroupRecord) -> None:
+        group = self.groups.get(record.group_id)
+        if group is None:
+            if record.value is None:
+                return
+            group = self.groups[record.group_id] = ShareGroup(record.group_id)
+        group.replay(record)
+        if group.deleted:
+            del self.groups[record.group_id]
+
+    def apply(self, records: list[r.ShareGroupRecord]) -> None:
+        for record in records:
+            self.replay(record)
+
+    # ------------------------------------------------------------------ ShareGroupHeartbeat
+
+    def heartbeat(self, request: Any, client_id: str, client_host: str) -> dict[str, Any]:
+        try:
+            validate(request)
+            outcome = self._heartbeat(request, client_id, client_host)
+        except KafkaError as exc:
+            return {"error_code": exc.code, "error_message": exc.message or None}
+        self.apply(outcome.records)
+        group_id, member_id = request.group_id, request.member_id
+        if request.member_epoch == LEAVE_GROUP_EPOCH:
+            self._cancel(group_id, member_id)
+            self.share_partitions.member_left(group_id, member_id)
+        else:
+            self._schedule(group_id, member_id)
+            for topic_id, partitions in (outcome.assignment or {}).items():
+                for index in partitions:  # Kafka initializes a share-partition when it is first assigned
+                    self.share_partitions.get(group_id, topic_id, index)
+        answer = {"error_code": Errors.NONE, "member_id": member_id, "member_epoch": outcome.member_epoch,
+                  "heartbeat_interval_ms": self.group_configs.value(group_id, "share.heartbeat.interval.ms")}
+        if outcome.assignment is not None:
+            answer["assignment"] = outcome.assignment
+        return answer
+
+    def _heartbeat(self, request: Any, client_id: str, client_host: str) -> Outcome:
+        group_id, member_id, epoch = request.group_id, request.member_id, request.member_epoch
+        group = self.groups.get(group_id)
+        if group is None:
+            if epoch != JOIN_GROUP_EPOCH:
+                raise KafkaError(Errors.GROUP_ID_NOT_FOUND, f"Group {group_id} not found.")
+            group = ShareGroup(group_id)
+        member = group.members.get(member_id)
+        if epoch == LEAVE_GROUP_EPOCH:
+            if member is None:
+                raise KafkaError(Errors.UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of group {group_id}.")
+            return Outcome(self._removal(group, member_id), member_epoch=LEAVE_GROUP_EPOCH)
+        if epoch != JOIN_GROUP_EPOCH:
+            if member is None:
+                raise KafkaError(Errors.UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of group {group_id}.")
+            if epoch != member.member_epoch:
+                raise KafkaError(Errors.FENCED_MEMBER_EPOCH,
+                                 f"The share group member has a different epoch ({member.member_epoch}).")
+        elif member is None and len(group.members) >= self.max_size:
+            raise KafkaError(Errors.GROUP_MAX_SIZE_REACHED,
+                             f"The share group has reached its maximum capacity of {self.max_size} members.")
+        subscribed = (tuple(request.subscribed_topic_names) if request.subscribed_topic_names is not None
+                      else member.metadata.subscribed_topic_names if member is not None else ())
+        metadata = r.MemberMetadata(client_id, client_host,
+                                    request.rack_id if request.rack_id is not None
+                                    else (member.metadata.rack_id if member is not None else None), subscribed)
+        records: list[r.ShareGroupRecord] = []
+        if member is None or member.metadata != metadata:
+            records.append(r.ShareGroupRecord(r.MEMBER_METADATA, group_id, member_id, metadata))
+        changed = member is None or member.metadata.subscribed_topic_names != subscribed
+        target_epoch = group.assignment_epoch
+        target = group.target.get(member_id)
+        if changed:
+            members = {m.member_id: m.metadata.subscribed_topic_names for m in group.members.values()}
+            members[member_id] = subscribed
+            target_epoch = group.group_epoch + 1
+            new_records, targets = self._new_target(group, members, target_epoch)
+            records += new_records
+            target = targets[member_id]
+        if target is None:
+            target = {}
+        current_epoch = member.member_epoch if member is not None else 0
+        current = member.assignment if member is not None else None
+        if current_epoch != target_epoch or current != target:
+            records.append(r.ShareGroupRecord(r.CURRENT_MEMBER_ASSIGNMENT, group_id, member_id,
+                                              r.MemberAssignment(target_epoch, target)))
+        send = epoch == JOIN_GROUP_EPOCH or current != target
+        return Outcome(records, member_epoch=target_epoch, assignment=target if send else None)
+
+    def _new_target(self, group: ShareGroup, members: dict[str, tuple[str, ...]],
+                    epoch: int) -> tuple[list[r.ShareGroupRecord], dict[str, r.Partitions]]:
+        topics = {name: (topic.topic_id, len(topic.partitions)) for name, topic in self.context.logs.topics.items()
+                  if not topic.is_internal}
+        targets = assign(members.items(), topics)
+        records = [r.ShareGroupRecord(r.GROUP_METADATA, group.group_id, None, r.GroupEpoch(epoch))]
+        for member_id, partitions in targets.items():
+            if group.target.get(member_id) != partitions:
+                records.append(r.ShareGroupRecord(r.TARGET_ASSIGNMENT_MEMBER, group.group_id, member_id,
+                                                  r.MemberAssignment(epoch, partitions)))
+        records.append(r.ShareGroupRecord(r.TARGET_ASSIGNMENT_METADATA, group.group_id, None,
+                                          r.AssignmentEpoch(epoch)))
+        return records, targets
+
+    def _removal(self, group: ShareGroup, member_id: str) -> list[r.ShareGroupRecord]:
+        records = [r.ShareGroupRecord(r.CURRENT_MEMBER_ASSIGNMENT, group.group_id, member_id, None),
+                   r.ShareGroupRecord(r.TARGET_ASSIGNMENT_MEMBER, group.group_id, member_id, None),
+                   r.ShareGroupRecord(r.MEMBER_METADATA, group.group_id, member_id, None)]
+        others = {m.member_id: m.metadata.subscribed_topic_names for m in group.members.values()
+                  if m.member_id != member_id}
+        return records + self._new_target(group, others, group.group_epoch + 1)[0]
+
+    # ------------------------------------------------------------------ sessions
+
+    def _schedule(self, group_id: str, member_id: str) -> None:
+        self._cancel(group_id, member_id)
+        timeout_ms = self.group_configs.value(group_id, "share.session.timeout.ms")
+        self._sessions[(group_id, member_id)] = self.clock.call_later(
+            timeout_ms / 1000, functools.partial(self._expire, group_id, member_id))
+
+    def _cancel(self, group_id: str, member_id: str) -> None:
+        timer = self._sessions.pop((group_id, member_id), None)
+        if timer is not None:
+            timer.cancel()
+
+    def _expire(self, group_id: str, member_id: str) -> None:
+        self._sessions.pop((group_id, member_id), None)
+        group = self.groups.get(group_id)
+        if group is None or member_id not in group.members:
+            return
+        log.info("share group %s: member %s removed, its session timed out", group_id, member_id)
+        self.apply(self._removal(group, member_id))
+        self.share_partitions.member_left(group_id, member_id)
+
+    def close(self) -> None:
+        for timer in self._sessions.values():
+            timer.cancel()
+        self._sessions.clear()

@@ -1,0 +1,83 @@
+"""What ShareFetch and ShareAcknowledge share: the session step and the acknowledgements.
+
+Acknowledgement batches are checked as Kafka's ``KafkaApis`` checks them before any is applied
+to a share-partition: first <= last, batches in order without overlap, one acknowledge type or one
+per offset, types known, RENEW only in a renew request; a partition that fails answers
+INVALID_REQUEST in its acknowledge error. A share-partition applies a partition's batches all or
+none (``SharePartition.acknowledge``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from weir.protocol.errors import Errors, KafkaError
+
+from .manager import SharePartitionManager
+from .record_state import AcknowledgeType
+from .sessions import FINAL_EPOCH, INITIAL_EPOCH, Key, ShareSession
+
+Batches = list[tuple[int, int, list[int]]]
+
+
+def check_batches(batches: Iterable[Any], renew_allowed: bool) -> Batches:
+    checked: Batches = []
+    previous_last = -1
+    for batch in batches:
+        first, last, types = batch.first_offset, batch.last_offset, list(batch.acknowledge_types)
+        if first > last or first < 0:
+            raise KafkaError(Errors.INVALID_REQUEST, "the acknowledgement batch's first offset is after its last")
+        if first <= previous_last:
+            raise KafkaError(Errors.INVALID_REQUEST, "acknowledgement batches overlap or are out of order")
+        if len(types) not in (1, last - first + 1):
+            raise KafkaError(Errors.INVALID_REQUEST, "the acknowledge types do not match the batch's offsets")
+        for kind in types:
+            if kind not in AcknowledgeType._value2member_map_:
+                raise KafkaError(Errors.INVALID_REQUEST, f"unknown acknowledge type {kind}")
+            if kind == AcknowledgeType.RENEW and not renew_allowed:
+                raise KafkaError(Errors.INVALID_REQUEST, "RENEW is allowed only in a renew acknowledgement")
+        checked.append((first, last, types))
+        previous_last = last
+    return checked
+
+
+def step_session(manager: SharePartitionManager, group_id: str, member_id: str, epoch: int) -> ShareSession:
+    """Open (epoch 0) or continue a share session; the records of a session it replaces go back."""
+    if epoch == INITIAL_EPOCH:
+        session, replaced = manager.sessions.open(group_id, member_id)
+        if replaced is not None:
+            manager.release_member(group_id, member_id)
+        return session
+    return manager.sessions.next(group_id, member_id, epoch)
+
+
+def acknowledge(manager: SharePartitionManager, group_id: str, member_id: str, topics: Iterable[Any],
+                renew_allowed: bool) -> dict[Key, KafkaError | None]:
+    """Each partition's acknowledgements applied; its error (None: applied)."""
+    limits = manager.limits(group_id)
+    results: dict[Key, KafkaError | None] = {}
+    for topic in topics:
+        for partition in topic.partitions:
+            key = (topic.topic_id, partition.partition_index)
+            if not partition.acknowledgement_batches:
+                continue
+            try:
+                batches = check_batches(partition.acknowledgement_batches, renew_allowed)
+                manager.get(group_id, topic.topic_id, partition.partition_index).acknowledge(
+                    member_id, batches, limits)
+                results[key] = None
+            except KafkaError as exc:
+                results[key] = exc
+    return results
+
+
+def end_session(manager: SharePartitionManager, group_id: str, member_id: str, epoch: int) -> None:
+    """The final epoch closes the session; what the member still holds goes back."""
+    if epoch == FINAL_EPOCH:
+        manager.sessions.close(group_id, member_id)
+        manager.release_member(group_id, member_id)
+
+
+def has_acknowledgements(topics: Iterable[Any]) -> bool:
+    return any(p.acknowledgement_batches for t in topics for p in t.partitions)
