@@ -135,6 +135,7 @@ class SharePartition:
                         return
                     record = self.in_flight[offset] = InFlight(S.AVAILABLE, 0)
                     self._take(offset, record, lock, acquired)
+                    self.end_offset = offset + 1
                     taken += 1
                 self.end_offset = header.last_offset + 1
                 if taken >= room:

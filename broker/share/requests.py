@@ -43,12 +43,11 @@ def check_batches(batches: Iterable[Any], renew_allowed: bool) -> Batches:
 
 
 def step_session(manager: SharePartitionManager, group_id: str, member_id: str, epoch: int) -> ShareSession:
-    """Open (epoch 0) or continue a share session; the records of a session it replaces go back."""
+    """Open (epoch 0) or continue a share session. A session the member opens again replaces its
+    old one; the records it holds stay its own until acknowledged or their locks expire (librdkafka
+    opens a new session while holding records, after a fetch error)."""
     if epoch == INITIAL_EPOCH:
-        session, replaced = manager.sessions.open(group_id, member_id)
-        if replaced is not None:
-            manager.release_member(group_id, member_id)
-        return session
+        return manager.sessions.open(group_id, member_id)
     return manager.sessions.next(group_id, member_id, epoch)
 
 

@@ -31,15 +31,15 @@ class ShareSessions:
         self.max_sessions = max_sessions
         self.sessions: dict[tuple[str, str], ShareSession] = {}
 
-    def open(self, group_id: str, member_id: str) -> tuple[ShareSession, ShareSession | None]:
-        """A new session for the member, and the one it replaces (whose records go back)."""
+    def open(self, group_id: str, member_id: str) -> ShareSession:
+        """A new session for the member, replacing the one it had."""
         key = (group_id, member_id)
         replaced = self.sessions.pop(key, None)
         if replaced is None and len(self.sessions) >= self.max_sessions:
             raise KafkaError(Errors.SHARE_SESSION_LIMIT_REACHED,
                              f"the share session cache is full ({self.max_sessions} sessions)")
         session = self.sessions[key] = ShareSession(group_id, member_id)
-        return session, replaced
+        return session
 
     def next(self, group_id: str, member_id: str, epoch: int) -> ShareSession:
         """The session an incremental (or final) request continues; its epoch moves on."""
