@@ -51,6 +51,9 @@ EXPECTED = {
     68: (0, 1),   # ConsumerGroupHeartbeat (KIP-848; v1 regex subscriptions, client-chosen member ids)
     69: (0, 1),   # ConsumerGroupDescribe (v1 member type)
     75: (0, 0),   # DescribeTopicPartitions (KIP-966; kafka-topics --describe)
+    76: (1, 1),   # ShareGroupHeartbeat (KIP-932; v0 was early access, removed in 4.1)
+    78: (1, 2),   # ShareFetch (v2: acquire mode, renew acknowledgements)
+    79: (1, 2),   # ShareAcknowledge
 }
 
 
