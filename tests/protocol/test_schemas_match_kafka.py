@@ -67,7 +67,8 @@ def _ours_flat(struct: Struct, version, prefix=""):
 
 # kafka-python ships no JSON for the KIP-848 APIs; test_consumer_group_messages.py checks those
 # against Kafka's field lists written out there.
-NOT_SHIPPED_BY_KAFKA_PYTHON = {68, 69}
+# Nor for the share group APIs (KIP-932): test_share_group_messages.py checks them against Kafka 4.4.0.
+NOT_SHIPPED_BY_KAFKA_PYTHON = {68, 69, 76, 77, 78, 79, 90, 91, 92}
 
 CASES = [(module.REQUEST.api_key, message)
          for module in messages.BY_KEY.values() for message in (module.REQUEST, module.RESPONSE)
