@@ -150,7 +150,8 @@ def test_feature_flag():
     assert parse_feature_flag(" transaction.version = 1 ") == (TV, 1)
     assert parse_feature_flag("group.version=0") == (GV, 0)
     for text, complaint in [("transaction.version", "expects name=level"), ("=1", "expects name=level"),
-                            ("transaction.version=x", "expects name=level"), ("streams.version=1", "unsupported feature"),
+                            ("transaction.version=x", "expects name=level"),
+                            ("streams.version=1", "unsupported feature"),
                             ("transaction.version=3", "outside the supported range 0-2")]:
         with pytest.raises(ConfigError, match=complaint):
             parse_feature_flag(text)
