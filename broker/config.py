@@ -215,6 +215,9 @@ SETTINGS: dict[str, Setting] = {
     # session settings are in inert_settings' table of group.share.* bounds, read by broker/share
     "group.share.max.size": Setting(_int(1, 1000), 200, "most members a share group may have"),
     "group.share.max.share.sessions": Setting(_int(1), 2000, "most share sessions the broker keeps"),
+    "share.coordinator.state.topic.num.partitions": Setting(_int(1), 50, "partitions of __share_group_state"),
+    "share.coordinator.state.topic.segment.bytes": Setting(_int(1), 104857600,
+                                                          "segment.bytes of __share_group_state"),
     "group.consumer.assignors": Setting(
         _str, "uniform,range", "server-side assignors, by name; the first is the default"),
     "group.consumer.migration.policy": Setting(  # broker/group/consumer/conversion.py; Kafka's values, any case

@@ -80,6 +80,7 @@ class BrokerContext:
         self.scram.load()
         self.authorizer.store.load()
         self.groups.load()
+        self.share_partitions.load()
         self.txn.load()
 
     def start_background_jobs(self) -> None:
@@ -91,5 +92,6 @@ class BrokerContext:
     async def close(self) -> None:
         await self.offset_expiry.close()
         await self.groups.close()
+        await self.share_partitions.close()
         await self.txn.close()
         await self.logs.close()

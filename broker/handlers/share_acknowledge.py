@@ -20,7 +20,7 @@ from ..share.sessions import INITIAL_EPOCH
 
 
 @handles(ApiKey.SHARE_ACKNOWLEDGE, versions=(1, 2))
-def handle(context, header, request, session=None):
+async def handle(context, header, request, session=None):
     if context.features.level(SHARE_VERSION) < 1:
         return msg.RESPONSE(error_code=Errors.UNSUPPORTED_VERSION, error_message="Share groups are not enabled.")
     group_id, member_id, epoch = request.group_id, request.member_id, request.share_session_epoch
@@ -40,7 +40,7 @@ def handle(context, header, request, session=None):
     refused = {t.topic_id for t in request.topics
                if t.topic_id in names and not context.authorizer.allows(session, acl.READ, acl.TOPIC,
                                                                            names[t.topic_id])}
-    results = share.acknowledge(manager, group_id, member_id,
+    results = await share.acknowledge(manager, group_id, member_id,
                                 [t for t in request.topics if t.topic_id not in refused], request.is_renew_ack)
     share.end_session(manager, group_id, member_id, epoch)
     leader = msg.LeaderIdAndEpoch(leader_id=context.node_id, leader_epoch=LEADER_EPOCH)

@@ -59,7 +59,7 @@ async def handle(context, header, request, session=None):
             refused.add(topic.topic_id)
         for partition in topic.partitions:
             share_session.partitions[(topic.topic_id, partition.partition_index)] = None
-    acks = share.acknowledge(manager, group_id, member_id,
+    acks = await share.acknowledge(manager, group_id, member_id,
                              [t for t in request.topics if t.topic_id not in refused], request.is_renew_ack)
     share.end_session(manager, group_id, member_id, epoch)
     limits = manager.limits(group_id)

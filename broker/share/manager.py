@@ -4,17 +4,28 @@ Kafka's ``SharePartitionManager``: one ``SharePartition`` per (group, topic id, 
 when the group first assigns the partition (or a member first fetches it) at the offset
 ``share.auto.offset.reset`` names; the share sessions; the waiters of long-polling share fetches,
 woken by appends to the log and by records coming back to AVAILABLE.
+
+Durable state: each change of a share-partition is written to ``__share_group_state`` as a
+ShareSnapshot (``records.py``), in the partition Kafka's share coordinator uses (the hash of
+``group:topicId:partition``); an acknowledgement is answered after its write. Start-up replays the
+topic and a share-partition first touched after it starts from what was stored.
 """
 
 from __future__ import annotations
 
+import asyncio
+import base64
+import logging
 import re
-from typing import TYPE_CHECKING
+from collections.abc import Coroutine
+from typing import TYPE_CHECKING, Any
 
 from weir.protocol.errors import Errors, KafkaError
 
+from ..coordinator.runtime import CoordinatorLog
 from ..log.fetch_waiters import FetchWaiters
 from ..log.time_lookup import offset_for_timestamp
+from . import records
 from .partition import Limits, SharePartition
 from .sessions import ShareSessions
 
@@ -22,7 +33,10 @@ if TYPE_CHECKING:
     from ..context import BrokerContext
     from ..log.partition import Partition
 
+log = logging.getLogger(__name__)
+
 PartitionKey = tuple[str, bytes, int]  # group id, topic id, partition
+STATE_TOPIC = "__share_group_state"
 
 _DURATION = re.compile(r"P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?")
 
@@ -44,6 +58,50 @@ class SharePartitionManager:
         self.partitions: dict[PartitionKey, SharePartition] = {}
         self.sessions = ShareSessions(context.config["group.share.max.share.sessions"])
         self.waiters = FetchWaiters()  # share fetches waiting for records to come back
+        self.log = CoordinatorLog(context.logs, STATE_TOPIC,
+                                  context.config["share.coordinator.state.topic.num.partitions"])
+        self.stored: dict[PartitionKey, records.StoredState] = {}  # replayed, not yet in use
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    # ------------------------------------------------------------------ durable state
+
+    def load(self) -> None:
+        """Replay ``__share_group_state``: the latest state of every share-partition."""
+        for entry in self.log.replay():
+            if entry.key is None:
+                continue
+            where, state = records.decode(entry.key, entry.value, self.stored.get)
+            if state is None:
+                self.stored.pop(where, None)
+            else:
+                self.stored[where] = state
+        if self.stored:
+            log.info("share-partition state: %d share-partition(s) replayed", len(self.stored))
+
+    async def persist(self, share_partition: SharePartition) -> None:
+        """Write the share-partition's state now (its acknowledgements are answered after this)."""
+        key = share_partition.key
+        record = records.encode(*key, share_partition.stored_state(), self.clock.now_ms())
+        await self.log.append(self.log.partition_for(coordinator_key(*key)), [record], self.clock.now_ms())
+
+    def _persist_later(self, share_partition: SharePartition) -> None:
+        """A change nobody waits for (a lock expired, a member left); a crash before it lands makes
+        those records AVAILABLE again, which they are already."""
+        self._spawn(self._persist_logged(share_partition))
+
+    async def _persist_logged(self, share_partition: SharePartition) -> None:
+        try:
+            await self.persist(share_partition)
+        except Exception:
+            log.exception("share-partition %s: storing its state failed", share_partition.key)
+
+    def _spawn(self, coroutine: Coroutine[Any, Any, Any]) -> None:
+        task = asyncio.get_running_loop().create_task(coroutine)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def close(self) -> None:
+        await asyncio.gather(*self._tasks, return_exceptions=True)
 
     # ------------------------------------------------------------------ settings
 
@@ -68,9 +126,14 @@ class SharePartitionManager:
         found = self.partitions.get(key)
         if found is None:
             log_partition = self.log_partition(topic_id, index)
-            found = self.partitions[key] = SharePartition(group_id, log_partition,
-                                                          self._initial_offset(group_id, log_partition),
-                                                          self.clock, self.waiters.wake)
+            stored = self.stored.pop(key, None)
+            found = SharePartition(key, log_partition,
+                                   stored.start_offset if stored else self._initial_offset(group_id, log_partition),
+                                   self.clock, self.waiters.wake)
+            if stored is not None:
+                found.restore(stored)
+            found.on_change = lambda: self._persist_later(found)
+            self.partitions[key] = found
         return found
 
     def _initial_offset(self, group_id: str, log_partition: Partition) -> int:
@@ -92,3 +155,9 @@ class SharePartitionManager:
     def member_left(self, group_id: str, member_id: str) -> None:
         self.sessions.close(group_id, member_id)
         self.release_member(group_id, member_id)
+
+
+def coordinator_key(group_id: str, topic_id: bytes, partition: int) -> str:
+    """Kafka's SharePartitionKey as its share coordinator hashes it: group:topicId:partition, the
+    topic id as Kafka prints a Uuid (URL-safe base64, no padding)."""
+    return f"{group_id}:{base64.urlsafe_b64encode(topic_id).decode().rstrip('=')}:{partition}"

@@ -26,6 +26,7 @@ from weir.protocol.errors import Errors, KafkaError
 from weir.protocol.records import iter_headers
 
 from .record_state import TERMINAL, AcknowledgeType, RecordState, check_transition
+from .records import StoredState, ranges
 
 if TYPE_CHECKING:
     from ..clock import Clock, Timer
@@ -78,15 +79,17 @@ class Acquired:
 
 
 class SharePartition:
-    def __init__(self, group_id: str, log_partition: Partition, start_offset: int, clock: Clock,
+    def __init__(self, key: tuple[str, bytes, int], log_partition: Partition, start_offset: int, clock: Clock,
                  on_available: Callable[[], None] = lambda: None):
-        self.group_id = group_id
+        self.key = key  # group id, topic id, partition
         self.log = log_partition
         self.clock = clock
         self.start_offset = start_offset
         self.end_offset = start_offset
         self.in_flight: dict[int, InFlight] = {}
         self.on_available = on_available  # wakes share fetches waiting for records
+        self.on_change: Callable[[], None] = lambda: None  # a change to store that nobody waits for
+        self.created_ms = clock.now_ms()
 
     # ------------------------------------------------------------------ acquisition
 
@@ -128,7 +131,7 @@ class SharePartition:
                 if header.last_offset < self.end_offset:
                     continue
                 if header.is_control or (limits.read_committed and self._aborted(header)):
-                    self._skip_to(header.last_offset + 1)
+                    self._skip(header.base_offset, header.last_offset)
                     continue
                 for offset in range(max(header.base_offset, self.end_offset), header.last_offset + 1):
                     if strict and taken >= room:
@@ -144,11 +147,14 @@ class SharePartition:
     def _aborted(self, header) -> bool:  # stage 2: read_committed skips aborted batches
         return False
 
-    def _skip_to(self, offset: int) -> None:
-        """Offsets no member is given (control batches): done as soon as they are passed."""
-        if not self.in_flight and self.start_offset == self.end_offset:
-            self.start_offset = offset
-        self.end_offset = offset
+    def _skip(self, first: int, last: int) -> None:
+        """Offsets no member is given (control batches, aborted records): ARCHIVED as they are passed."""
+        if not self.in_flight:
+            self.start_offset = self.end_offset = last + 1
+            return
+        for offset in range(max(first, self.end_offset), last + 1):
+            self.in_flight[offset] = InFlight(S.ARCHIVED, 0)
+        self.end_offset = last + 1
 
     def _follow_log_start(self) -> None:
         """Records deleted from the log (retention, DeleteRecords) are done: the start follows."""
@@ -156,9 +162,7 @@ class SharePartition:
         if self.start_offset >= log_start:
             return
         for offset in [o for o in self.in_flight if o < log_start]:
-            record = self.in_flight.pop(offset)
-            if record.lock is not None and record.lock.timer is not None and record.state == S.ACQUIRED:
-                record.lock.offsets.remove(offset)
+            del self.in_flight[offset]  # a lock still naming it finds it gone when it expires
         self.end_offset = max(self.end_offset, log_start)
         self._advance_start()
 
@@ -215,6 +219,7 @@ class SharePartition:
         self._advance_start()
         if released:
             self.on_available()
+        self.on_change()
 
     def _expire(self, lock: Lock, limits: Limits) -> None:
         released = False
@@ -225,18 +230,37 @@ class SharePartition:
         self._advance_start()
         if released:
             self.on_available()
+        self.on_change()
 
     def _advance_start(self) -> None:
+        """The start moves past the done records at the front of the window."""
         while self.in_flight:
             offset, record = next(iter(self.in_flight.items()))
             if record.state not in TERMINAL:
                 self.start_offset = offset
-                break
+                return
             del self.in_flight[offset]
-        else:
-            self.start_offset = self.end_offset
-        for offset in [o for o, r in self.in_flight.items() if r.state in TERMINAL]:
-            del self.in_flight[offset]  # done records inside the window hold no state
+        self.start_offset = self.end_offset
+
+    # ------------------------------------------------------------------ durable state
+
+    def stored_state(self) -> StoredState:
+        """What ``__share_group_state`` keeps: the start offset and the window's records in ranges.
+        An ACQUIRED record is stored AVAILABLE with its delivery count: after a restart it is
+        delivered again, that delivery counted."""
+        return StoredState(self.start_offset, ranges([
+            (offset, (int(S.AVAILABLE if r.state == S.ACQUIRED else r.state), r.delivery_count))
+            for offset, r in self.in_flight.items()]), create_timestamp=self.created_ms)
+
+    def restore(self, stored: StoredState) -> None:
+        """The state a start-up found stored (before any member fetched)."""
+        self.start_offset = self.end_offset = stored.start_offset
+        self.created_ms = stored.create_timestamp
+        for first, last, state, count in stored.batches:
+            for offset in range(max(first, stored.start_offset), last + 1):
+                self.in_flight[offset] = InFlight(RecordState(state), count)
+            self.end_offset = max(self.end_offset, last + 1)
+        self._advance_start()
 
     # ------------------------------------------------------------------ reading
 

@@ -9,12 +9,14 @@ none (``SharePartition.acknowledge``).
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterable
 from typing import Any
 
 from weir.protocol.errors import Errors, KafkaError
 
 from .manager import SharePartitionManager
+from .partition import SharePartition
 from .record_state import AcknowledgeType
 from .sessions import FINAL_EPOCH, INITIAL_EPOCH, Key, ShareSession
 
@@ -51,11 +53,14 @@ def step_session(manager: SharePartitionManager, group_id: str, member_id: str, 
     return manager.sessions.next(group_id, member_id, epoch)
 
 
-def acknowledge(manager: SharePartitionManager, group_id: str, member_id: str, topics: Iterable[Any],
-                renew_allowed: bool) -> dict[Key, KafkaError | None]:
-    """Each partition's acknowledgements applied; its error (None: applied)."""
+async def acknowledge(manager: SharePartitionManager, group_id: str, member_id: str, topics: Iterable[Any],
+                      renew_allowed: bool) -> dict[Key, KafkaError | None]:
+    """Each partition's acknowledgements applied and stored; its error (None: applied and stored).
+    A failed write answers its error (the client retries); the state in memory stays applied and
+    goes out with the next write."""
     limits = manager.limits(group_id)
     results: dict[Key, KafkaError | None] = {}
+    changed: dict[Key, SharePartition] = {}
     for topic in topics:
         for partition in topic.partitions:
             key = (topic.topic_id, partition.partition_index)
@@ -63,11 +68,18 @@ def acknowledge(manager: SharePartitionManager, group_id: str, member_id: str, t
                 continue
             try:
                 batches = check_batches(partition.acknowledgement_batches, renew_allowed)
-                manager.get(group_id, topic.topic_id, partition.partition_index).acknowledge(
-                    member_id, batches, limits)
+                share_partition = manager.get(group_id, topic.topic_id, partition.partition_index)
+                share_partition.acknowledge(member_id, batches, limits)
                 results[key] = None
+                changed[key] = share_partition
             except KafkaError as exc:
                 results[key] = exc
+    written = await asyncio.gather(*(manager.persist(sp) for sp in changed.values()), return_exceptions=True)
+    for key, outcome in zip(changed, written, strict=True):
+        if isinstance(outcome, KafkaError):
+            results[key] = outcome
+        elif isinstance(outcome, BaseException):
+            results[key] = KafkaError(Errors.UNKNOWN_SERVER_ERROR, str(outcome))
     return results
 
 

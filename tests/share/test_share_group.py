@@ -46,7 +46,7 @@ def tid(context, topic):
     return context.logs.topics[topic].topic_id
 
 
-def test_a_member_joins_and_gets_every_partition_of_its_topics(context):
+async def test_a_member_joins_and_gets_every_partition_of_its_topics(context):
     answer = beat(context, "m1", 0, ["data", "other"])
     assert (answer["error_code"], answer["member_epoch"]) == (Errors.NONE, 1)
     assert answer["assignment"] == {tid(context, "data"): (0, 1), tid(context, "other"): (0, 1, 2)}
@@ -59,7 +59,7 @@ def test_a_member_joins_and_gets_every_partition_of_its_topics(context):
         *((G, tid(context, "other"), i) for i in range(3))}
 
 
-def test_every_member_gets_the_same_partitions(context):
+async def test_every_member_gets_the_same_partitions(context):
     beat(context, "m1", 0, ["data"])
     second = beat(context, "m2", 0, ["data"])
     assert (second["member_epoch"], second["assignment"]) == (2, {tid(context, "data"): (0, 1)})
@@ -69,7 +69,7 @@ def test_every_member_gets_the_same_partitions(context):
     assert (group.group_epoch, group.assignment_epoch, group.state) == (2, 2, ShareGroupState.STABLE)
 
 
-def test_kafkas_errors(context):
+async def test_kafkas_errors(context):
     beat(context, "m1", 0, ["data"])
     beat(context, "m2", 0, ["data"])  # m1 is at 1, the group at 2
     assert beat(context, "m1", 2)["error_code"] == Errors.FENCED_MEMBER_EPOCH
@@ -83,7 +83,7 @@ def test_kafkas_errors(context):
     assert beat(context, "m1", 1)["error_code"] == Errors.NONE  # nothing above disturbed the group
 
 
-def test_leaving_and_a_session_ending_remove_the_member(context):
+async def test_leaving_and_a_session_ending_remove_the_member(context):
     beat(context, "m1", 0, ["data"])
     beat(context, "m2", 0, ["data"])
     assert beat(context, "m1", -1)["member_epoch"] == -1
@@ -106,7 +106,7 @@ async def test_a_session_ending_gives_the_members_records_back(context):
     assert [r.state.name for r in sp.in_flight.values()] == ["AVAILABLE", "AVAILABLE"]
 
 
-def test_the_records_rebuild_the_same_group(context, written):
+async def test_the_records_rebuild_the_same_group(context, written):
     beat(context, "m1", 0, ["data"])
     beat(context, "m2", 0, ["data", "other"])
     beat(context, "m1", 1, ["data", "other"])

@@ -31,7 +31,7 @@ async def append(context, count, *, per_batch=1):
 
 def share_partition(context, partition, start=0):
     woken = []
-    sp = SharePartition("g", partition, start, context.clock, lambda: woken.append(1))
+    sp = SharePartition(("g", b"t" * 16, 0), partition, start, context.clock, lambda: woken.append(1))
     return sp, woken
 
 
