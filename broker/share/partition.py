@@ -10,7 +10,9 @@ Records are acquired by a member under one acquisition lock per fetch (a timer o
 clock); when it fires, what the member still holds goes back to AVAILABLE, or to ARCHIVED once
 its delivery count reached the group's delivery limit, as Kafka releases it. The in-flight limit
 (``share.partition.max.record.locks``) bounds ``end_offset - start_offset`` for new acquisitions;
-records released inside that window are acquired again first.
+records released inside that window are acquired again first. With ``share.isolation.level``
+read_committed, acquisition stops at the last stable offset and the records of aborted
+transactions are archived unseen, as a read_committed consumer never shows them.
 
 Deviation: Kafka keeps in-flight state per batch until a batch is split by acknowledgements;
 per record is the same state, simpler, and bounded by the in-flight limit (at most 10,000).
@@ -23,7 +25,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from weir.protocol.errors import Errors, KafkaError
-from weir.protocol.records import iter_headers
+from weir.protocol.records import BatchHeader, iter_headers
+
+from ..log import partition_txns
+from ..log.txn_index import AbortedTxn
 
 from .record_state import TERMINAL, AcknowledgeType, RecordState, check_transition
 from .records import StoredState, ranges
@@ -127,10 +132,12 @@ class SharePartition:
             headers = list(iter_headers(data))  # type: ignore[arg-type]  # bytes, not by reference
             if not headers:
                 return
+            aborted = (partition_txns.aborted_between(self.log, self.end_offset, headers[-1][1].last_offset + 1)
+                       if limits.read_committed else [])
             for _, header in headers:
                 if header.last_offset < self.end_offset:
                     continue
-                if header.is_control or (limits.read_committed and self._aborted(header)):
+                if header.is_control or (aborted and _is_aborted(header, aborted)):
                     self._skip(header.base_offset, header.last_offset)
                     continue
                 for offset in range(max(header.base_offset, self.end_offset), header.last_offset + 1):
@@ -143,9 +150,6 @@ class SharePartition:
                 self.end_offset = header.last_offset + 1
                 if taken >= room:
                     return
-
-    def _aborted(self, header) -> bool:  # stage 2: read_committed skips aborted batches
-        return False
 
     def _skip(self, first: int, last: int) -> None:
         """Offsets no member is given (control batches, aborted records): ARCHIVED as they are passed."""
@@ -291,3 +295,10 @@ class SharePartition:
                 if not found:
                     break
         return b"".join(batches[base] for base in sorted(batches))
+
+
+def _is_aborted(header: BatchHeader, aborted: list[AbortedTxn]) -> bool:
+    """A transactional batch of a transaction that was aborted (read_committed never delivers it)."""
+    return header.is_transactional and any(
+        txn.producer_id == header.producer_id and txn.first_offset <= header.base_offset <= txn.last_offset
+        for txn in aborted)

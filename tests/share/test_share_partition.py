@@ -5,6 +5,7 @@ state table swept state by state."""
 import pytest
 
 from weir.broker.clock import ManualClock
+from weir.broker.share import records
 from weir.broker.share.partition import Limits, SharePartition
 from weir.broker.share.record_state import TRANSITIONS, RecordState, check_transition
 from weir.protocol import records as rec
@@ -149,3 +150,45 @@ async def test_latest_start_skips_what_was_there(context):
     assert sp.acquire("a", 10, LIMITS, strict=True).ranges == []
     await append(context, 1)
     assert sp.acquire("a", 10, LIMITS, strict=True).ranges == [(3, 3, 1)]
+
+
+async def put_txn(partition, pid, count):
+    batch = rec.encode_batch([rec.Record(b"t", timestamp=1) for _ in range(count)], producer_id=pid,
+                             producer_epoch=0, base_sequence=0, transactional=True)
+    await partition.append_client_batch(memoryview(batch), rec.read_header(batch), 0, lambda _header: None)
+
+
+async def test_read_committed_stops_at_the_lso_and_archives_aborted_records(context):
+    partition = await append(context, 1)                      # 0
+    await put_txn(partition, 7, 2)                            # 1-2 aborted
+    await partition.append_marker(7, 0, 0, False, 1)          # 3
+    await put_txn(partition, 8, 1)                            # 4 committed
+    await partition.append_marker(8, 0, 0, True, 1)           # 5
+    await put_txn(partition, 9, 1)                            # 6 still open: the LSO
+    committed = Limits(lock_ms=30_000, delivery_limit=5, max_in_flight=100, read_committed=True)
+    sp, _ = share_partition(context, partition)
+    taken = sp.acquire("a", 100, committed, strict=True)
+    assert (taken.ranges, sp.end_offset) == ([(0, 0, 1), (4, 4, 1)], 6)
+    sp.acknowledge("a", [(0, 0, [ACCEPT]), (4, 4, [ACCEPT])], committed)
+    assert (sp.start_offset, sp.in_flight) == (6, {})
+    uncommitted, _ = share_partition(context, partition)
+    assert uncommitted.acquire("a", 100, LIMITS, strict=True).ranges == [(0, 2, 1), (4, 4, 1), (6, 6, 1)]
+
+
+async def test_the_stored_state_restores_the_same_share_partition(context):
+    sp, _ = share_partition(context, await append(context, 8))
+    sp.acquire("a", 3, LIMITS, strict=True)
+    sp.acquire("b", 3, LIMITS, strict=True)
+    sp.acknowledge("a", [(0, 0, [ACCEPT]), (1, 1, [RELEASE]), (2, 2, [REJECT])], LIMITS)
+    sp.acknowledge("b", [(4, 4, [ACCEPT])], LIMITS)
+    stored = sp.stored_state()
+    assert (stored.start_offset, stored.batches) == (1, [(1, 1, 0, 1), (2, 2, 4, 1), (3, 3, 0, 1), (4, 4, 2, 1),
+                                                         (5, 5, 0, 1)])
+    key, value = records.encode(*sp.key, stored, 0)
+    where, decoded = records.decode(key, value, lambda _where: None)
+    restored, _ = share_partition(context, sp.log, start=decoded.start_offset)
+    restored.restore(decoded)
+    assert (where, restored.start_offset, restored.end_offset, restored.stored_state().batches) == (
+        sp.key, 1, 6, stored.batches)
+    # held records come back after a restart, their delivery counted; done ones never
+    assert restored.acquire("c", 10, LIMITS, strict=True).ranges == [(1, 1, 2), (3, 3, 2), (5, 5, 2), (6, 7, 1)]
