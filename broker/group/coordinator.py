@@ -33,6 +33,7 @@ from ..coordinator import records
 from . import storage
 from .consumer import records as consumer_records
 from .consumer.coordinator import ConsumerGroupCoordinator
+from .share import records as share_records
 from .share.coordinator import ShareGroupCoordinator
 from .migration import Migration
 from .classic import ClassicGroup, GroupState, JoinResult, Member, SyncResult
@@ -62,7 +63,7 @@ class GroupCoordinator:
         self.migration = Migration(self)  # classic <-> consumer conversions
         self.joins = Joins(self)  # how a JoinGroup enters a classic group
         self.consumer.on_member_removed = self.migration.maybe_downgrade
-        self.share = ShareGroupCoordinator(context, context.share_partitions)  # KIP-932 share groups
+        self.share = ShareGroupCoordinator(context, context.share_partitions, self.log)  # KIP-932 share groups
 
     # ------------------------------------------------------------------ load and persistence
 
@@ -82,6 +83,10 @@ class GroupCoordinator:
                 record = consumer_records.decode(entry.key, entry.value)
                 if record is not None:
                     self.consumer.replay(record)
+            elif share_records.is_share_group_key(entry.key):
+                share_record = share_records.decode(entry.key, entry.value)
+                if share_record is not None:
+                    self.share.replay(share_record)
             else:
                 producer_id = entry.header.producer_id if entry.header.is_transactional else None
                 group_id = self.offsets.replay(entry.offset, entry.key, entry.value, producer_id)
@@ -111,6 +116,7 @@ class GroupCoordinator:
             for member in group.members.values():
                 self.rebalance.schedule_session(group, member)
         self.consumer.start()
+        self.share.start()
 
     async def close(self) -> None:
         for group in self.groups.values():
@@ -119,7 +125,7 @@ class GroupCoordinator:
                     timer.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
         await self.consumer.close()
-        self.share.close()
+        await self.share.close()
 
     def _spawn(self, coroutine: Coroutine[Any, Any, Any]) -> None:
         task = asyncio.get_running_loop().create_task(coroutine)

@@ -15,7 +15,7 @@ from ..features import SHARE_VERSION
 
 
 @handles(ApiKey.SHARE_GROUP_HEARTBEAT, versions=(1, 1))
-def handle(context, header, request, client_host="", session=None):
+async def handle(context, header, request, client_host="", session=None):
     if context.features.level(SHARE_VERSION) < 1:
         return msg.RESPONSE(error_code=Errors.UNSUPPORTED_VERSION, error_message="Share groups are not enabled.")
     authorizer = context.authorizer
@@ -24,7 +24,7 @@ def handle(context, header, request, client_host="", session=None):
     if request.subscribed_topic_names and authorizer.denied(session, acl.DESCRIBE, acl.TOPIC,
                                                             request.subscribed_topic_names):
         return msg.RESPONSE(error_code=Errors.TOPIC_AUTHORIZATION_FAILED)
-    answer = context.groups.share.heartbeat(request, header.client_id or "", client_host)
+    answer = await context.groups.share.heartbeat(request, header.client_id or "", client_host)
     assignment = answer.pop("assignment", None)
     response = msg.RESPONSE(**answer)
     if assignment is not None:

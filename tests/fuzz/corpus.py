@@ -17,6 +17,7 @@ from weir.broker.dispatcher import advertised_versions
 from weir.protocol.api_keys import ApiKey
 from weir.protocol.headers import RequestHeader, decode_request_header, encode_request_header, peek_key_and_version
 from weir.protocol.messages import create_acls, delete_acls, describe_acls
+from weir.protocol.messages import share_acknowledge, share_fetch, share_group_heartbeat
 from weir.protocol.messages import (BY_KEY, alter_user_scram_credentials, consumer_group_describe,
                                    consumer_group_heartbeat, describe_client_quotas, describe_topic_partitions,
                                    describe_user_scram_credentials, offset_delete, offset_for_leader_epoch,
@@ -94,6 +95,18 @@ def hand_built(topic: str) -> dict[int, object]:
             server_assignor="uniform", topic_partitions=[]),
         ApiKey.CONSUMER_GROUP_DESCRIBE: consumer_group_describe.REQUEST(group_ids=["fuzz-kip848"],
                                                                         include_authorized_operations=True),
+        # KIP-932 share groups: a join, a fetch opening a share session, an acknowledgement in it
+        ApiKey.SHARE_GROUP_HEARTBEAT: share_group_heartbeat.REQUEST(
+            group_id="fuzz-share", member_id="fuzz-share-member", member_epoch=0, subscribed_topic_names=[topic]),
+        ApiKey.SHARE_FETCH: share_fetch.REQUEST(
+            group_id="fuzz-share", member_id="fuzz-share-member", share_session_epoch=0, max_wait_ms=10, min_bytes=1,
+            max_records=100, batch_size=100, topics=[share_fetch.FetchTopic(topic_id=bytes(range(16)), partitions=[
+                share_fetch.FetchPartition(partition_index=0, acknowledgement_batches=[])])], forgotten_topics_data=[]),
+        ApiKey.SHARE_ACKNOWLEDGE: share_acknowledge.REQUEST(
+            group_id="fuzz-share", member_id="fuzz-share-member", share_session_epoch=1, topics=[
+                share_acknowledge.AcknowledgeTopic(topic_id=bytes(range(16)), partitions=[
+                    share_acknowledge.AcknowledgePartition(partition_index=0, acknowledgement_batches=[
+                        share_fetch.AcknowledgementBatch(first_offset=0, last_offset=1, acknowledge_types=[1])])])]),
         # kafka-acls (SECURITY_DISABLED on the fuzz broker, which runs no authorizer)
         ApiKey.DESCRIBE_ACLS: describe_acls.REQUEST(resource_type_filter=2, resource_name_filter=topic,
                                                     pattern_type_filter=2, operation=1, permission_type=1),

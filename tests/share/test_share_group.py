@@ -6,6 +6,7 @@ from types import SimpleNamespace
 import pytest
 
 from weir.broker.clock import ManualClock
+from weir.broker.group.share import records as share_records
 from weir.broker.group.share.coordinator import ShareGroupCoordinator
 from weir.broker.group.share.group import ShareGroupState
 from weir.protocol.errors import Errors
@@ -29,17 +30,17 @@ def written(context):
     share = context.groups.share
     original = share.apply
 
-    def apply(batch):
+    async def apply(group_id, batch):
         records.extend(batch)
-        original(batch)
+        return await original(group_id, batch)
     share.apply = apply
     return records
 
 
-def beat(context, member, epoch, topics=None, group=G):
+async def beat(context, member, epoch, topics=None, group=G):
     request = SimpleNamespace(group_id=group, member_id=member, member_epoch=epoch, rack_id=None,
                               subscribed_topic_names=topics)
-    return context.groups.share.heartbeat(request, "client", "/127.0.0.1")
+    return await context.groups.share.heartbeat(request, "client", "/127.0.0.1")
 
 
 def tid(context, topic):
@@ -47,11 +48,11 @@ def tid(context, topic):
 
 
 async def test_a_member_joins_and_gets_every_partition_of_its_topics(context):
-    answer = beat(context, "m1", 0, ["data", "other"])
+    answer = await beat(context, "m1", 0, ["data", "other"])
     assert (answer["error_code"], answer["member_epoch"]) == (Errors.NONE, 1)
     assert answer["assignment"] == {tid(context, "data"): (0, 1), tid(context, "other"): (0, 1, 2)}
     assert answer["heartbeat_interval_ms"] == 5000
-    again = beat(context, "m1", 1)
+    again = await beat(context, "m1", 1)
     assert (again["member_epoch"], "assignment" in again) == (1, False)  # unchanged: not sent again
     # the share-partitions exist from the assignment on, at the latest offset
     assert set(context.share_partitions.partitions) == {
@@ -60,33 +61,33 @@ async def test_a_member_joins_and_gets_every_partition_of_its_topics(context):
 
 
 async def test_every_member_gets_the_same_partitions(context):
-    beat(context, "m1", 0, ["data"])
-    second = beat(context, "m2", 0, ["data"])
+    await beat(context, "m1", 0, ["data"])
+    second = await beat(context, "m2", 0, ["data"])
     assert (second["member_epoch"], second["assignment"]) == (2, {tid(context, "data"): (0, 1)})
-    first = beat(context, "m1", 1)  # its epoch moves to the new assignment epoch
+    first = await beat(context, "m1", 1)  # its epoch moves to the new assignment epoch
     assert first["member_epoch"] == 2
     group = context.groups.share.groups[G]
     assert (group.group_epoch, group.assignment_epoch, group.state) == (2, 2, ShareGroupState.STABLE)
 
 
 async def test_kafkas_errors(context):
-    beat(context, "m1", 0, ["data"])
-    beat(context, "m2", 0, ["data"])  # m1 is at 1, the group at 2
-    assert beat(context, "m1", 2)["error_code"] == Errors.FENCED_MEMBER_EPOCH
-    assert beat(context, "m2", 1)["error_code"] == Errors.FENCED_MEMBER_EPOCH
-    assert beat(context, "ghost", 1)["error_code"] == Errors.UNKNOWN_MEMBER_ID
-    assert beat(context, "ghost", -1)["error_code"] == Errors.UNKNOWN_MEMBER_ID
-    assert beat(context, "m1", 1, group="nobody")["error_code"] == Errors.GROUP_ID_NOT_FOUND
-    assert beat(context, "", 0, ["data"])["error_code"] == Errors.INVALID_REQUEST
-    assert beat(context, "m3", 0, None)["error_code"] == Errors.INVALID_REQUEST
-    assert beat(context, "m3", -2)["error_code"] == Errors.INVALID_REQUEST
-    assert beat(context, "m1", 1)["error_code"] == Errors.NONE  # nothing above disturbed the group
+    await beat(context, "m1", 0, ["data"])
+    await beat(context, "m2", 0, ["data"])  # m1 is at 1, the group at 2
+    assert (await beat(context, "m1", 2))["error_code"] == Errors.FENCED_MEMBER_EPOCH
+    assert (await beat(context, "m2", 1))["error_code"] == Errors.FENCED_MEMBER_EPOCH
+    assert (await beat(context, "ghost", 1))["error_code"] == Errors.UNKNOWN_MEMBER_ID
+    assert (await beat(context, "ghost", -1))["error_code"] == Errors.UNKNOWN_MEMBER_ID
+    assert (await beat(context, "m1", 1, group="nobody"))["error_code"] == Errors.GROUP_ID_NOT_FOUND
+    assert (await beat(context, "", 0, ["data"]))["error_code"] == Errors.INVALID_REQUEST
+    assert (await beat(context, "m3", 0, None))["error_code"] == Errors.INVALID_REQUEST
+    assert (await beat(context, "m3", -2))["error_code"] == Errors.INVALID_REQUEST
+    assert (await beat(context, "m1", 1))["error_code"] == Errors.NONE  # nothing above disturbed the group
 
 
 async def test_leaving_and_a_session_ending_remove_the_member(context):
-    beat(context, "m1", 0, ["data"])
-    beat(context, "m2", 0, ["data"])
-    assert beat(context, "m1", -1)["member_epoch"] == -1
+    await beat(context, "m1", 0, ["data"])
+    await beat(context, "m2", 0, ["data"])
+    assert (await beat(context, "m1", -1))["member_epoch"] == -1
     group = context.groups.share.groups[G]
     assert (set(group.members), group.group_epoch) == ({"m2"}, 3)
     context.clock.advance(45_000 - 1)
@@ -97,7 +98,7 @@ async def test_leaving_and_a_session_ending_remove_the_member(context):
 
 async def test_a_session_ending_gives_the_members_records_back(context):
     partition = context.logs.partition("data", 0)
-    beat(context, "m1", 0, ["data"])
+    await beat(context, "m1", 0, ["data"])
     sp = context.share_partitions.get(G, tid(context, "data"), 0)
     assert sp.start_offset == partition.log_end_offset
     await append(context, 2)
@@ -107,12 +108,18 @@ async def test_a_session_ending_gives_the_members_records_back(context):
 
 
 async def test_the_records_rebuild_the_same_group(context, written):
-    beat(context, "m1", 0, ["data"])
-    beat(context, "m2", 0, ["data", "other"])
-    beat(context, "m1", 1, ["data", "other"])
-    beat(context, "m2", -1)
-    rebuilt = ShareGroupCoordinator(context, context.share_partitions)
+    await beat(context, "m1", 0, ["data"])
+    await beat(context, "m2", 0, ["data", "other"])
+    await beat(context, "m1", 1, ["data", "other"])
+    await beat(context, "m2", -1)
+    rebuilt = ShareGroupCoordinator(context, context.share_partitions, context.groups.log)
     for record in written:
         rebuilt.replay(record)
     live, replayed = context.groups.share.groups[G], rebuilt.groups[G]
     assert vars(replayed) == vars(live)
+    # and so does what __consumer_offsets holds, decoded (start-up's replay)
+    from_log = ShareGroupCoordinator(context, context.share_partitions, context.groups.log)
+    for entry in context.groups.log.replay():
+        if entry.key is not None and share_records.is_share_group_key(entry.key):
+            from_log.replay(share_records.decode(entry.key, entry.value))
+    assert vars(from_log.groups[G]) == vars(live)

@@ -7,12 +7,19 @@ epoch and computes a new target assignment (``assignor.py``); the member takes i
 session ending remove the member, bump the epoch and give its records back (``broker/share``).
 
 Every change is a record replayed by ``ShareGroup.replay``; the operation itself changes nothing.
+``apply`` replays the records at once (the next request sees them) and writes them to the group's
+``__consumer_offsets`` partition; the answer goes out when the write is done, and start-up replays
+the same records, so members keep their epochs and partitions across a restart (they must
+heartbeat within their session). A failed write rebuilds the group from its partition and the
+member is told COORDINATOR_NOT_AVAILABLE, as Kafka's runtime reverts.
 """
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import logging
+from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +32,7 @@ from .group import ShareGroup
 
 if TYPE_CHECKING:
     from ...context import BrokerContext
+    from ...coordinator.runtime import CoordinatorLog
     from ...share.manager import SharePartitionManager
 
 log = logging.getLogger(__name__)
@@ -58,14 +66,17 @@ def validate(request: Any) -> None:
 
 
 class ShareGroupCoordinator:
-    def __init__(self, context: BrokerContext, share_partitions: SharePartitionManager) -> None:
+    def __init__(self, context: BrokerContext, share_partitions: SharePartitionManager,
+                 offsets_log: CoordinatorLog) -> None:
         self.context = context
+        self.log = offsets_log
         self.clock = context.clock
         self.group_configs = context.group_configs
         self.share_partitions = share_partitions
         self.max_size = context.config["group.share.max.size"]
         self.groups: dict[str, ShareGroup] = {}
         self._sessions: dict[tuple[str, str], Timer] = {}
+        self._tasks: set[asyncio.Task[Any]] = set()
 
     # ------------------------------------------------------------------ records
 
@@ -79,19 +90,49 @@ class ShareGroupCoordinator:
         if group.deleted:
             del self.groups[record.group_id]
 
-    def apply(self, records: list[r.ShareGroupRecord]) -> None:
+    async def apply(self, group_id: str, records: list[r.ShareGroupRecord]) -> bool:
+        """Replay at once (before any await), then write; False when the write failed."""
+        if not records:
+            return True
         for record in records:
             self.replay(record)
+        return await self._write(group_id, records)
+
+    async def _write(self, group_id: str, records: list[r.ShareGroupRecord]) -> bool:
+        try:
+            await self.log.append(self.log.partition_for(group_id), [record.encode() for record in records],
+                                  self.clock.now_ms())
+        except Exception:
+            log.exception("share group %s: writing %d record(s) failed; reloading it", group_id, len(records))
+            self._reload(group_id)
+            return False
+        return True
+
+    def _reload(self, group_id: str) -> None:
+        self.groups.pop(group_id, None)
+        index = self.log.partition_for(group_id)
+        for entry in self.log.replay():
+            if entry.partition == index and entry.key is not None and r.is_share_group_key(entry.key):
+                record = r.decode(entry.key, entry.value)
+                if record is not None and record.group_id == group_id:
+                    self.replay(record)
+
+    def start(self) -> None:
+        """Members replayed from the log must heartbeat within their session."""
+        for group in self.groups.values():
+            for member_id in group.members:
+                self._schedule(group.group_id, member_id)
 
     # ------------------------------------------------------------------ ShareGroupHeartbeat
 
-    def heartbeat(self, request: Any, client_id: str, client_host: str) -> dict[str, Any]:
+    async def heartbeat(self, request: Any, client_id: str, client_host: str) -> dict[str, Any]:
         try:
             validate(request)
             outcome = self._heartbeat(request, client_id, client_host)
         except KafkaError as exc:
             return {"error_code": exc.code, "error_message": exc.message or None}
-        self.apply(outcome.records)
+        if not await self.apply(request.group_id, outcome.records):
+            return {"error_code": Errors.COORDINATOR_NOT_AVAILABLE}
         group_id, member_id = request.group_id, request.member_id
         if request.member_epoch == LEAVE_GROUP_EPOCH:
             self._cancel(group_id, member_id)
@@ -152,7 +193,7 @@ class ShareGroupCoordinator:
         current = member.assignment if member is not None else None
         if current_epoch != target_epoch or current != target:
             records.append(r.ShareGroupRecord(r.CURRENT_MEMBER_ASSIGNMENT, group_id, member_id,
-                                              r.MemberAssignment(target_epoch, target)))
+                                              r.MemberAssignment(target_epoch, target, current_epoch)))
         send = epoch == JOIN_GROUP_EPOCH or current != target
         return Outcome(records, member_epoch=target_epoch, assignment=target if send else None)
 
@@ -197,10 +238,19 @@ class ShareGroupCoordinator:
         if group is None or member_id not in group.members:
             return
         log.info("share group %s: member %s removed, its session timed out", group_id, member_id)
-        self.apply(self._removal(group, member_id))
+        records = self._removal(group, member_id)
+        for record in records:
+            self.replay(record)  # at once: the next request sees the member gone
+        self._spawn(self._write(group_id, records))
         self.share_partitions.member_left(group_id, member_id)
 
-    def close(self) -> None:
+    def _spawn(self, coroutine: Coroutine[Any, Any, Any]) -> None:
+        task = asyncio.get_running_loop().create_task(coroutine)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def close(self) -> None:
         for timer in self._sessions.values():
             timer.cancel()
         self._sessions.clear()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
