@@ -3,7 +3,6 @@ members on one partition get every record once; RELEASE brings a record back wit
 2; REJECT archives it; records held by a member killed with SIGKILL come back to another member
 once their acquisition lock expires."""
 
-import json
 import subprocess
 import sys
 import threading
@@ -12,15 +11,14 @@ import uuid
 
 import pytest
 from confluent_kafka import AcknowledgeType, Producer, ShareConsumer
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, NewTopic, ResourceType
 
 from tests.broker_process import REPO, BrokerProcess
 
 SHORT_LOCK_GROUP = "share-short-lock"
 LOCK_MS = 2000
 # Groups start at the earliest offset so that records produced before a member joins count; the
-# short-lock group's locks expire in 2 s. Group configs are the broker's GROUP config resources,
-# kept in group-configs.json (broker/group/configs.py).
+# short-lock group's locks expire in 2 s. Set as Kafka's group configs (config resource GROUP, 32).
 GROUP_CONFIGS = {
     "share-three": {"share.auto.offset.reset": "earliest"},
     "share-acks": {"share.auto.offset.reset": "earliest"},
@@ -30,11 +28,21 @@ GROUP_CONFIGS = {
 
 @pytest.fixture(scope="module")
 def broker(tmp_path_factory):
-    data_dir = tmp_path_factory.mktemp("share")
-    (data_dir / "group-configs.json").write_text(json.dumps(GROUP_CONFIGS))
-    process = BrokerProcess(data_dir).start()
+    # the short lock is within the group config's bounds only once the broker's floor is lowered (15 s by default)
+    process = BrokerProcess(tmp_path_factory.mktemp("share"),
+                            overrides={"group.share.min.record.lock.duration.ms": "1000"}).start()
+    set_group_configs(process, GROUP_CONFIGS)
     yield process
     process.stop()
+
+
+def set_group_configs(broker, configs: dict[str, dict[str, str]]) -> None:
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    resources = [ConfigResource(ResourceType.GROUP, group, incremental_configs=[
+        ConfigEntry(name, value, incremental_operation=AlterConfigOpType.SET) for name, value in settings.items()])
+        for group, settings in configs.items()]
+    for future in admin.incremental_alter_configs(resources).values():
+        future.result(30)
 
 
 def make_topic(broker) -> str:

@@ -1,7 +1,6 @@
 """Share-partition state survives a broker kill -9: records accepted before the crash never come
 back, records held but not accepted come back to a new member, and none is lost."""
 
-import json
 import subprocess
 import sys
 import time
@@ -9,15 +8,15 @@ import time
 import pytest
 
 from tests.broker_process import REPO, BrokerProcess
-from tests.share.test_share_consumers import make_topic, produce, share_consumer
+from tests.share.test_share_consumers import make_topic, produce, set_group_configs, share_consumer
 
 GROUP = "share-durable"
 
 
 @pytest.fixture
 def broker(tmp_path):
-    (tmp_path / "group-configs.json").write_text(json.dumps({GROUP: {"share.auto.offset.reset": "earliest"}}))
     process = BrokerProcess(tmp_path).start()
+    set_group_configs(process, {GROUP: {"share.auto.offset.reset": "earliest"}})
     yield process
     process.stop()
 

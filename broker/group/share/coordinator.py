@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from weir.protocol.errors import Errors, KafkaError
 
 from ...clock import Timer
+from ...config import ConfigError
 from . import records as r
 from .assignor import assign
 from .group import ShareGroup
@@ -74,6 +75,14 @@ class ShareGroupCoordinator:
         self.group_configs = context.group_configs
         self.share_partitions = share_partitions
         self.max_size = context.config["group.share.max.size"]
+        config = context.config
+        for name in ("session.timeout.ms", "heartbeat.interval.ms", "record.lock.duration.ms", "delivery.count.limit",
+                     "partition.max.record.locks"):
+            value, low, high = (config[f"group.share.{name}"], config[f"group.share.min.{name}"],
+                                config[f"group.share.max.{name}"])
+            if not low <= value <= high:  # Kafka's ShareGroupConfig and GroupCoordinatorConfig refuse to start
+                raise ConfigError(f"group.share.{name} must be between group.share.min.{name} ({low}) and "
+                                  f"group.share.max.{name} ({high}), got {value}")
         self.groups: dict[str, ShareGroup] = {}
         self._sessions: dict[tuple[str, str], Timer] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
