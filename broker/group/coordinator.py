@@ -151,6 +151,8 @@ class GroupCoordinator:
                     <= self.config["group.max.session.timeout.ms"]):
                 raise KafkaError(Errors.INVALID_SESSION_TIMEOUT,
                                  f"session timeout {session_timeout_ms} ms is outside the broker's bounds")
+            if group_id in self.share.groups:
+                raise KafkaError(Errors.INCONSISTENT_GROUP_PROTOCOL)  # as Kafka answers a share group's id
             consumer_group = self.consumer.groups.get(group_id)
             if consumer_group is not None and consumer_group.members:
                 # a classic member joining a consumer group is served by it (online migration)
@@ -290,6 +292,9 @@ class GroupCoordinator:
 
     async def consumer_group_heartbeat(self, request: Any, version: int, client_id: str,
                                        client_host: str) -> dict[str, Any]:
+        if request.group_id in self.share.groups:
+            return {"error_code": Errors.GROUP_ID_NOT_FOUND,
+                    "error_message": f"Group {request.group_id} is not a consumer group."}
         try:
             await self.migration.maybe_upgrade(request.group_id, request.member_epoch)
         except KafkaError as exc:
@@ -299,6 +304,15 @@ class GroupCoordinator:
         if answer["error_code"] == Errors.NONE and classic is not None and not classic.members:
             del self.groups[request.group_id]  # an empty classic group (offsets only) becomes this one
         return answer
+
+    # ------------------------------------------------------------------ share groups (KIP-932)
+
+    async def share_group_heartbeat(self, request: Any, client_id: str, client_host: str) -> dict[str, Any]:
+        group_id = request.group_id
+        classic = self.groups.get(group_id)
+        if group_id in self.consumer.groups or (classic is not None and not classic.is_in(S.DEAD)):
+            return {"error_code": Errors.GROUP_ID_NOT_FOUND, "error_message": f"Group {group_id} is not a share group."}
+        return await self.share.heartbeat(request, client_id, client_host)
 
     # ------------------------------------------------------------------ offset commits
 

@@ -35,7 +35,7 @@ async def handle(context, header, request, session=None):
             raise KafkaError(Errors.INVALID_SHARE_SESSION_EPOCH, "Acknowledge requests cannot open a share session.")
         share.step_session(manager, group_id, member_id, epoch)
     except KafkaError as exc:
-        return msg.RESPONSE(error_code=exc.code, error_message=exc.message, acquisition_lock_timeout_ms=limits.lock_ms)
+        return msg.RESPONSE(error_code=exc.code, acquisition_lock_timeout_ms=0)  # Kafka's answer: no message
     names = {topic.topic_id: name for name, topic in context.logs.topics.items()}
     refused = {t.topic_id for t in request.topics
                if t.topic_id in names and not context.authorizer.allows(session, acl.READ, acl.TOPIC,

@@ -47,7 +47,7 @@ async def handle(context, header, request, session=None):
     try:
         share_session = share.step_session(manager, group_id, member_id, epoch)
     except KafkaError as exc:
-        return msg.RESPONSE(error_code=exc.code, error_message=exc.message)
+        return msg.RESPONSE(error_code=exc.code)  # Kafka's answer: no message
     for forgotten in request.forgotten_topics_data:
         for index in forgotten.partitions:
             share_session.partitions.pop((forgotten.topic_id, index), None)

@@ -2,7 +2,10 @@
 with its epoch, and leaves (-1); the broker assigns partitions (``broker/group/share``).
 
 With ``share.version`` below 1 the API answers UNSUPPORTED_VERSION, as Kafka's does when share
-groups are not enabled. ACLs: READ on the group, DESCRIBE on each subscribed topic.
+groups are not enabled. ACLs: READ on the group, DESCRIBE on each subscribed topic. A group id
+held by a classic or consumer group answers GROUP_ID_NOT_FOUND ("Group g is not a share group."),
+and a share group's id refuses the other protocols (ConsumerGroupHeartbeat: GROUP_ID_NOT_FOUND,
+JoinGroup: INCONSISTENT_GROUP_PROTOCOL), as Kafka 4.4 answers.
 """
 
 from weir.protocol.api_keys import ApiKey
@@ -24,7 +27,7 @@ async def handle(context, header, request, client_host="", session=None):
     if request.subscribed_topic_names and authorizer.denied(session, acl.DESCRIBE, acl.TOPIC,
                                                             request.subscribed_topic_names):
         return msg.RESPONSE(error_code=Errors.TOPIC_AUTHORIZATION_FAILED)
-    answer = await context.groups.share.heartbeat(request, header.client_id or "", client_host)
+    answer = await context.groups.share_group_heartbeat(request, header.client_id or "", client_host)
     assignment = answer.pop("assignment", None)
     response = msg.RESPONSE(**answer)
     if assignment is not None:

@@ -27,6 +27,7 @@ from ..log.fetch_waiters import FetchWaiters
 from ..log.time_lookup import offset_for_timestamp
 from . import records
 from .partition import Limits, SharePartition
+from .record_state import TERMINAL
 from .sessions import ShareSessions
 
 if TYPE_CHECKING:
@@ -127,14 +128,56 @@ class SharePartitionManager:
         if found is None:
             log_partition = self.log_partition(topic_id, index)
             stored = self.stored.pop(key, None)
-            found = SharePartition(key, log_partition,
-                                   stored.start_offset if stored else self._initial_offset(group_id, log_partition),
-                                   self.clock, self.waiters.wake)
-            if stored is not None:
-                found.restore(stored)
+            if stored is None or stored.start_offset < 0:  # never initialized, or initialized unread
+                stored = records.StoredState(self._initial_offset(group_id, log_partition), [],
+                                             create_timestamp=self.clock.now_ms())
+            found = SharePartition(key, log_partition, stored.start_offset, self.clock, self.waiters.wake)
+            found.restore(stored)
             found.on_change = lambda: self._persist_later(found)
             self.partitions[key] = found
         return found
+
+    async def initialize(self, group_id: str, topic_id: bytes, index: int) -> None:
+        """A partition first assigned to the group: its state is stored with start offset -1, which the
+        first read resolves by ``share.auto.offset.reset`` (Kafka's InitializeShareGroupState)."""
+        key = (group_id, topic_id, index)
+        if key in self.partitions or key in self.stored:
+            return
+        state = self.stored[key] = records.StoredState(-1, [], create_timestamp=self.clock.now_ms())
+        await self.log.append(self.log.partition_for(coordinator_key(*key)),
+                              [records.encode(*key, state, self.clock.now_ms())], self.clock.now_ms())
+
+    def group_offsets(self, group_id: str) -> dict[tuple[bytes, int], tuple[int, int]]:
+        """(start offset, lag) of each share-partition of the group with state; (-1, -1) while unread.
+        The lag counts the records from the start offset to the high watermark not yet done, as
+        Kafka 4.4's DescribeShareGroupOffsets v1 does."""
+        found: dict[tuple[bytes, int], tuple[int, int]] = {}
+        for (group, topic_id, index), state in self.stored.items():
+            if group == group_id:
+                found[(topic_id, index)] = (-1, -1) if state.start_offset < 0 else (
+                    state.start_offset, self._lag(topic_id, index, state.start_offset,
+                                                  sum(last - first + 1 for first, last, kind, _ in state.batches
+                                                      if kind in (2, 4) and last >= state.start_offset)))
+        for (group, topic_id, index), sp in self.partitions.items():
+            if group == group_id:
+                done = sum(1 for r in sp.in_flight.values() if r.state in TERMINAL)
+                found[(topic_id, index)] = (sp.start_offset, self._lag(topic_id, index, sp.start_offset, done))
+        return found
+
+    def _lag(self, topic_id: bytes, index: int, start: int, done: int) -> int:
+        try:
+            high_watermark = self.log_partition(topic_id, index).high_watermark
+        except KafkaError:
+            return -1
+        return max(high_watermark - start - done, 0)
+
+    async def alter_offset(self, group_id: str, topic_id: bytes, index: int, start_offset: int) -> None:
+        """AlterShareGroupOffsets: the share-partition starts again at ``start_offset``, nothing in flight."""
+        key = (group_id, topic_id, index)
+        self.partitions.pop(key, None)
+        state = self.stored[key] = records.StoredState(start_offset, [], create_timestamp=self.clock.now_ms())
+        await self.log.append(self.log.partition_for(coordinator_key(*key)),
+                              [records.encode(*key, state, self.clock.now_ms())], self.clock.now_ms())
 
     def _initial_offset(self, group_id: str, log_partition: Partition) -> int:
         reset = self.group_configs.value(group_id, "share.auto.offset.reset")
@@ -144,6 +187,17 @@ class SharePartitionManager:
             found = offset_for_timestamp(log_partition, self.clock.now_ms() - duration_ms(reset.split(":", 1)[1]))
             return found[0] if found is not None else log_partition.log_end_offset
         return log_partition.log_end_offset  # latest (Kafka's default)
+
+    async def delete_group(self, group_id: str, topic_ids: set[bytes] | None = None) -> None:
+        """Forget a group's share-partitions (of ``topic_ids``, else all): tombstones in
+        ``__share_group_state``, then the next read starts at ``share.auto.offset.reset`` again."""
+        keys = [key for key in [*self.partitions, *self.stored]
+                if key[0] == group_id and (topic_ids is None or key[1] in topic_ids)]
+        for key in dict.fromkeys(keys):
+            self.partitions.pop(key, None)
+            self.stored.pop(key, None)
+            await self.log.append(self.log.partition_for(coordinator_key(*key)),
+                                  [records.encode(*key, None, self.clock.now_ms())], self.clock.now_ms())
 
     def release_member(self, group_id: str, member_id: str) -> None:
         """A member left its group or closed its session: its records go back to the group."""

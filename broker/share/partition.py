@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from ..log.partition import Partition
 
 S = RecordState
+NOT_ACQUIRED = "The offset cannot be acknowledged. The offset is not acquired."  # Kafka 4.4's words
 _READ_BYTES = 1 << 20  # one log read while walking batch headers
 
 
@@ -173,16 +174,21 @@ class SharePartition:
     # ------------------------------------------------------------------ acknowledgement
 
     def acknowledge(self, member_id: str, batches: list[tuple[int, int, list[int]]], limits: Limits) -> None:
-        """Apply (first, last, types) batches all or none: every offset must be ACQUIRED by
-        ``member_id`` (INVALID_RECORD_STATE otherwise, as Kafka refuses and rolls back)."""
+        """Apply (first, last, types) batches in order, all or none: every offset from the start offset
+        on must be ACQUIRED by ``member_id`` (INVALID_RECORD_STATE otherwise, as Kafka refuses and
+        rolls back; so an offset acknowledged twice in one request fails); offsets below the start
+        offset are done and ignored, as Kafka 4.4 answers them."""
         changes: list[tuple[int, InFlight, AcknowledgeType]] = []
+        acknowledged: set[int] = set()
         for first, last, types in batches:
-            for offset in range(first, last + 1):
+            for offset in range(max(first, self.start_offset), last + 1):  # below the start: done, ignored
                 record = self.in_flight.get(offset)
                 if (record is None or record.state != S.ACQUIRED or record.lock is None
                         or record.lock.member_id != member_id):
-                    raise KafkaError(Errors.INVALID_RECORD_STATE,
-                                     f"offset {offset} is not acquired by member {member_id}")
+                    raise KafkaError(Errors.INVALID_RECORD_STATE, NOT_ACQUIRED)
+                if offset in acknowledged:  # overlapping batches: the second finds it acknowledged
+                    raise KafkaError(Errors.INVALID_RECORD_STATE, NOT_ACQUIRED)
+                acknowledged.add(offset)
                 kind = AcknowledgeType(types[0] if len(types) == 1 else types[offset - first])
                 changes.append((offset, record, kind))
         renewed = Lock(member_id, [])

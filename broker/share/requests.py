@@ -1,10 +1,10 @@
 """What ShareFetch and ShareAcknowledge share: the session step and the acknowledgements.
 
-Acknowledgement batches are checked as Kafka's ``KafkaApis`` checks them before any is applied
-to a share-partition: first <= last, batches in order without overlap, one acknowledge type or one
-per offset, types known, RENEW only in a renew request; a partition that fails answers
-INVALID_REQUEST in its acknowledge error. A share-partition applies a partition's batches all or
-none (``SharePartition.acknowledge``).
+Acknowledgement batches are checked before any is applied to a share-partition: first <= last,
+one acknowledge type or one per offset, types known, RENEW only in a renew request; a partition
+that fails answers INVALID_REQUEST in its acknowledge error. Overlapping batches are not refused
+here: as on Kafka 4.4, the second finds the offset acknowledged (INVALID_RECORD_STATE). A
+share-partition applies a partition's batches all or none (``SharePartition.acknowledge``).
 """
 
 from __future__ import annotations
@@ -25,13 +25,10 @@ Batches = list[tuple[int, int, list[int]]]
 
 def check_batches(batches: Iterable[Any], renew_allowed: bool) -> Batches:
     checked: Batches = []
-    previous_last = -1
     for batch in batches:
         first, last, types = batch.first_offset, batch.last_offset, list(batch.acknowledge_types)
         if first > last or first < 0:
             raise KafkaError(Errors.INVALID_REQUEST, "the acknowledgement batch's first offset is after its last")
-        if first <= previous_last:
-            raise KafkaError(Errors.INVALID_REQUEST, "acknowledgement batches overlap or are out of order")
         if len(types) not in (1, last - first + 1):
             raise KafkaError(Errors.INVALID_REQUEST, "the acknowledge types do not match the batch's offsets")
         for kind in types:
@@ -40,7 +37,6 @@ def check_batches(batches: Iterable[Any], renew_allowed: bool) -> Batches:
             if kind == AcknowledgeType.RENEW and not renew_allowed:
                 raise KafkaError(Errors.INVALID_REQUEST, "RENEW is allowed only in a renew acknowledgement")
         checked.append((first, last, types))
-        previous_last = last
     return checked
 
 

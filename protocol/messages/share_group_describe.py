@@ -15,6 +15,8 @@ TopicPartitions = Struct(
     Field("partitions", Array(INT32)),
 )
 
+Assignment = Struct("Assignment", Field("topic_partitions", Array(TopicPartitions)))
+
 Member = Struct(
     "Member",
     Field("member_id", STRING),
@@ -23,7 +25,7 @@ Member = Struct(
     Field("client_id", STRING),
     Field("client_host", STRING),
     Field("subscribed_topic_names", Array(STRING)),
-    Field("assignment", Struct("Assignment", Field("topic_partitions", Array(TopicPartitions)))),
+    Field("assignment", Assignment),
 )
 
 DescribedGroup = Struct(

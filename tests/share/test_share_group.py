@@ -49,51 +49,62 @@ def tid(context, topic):
 
 async def test_a_member_joins_and_gets_every_partition_of_its_topics(context):
     answer = await beat(context, "m1", 0, ["data", "other"])
-    assert (answer["error_code"], answer["member_epoch"]) == (Errors.NONE, 1)
+    assert (answer["error_code"], answer["member_epoch"]) == (Errors.NONE, 2)  # as Kafka 4.4: groups start at 1
     assert answer["assignment"] == {tid(context, "data"): (0, 1), tid(context, "other"): (0, 1, 2)}
     assert answer["heartbeat_interval_ms"] == 5000
-    again = await beat(context, "m1", 1)
-    assert (again["member_epoch"], "assignment" in again) == (1, False)  # unchanged: not sent again
-    # the share-partitions exist from the assignment on, at the latest offset
-    assert set(context.share_partitions.partitions) == {
-        (G, tid(context, "data"), 0), (G, tid(context, "data"), 1),
-        *((G, tid(context, "other"), i) for i in range(3))}
+    again = await beat(context, "m1", 2)
+    assert (again["member_epoch"], "assignment" in again) == (2, False)  # unchanged: not sent again
+    # the share-partitions are initialized from the assignment on; the first read resolves their start
+    assert {key: state.start_offset for key, state in context.share_partitions.stored.items()} == {
+        (G, tid(context, "data"), 0): -1, (G, tid(context, "data"), 1): -1,
+        **{(G, tid(context, "other"), i): -1 for i in range(3)}}
 
 
 async def test_every_member_gets_the_same_partitions(context):
     await beat(context, "m1", 0, ["data"])
     second = await beat(context, "m2", 0, ["data"])
-    assert (second["member_epoch"], second["assignment"]) == (2, {tid(context, "data"): (0, 1)})
-    first = await beat(context, "m1", 1)  # its epoch moves to the new assignment epoch
-    assert first["member_epoch"] == 2
+    assert (second["member_epoch"], second["assignment"]) == (3, {tid(context, "data"): (0, 1)})
+    first = await beat(context, "m1", 2)  # its epoch moves to the new assignment epoch
+    assert first["member_epoch"] == 3
     group = context.groups.share.groups[G]
-    assert (group.group_epoch, group.assignment_epoch, group.state) == (2, 2, ShareGroupState.STABLE)
+    assert (group.group_epoch, group.assignment_epoch, group.state) == (3, 3, ShareGroupState.STABLE)
+    # the epoch before the last one is accepted (the member may have missed the answer), as in Kafka
+    assert (await beat(context, "m1", 2))["member_epoch"] == 3
 
 
 async def test_kafkas_errors(context):
     await beat(context, "m1", 0, ["data"])
-    await beat(context, "m2", 0, ["data"])  # m1 is at 1, the group at 2
-    assert (await beat(context, "m1", 2))["error_code"] == Errors.FENCED_MEMBER_EPOCH
-    assert (await beat(context, "m2", 1))["error_code"] == Errors.FENCED_MEMBER_EPOCH
+    await beat(context, "m2", 0, ["data"])  # m1 is at 2, the group at 3
+    ahead = await beat(context, "m1", 3)
+    assert (ahead["error_code"], ahead["error_message"]) == (
+        Errors.FENCED_MEMBER_EPOCH, "The share group member has a greater member epoch (3) than the one known by "
+                                    "the group coordinator (2). The member must abandon all its partitions and rejoin.")
+    behind = await beat(context, "m2", 2)
+    assert (behind["error_code"], behind["error_message"]) == (
+        Errors.FENCED_MEMBER_EPOCH, "The share group member has a smaller member epoch (2) than the one known by the "
+                                    "group coordinator (3), and it does not match the previous member epoch (0). "
+                                    "The member must abandon all its partitions and rejoin.")
     assert (await beat(context, "ghost", 1))["error_code"] == Errors.UNKNOWN_MEMBER_ID
     assert (await beat(context, "ghost", -1))["error_code"] == Errors.UNKNOWN_MEMBER_ID
-    assert (await beat(context, "m1", 1, group="nobody"))["error_code"] == Errors.GROUP_ID_NOT_FOUND
+    assert (await beat(context, "m1", 1, group="nobody")) == {"error_code": Errors.GROUP_ID_NOT_FOUND,
+                                                             "error_message": "Share group nobody not found."}
     assert (await beat(context, "", 0, ["data"]))["error_code"] == Errors.INVALID_REQUEST
     assert (await beat(context, "m3", 0, None))["error_code"] == Errors.INVALID_REQUEST
     assert (await beat(context, "m3", -2))["error_code"] == Errors.INVALID_REQUEST
-    assert (await beat(context, "m1", 1))["error_code"] == Errors.NONE  # nothing above disturbed the group
+    assert (await beat(context, "m1", 2))["error_code"] == Errors.NONE  # nothing above disturbed the group
 
 
 async def test_leaving_and_a_session_ending_remove_the_member(context):
     await beat(context, "m1", 0, ["data"])
     await beat(context, "m2", 0, ["data"])
-    assert (await beat(context, "m1", -1))["member_epoch"] == -1
+    left = await beat(context, "m1", -1)
+    assert (left["member_epoch"], left["heartbeat_interval_ms"]) == (-1, 0)  # as Kafka answers a leave
     group = context.groups.share.groups[G]
-    assert (set(group.members), group.group_epoch) == ({"m2"}, 3)
+    assert (set(group.members), group.group_epoch) == ({"m2"}, 4)
     context.clock.advance(45_000 - 1)
     assert set(group.members) == {"m2"}
     context.clock.advance(1)  # m2's session (share.session.timeout.ms, 45 s) ends
-    assert (group.members, group.state, group.group_epoch) == ({}, ShareGroupState.EMPTY, 4)
+    assert (group.members, group.state, group.group_epoch) == ({}, ShareGroupState.EMPTY, 5)
 
 
 async def test_a_session_ending_gives_the_members_records_back(context):
@@ -110,7 +121,7 @@ async def test_a_session_ending_gives_the_members_records_back(context):
 async def test_the_records_rebuild_the_same_group(context, written):
     await beat(context, "m1", 0, ["data"])
     await beat(context, "m2", 0, ["data", "other"])
-    await beat(context, "m1", 1, ["data", "other"])
+    assert (await beat(context, "m1", 2, ["data", "other"]))["member_epoch"] == 4
     await beat(context, "m2", -1)
     rebuilt = ShareGroupCoordinator(context, context.share_partitions, context.groups.log)
     for record in written:

@@ -12,6 +12,8 @@ from collections.abc import Iterable
 
 from . import records as r
 
+NAME = "simple"  # as ShareGroupDescribe names it
+
 
 def assign(members: Iterable[tuple[str, tuple[str, ...]]], topics: dict[str, tuple[bytes, int]]) -> dict[
         str, r.Partitions]:

@@ -29,7 +29,7 @@ from ...clock import Timer
 from ...config import ConfigError
 from . import records as r
 from .assignor import assign
-from .group import ShareGroup
+from .group import ShareGroup, ShareGroupMember
 
 if TYPE_CHECKING:
     from ...context import BrokerContext
@@ -55,7 +55,7 @@ def validate(request: Any) -> None:
     if not request.group_id:
         invalid("GroupId can't be empty.")
     if not request.member_id:
-        invalid("MemberId can't be empty.")
+        raise KafkaError(Errors.INVALID_REQUEST)  # Kafka 4.4 answers this one without a message
     if request.rack_id == "":
         invalid("RackId can't be empty.")
     epoch = request.member_epoch
@@ -64,6 +64,20 @@ def validate(request: Any) -> None:
             invalid("SubscribedTopicNames must be set in first request.")
     elif epoch < LEAVE_GROUP_EPOCH:
         invalid("MemberEpoch is invalid.")
+
+
+def _check_epoch(epoch: int, member: ShareGroupMember) -> None:
+    """Kafka's check: the member's epoch, or the one before it (an answer the member missed)."""
+    rejoin = "The member must abandon all its partitions and rejoin."
+    if epoch > member.member_epoch:
+        raise KafkaError(Errors.FENCED_MEMBER_EPOCH, f"The share group member has a greater member epoch ({epoch}) "
+                                                     f"than the one known by the group coordinator "
+                                                     f"({member.member_epoch}). {rejoin}")
+    if epoch < member.member_epoch and epoch != member.previous_member_epoch:
+        raise KafkaError(Errors.FENCED_MEMBER_EPOCH, f"The share group member has a smaller member epoch ({epoch}) "
+                                                     f"than the one known by the group coordinator "
+                                                     f"({member.member_epoch}), and it does not match the previous "
+                                                     f"member epoch ({member.previous_member_epoch}). {rejoin}")
 
 
 class ShareGroupCoordinator:
@@ -150,9 +164,11 @@ class ShareGroupCoordinator:
             self._schedule(group_id, member_id)
             for topic_id, partitions in (outcome.assignment or {}).items():
                 for index in partitions:  # Kafka initializes a share-partition when it is first assigned
-                    self.share_partitions.get(group_id, topic_id, index)
+                    await self.share_partitions.initialize(group_id, topic_id, index)
+        leaving = request.member_epoch == LEAVE_GROUP_EPOCH  # Kafka answers a leave with interval 0
         answer = {"error_code": Errors.NONE, "member_id": member_id, "member_epoch": outcome.member_epoch,
-                  "heartbeat_interval_ms": self.group_configs.value(group_id, "share.heartbeat.interval.ms")}
+                  "heartbeat_interval_ms": 0 if leaving else self.group_configs.value(group_id,
+                                                                                      "share.heartbeat.interval.ms")}
         if outcome.assignment is not None:
             answer["assignment"] = outcome.assignment
         return answer
@@ -162,7 +178,7 @@ class ShareGroupCoordinator:
         group = self.groups.get(group_id)
         if group is None:
             if epoch != JOIN_GROUP_EPOCH:
-                raise KafkaError(Errors.GROUP_ID_NOT_FOUND, f"Group {group_id} not found.")
+                raise KafkaError(Errors.GROUP_ID_NOT_FOUND, f"Share group {group_id} not found.")
             group = ShareGroup(group_id)
         member = group.members.get(member_id)
         if epoch == LEAVE_GROUP_EPOCH:
@@ -172,9 +188,7 @@ class ShareGroupCoordinator:
         if epoch != JOIN_GROUP_EPOCH:
             if member is None:
                 raise KafkaError(Errors.UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of group {group_id}.")
-            if epoch != member.member_epoch:
-                raise KafkaError(Errors.FENCED_MEMBER_EPOCH,
-                                 f"The share group member has a different epoch ({member.member_epoch}).")
+            _check_epoch(epoch, member)
         elif member is None and len(group.members) >= self.max_size:
             raise KafkaError(Errors.GROUP_MAX_SIZE_REACHED,
                              f"The share group has reached its maximum capacity of {self.max_size} members.")
@@ -227,6 +241,19 @@ class ShareGroupCoordinator:
         others = {m.member_id: m.metadata.subscribed_topic_names for m in group.members.values()
                   if m.member_id != member_id}
         return records + self._new_target(group, others, group.group_epoch + 1)[0]
+
+    async def delete(self, group_id: str) -> Errors:
+        """DeleteGroups: an empty share group's records and its share-partitions' state go."""
+        group = self.groups[group_id]
+        if group.members:
+            return Errors.NON_EMPTY_GROUP
+        records = [*(r.ShareGroupRecord(r.TARGET_ASSIGNMENT_MEMBER, group_id, member_id) for member_id in group.target),
+                   r.ShareGroupRecord(r.TARGET_ASSIGNMENT_METADATA, group_id),
+                   r.ShareGroupRecord(r.GROUP_METADATA, group_id)]
+        await self.share_partitions.delete_group(group_id)
+        if not await self.apply(group_id, records):
+            return Errors.COORDINATOR_NOT_AVAILABLE
+        return Errors.NONE
 
     # ------------------------------------------------------------------ sessions
 

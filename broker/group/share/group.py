@@ -33,13 +33,15 @@ class ShareGroupMember:
     member_id: str
     metadata: r.MemberMetadata
     member_epoch: int = 0
+    previous_member_epoch: int = 0
     assignment: r.Partitions = field(default_factory=dict)
 
 
 class ShareGroup:
     def __init__(self, group_id: str):
         self.group_id = group_id
-        self.group_epoch = 0
+        # as Kafka's ModernGroup: 1, so that a first member's epoch (2) is never the join epoch 0
+        self.group_epoch = 1
         self.assignment_epoch = 0
         self.members: dict[str, ShareGroupMember] = {}
         self.target: dict[str, r.Partitions] = {}
@@ -85,6 +87,7 @@ class ShareGroup:
             member = self.members.get(record.member_id or "")
             if member is not None and value is not None:
                 member.member_epoch, member.assignment = value.member_epoch, value.partitions
+                member.previous_member_epoch = value.previous_member_epoch
         after = self.state
         if after != before and after not in TRANSITIONS[before]:
             raise AssertionError(f"share group {self.group_id}: {before.value} -> {after.value} is not legal")
