@@ -10,8 +10,8 @@ acquired the request waits up to ``max_wait_ms`` for an append or a release. v2'
 
 Each partition answers the stored batches holding its acquired records, the acquired ranges with
 their delivery counts, and its acknowledgement result. Deviations: ``max_bytes`` and ``min_bytes``
-are not applied (``max_records`` bounds an answer; a non-empty answer goes out at once), and every
-partition of a share session is answered in full each time, not only the changed ones.
+are not applied (``max_records`` bounds an answer; a non-empty answer goes out at once). As Kafka
+4.4 answers, only partitions with records, an error or acknowledgement results are in an answer.
 ACLs: READ on the group; READ on each topic (TOPIC_AUTHORIZATION_FAILED for that partition).
 """
 
@@ -69,7 +69,8 @@ async def handle(context, header, request, session=None):
     if fetching and not acquired and request.max_wait_ms > 0:
         acquired, errors = await _wait_and_acquire(context, manager, group_id, member_id, keys, request, limits)
     answers: dict[bytes, list] = {}
-    for key in dict.fromkeys([*share_session.partitions, *acks]):
+    denied = [key for key in share_session.partitions if key[0] in refused]
+    for key in dict.fromkeys([*acquired, *errors, *acks, *denied]):
         topic_id, index = key
         ack_error = acks.get(key)
         answer = msg.PartitionData(partition_index=index, error_code=Errors.NONE,

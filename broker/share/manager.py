@@ -84,6 +84,7 @@ class SharePartitionManager:
         key = share_partition.key
         record = records.encode(*key, share_partition.stored_state(), self.clock.now_ms())
         await self.log.append(self.log.partition_for(coordinator_key(*key)), [record], self.clock.now_ms())
+        share_partition.stored = True
 
     def _persist_later(self, share_partition: SharePartition) -> None:
         """A change nobody waits for (a lock expired, a member left); a crash before it lands makes
@@ -128,11 +129,14 @@ class SharePartitionManager:
         if found is None:
             log_partition = self.log_partition(topic_id, index)
             stored = self.stored.pop(key, None)
-            if stored is None or stored.start_offset < 0:  # never initialized, or initialized unread
+            resolved = stored is None or stored.start_offset < 0  # never initialized, or initialized unread
+            if resolved:
                 stored = records.StoredState(self._initial_offset(group_id, log_partition), [],
                                              create_timestamp=self.clock.now_ms())
+            assert stored is not None
             found = SharePartition(key, log_partition, stored.start_offset, self.clock, self.waiters.wake)
             found.restore(stored)
+            found.stored = not resolved  # its start is stored only with its first change, as in Kafka
             found.on_change = lambda: self._persist_later(found)
             self.partitions[key] = found
         return found
@@ -148,7 +152,8 @@ class SharePartitionManager:
                               [records.encode(*key, state, self.clock.now_ms())], self.clock.now_ms())
 
     def group_offsets(self, group_id: str) -> dict[tuple[bytes, int], tuple[int, int]]:
-        """(start offset, lag) of each share-partition of the group with state; (-1, -1) while unread.
+        """(start offset, lag) of each share-partition of the group with state; (-1, -1) until its
+        state was first written (read, but nothing acknowledged or released yet: as Kafka 4.4 reports).
         The lag counts the records from the start offset to the high watermark not yet done, as
         Kafka 4.4's DescribeShareGroupOffsets v1 does."""
         found: dict[tuple[bytes, int], tuple[int, int]] = {}
@@ -161,7 +166,8 @@ class SharePartitionManager:
         for (group, topic_id, index), sp in self.partitions.items():
             if group == group_id:
                 done = sum(1 for r in sp.in_flight.values() if r.state in TERMINAL)
-                found[(topic_id, index)] = (sp.start_offset, self._lag(topic_id, index, sp.start_offset, done))
+                found[(topic_id, index)] = ((sp.start_offset, self._lag(topic_id, index, sp.start_offset, done))
+                                            if sp.stored else (-1, -1))
         return found
 
     def _lag(self, topic_id: bytes, index: int, start: int, done: int) -> int:

@@ -95,6 +95,7 @@ class SharePartition:
         self.in_flight: dict[int, InFlight] = {}
         self.on_available = on_available  # wakes share fetches waiting for records
         self.on_change: Callable[[], None] = lambda: None  # a change to store that nobody waits for
+        self.stored = False  # whether __share_group_state holds this state (the manager's to say)
         self.created_ms = clock.now_ms()
 
     # ------------------------------------------------------------------ acquisition
@@ -222,10 +223,13 @@ class SharePartition:
 
     def release_member(self, member_id: str, limits: Limits) -> None:
         """A member that left (or whose share session closed) gives back what it holds."""
-        released = False
+        released = changed = False
         for record in self.in_flight.values():
             if record.state == S.ACQUIRED and record.lock is not None and record.lock.member_id == member_id:
                 released |= self._release(record, limits) == S.AVAILABLE
+                changed = True
+        if not changed:
+            return
         self._advance_start()
         if released:
             self.on_available()

@@ -17,7 +17,9 @@ from weir.broker.dispatcher import advertised_versions
 from weir.protocol.api_keys import ApiKey
 from weir.protocol.headers import RequestHeader, decode_request_header, encode_request_header, peek_key_and_version
 from weir.protocol.messages import create_acls, delete_acls, describe_acls
-from weir.protocol.messages import share_acknowledge, share_fetch, share_group_heartbeat
+from weir.protocol.messages import (alter_share_group_offsets, delete_share_group_offsets,
+                                   describe_share_group_offsets, share_acknowledge, share_fetch, share_group_describe,
+                                   share_group_heartbeat)
 from weir.protocol.messages import (BY_KEY, alter_user_scram_credentials, consumer_group_describe,
                                    consumer_group_heartbeat, describe_client_quotas, describe_topic_partitions,
                                    describe_user_scram_credentials, offset_delete, offset_for_leader_epoch,
@@ -107,6 +109,18 @@ def hand_built(topic: str) -> dict[int, object]:
                 share_acknowledge.AcknowledgeTopic(topic_id=bytes(range(16)), partitions=[
                     share_acknowledge.AcknowledgePartition(partition_index=0, acknowledgement_batches=[
                         share_fetch.AcknowledgementBatch(first_offset=0, last_offset=1, acknowledge_types=[1])])])]),
+        ApiKey.SHARE_GROUP_DESCRIBE: share_group_describe.REQUEST(group_ids=["fuzz-share", "nobody"],
+                                                                  include_authorized_operations=True),
+        ApiKey.DESCRIBE_SHARE_GROUP_OFFSETS: describe_share_group_offsets.REQUEST(groups=[
+            describe_share_group_offsets.RequestGroup(group_id="fuzz-share", topics=None),
+            describe_share_group_offsets.RequestGroup(group_id="fuzz-share", topics=[
+                describe_share_group_offsets.RequestTopic(topic_name=topic, partitions=[0])])]),
+        ApiKey.ALTER_SHARE_GROUP_OFFSETS: alter_share_group_offsets.REQUEST(group_id="fuzz-share-idle", topics=[
+            _element(alter_share_group_offsets.REQUEST, "topics")(topic_name=topic, partitions=[
+                _element(_element(alter_share_group_offsets.REQUEST, "topics"), "partitions")(
+                    partition_index=0, start_offset=0)])]),
+        ApiKey.DELETE_SHARE_GROUP_OFFSETS: delete_share_group_offsets.REQUEST(group_id="fuzz-share-idle", topics=[
+            _element(delete_share_group_offsets.REQUEST, "topics")(topic_name=topic)]),
         # kafka-acls (SECURITY_DISABLED on the fuzz broker, which runs no authorizer)
         ApiKey.DESCRIBE_ACLS: describe_acls.REQUEST(resource_type_filter=2, resource_name_filter=topic,
                                                     pattern_type_filter=2, operation=1, permission_type=1),

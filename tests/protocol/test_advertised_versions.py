@@ -52,8 +52,12 @@ EXPECTED = {
     69: (0, 1),   # ConsumerGroupDescribe (v1 member type)
     75: (0, 0),   # DescribeTopicPartitions (KIP-966; kafka-topics --describe)
     76: (1, 1),   # ShareGroupHeartbeat (KIP-932; v0 was early access, removed in 4.1)
+    77: (1, 1),   # ShareGroupDescribe
     78: (1, 2),   # ShareFetch (v2: acquire mode, renew acknowledgements)
     79: (1, 2),   # ShareAcknowledge
+    90: (0, 1),   # DescribeShareGroupOffsets (v1 lag)
+    91: (0, 0),   # AlterShareGroupOffsets
+    92: (0, 0),   # DeleteShareGroupOffsets
 }
 
 
