@@ -11,7 +11,8 @@ acquired the request waits up to ``max_wait_ms`` for an append or a release. v2'
 Each partition answers the stored batches holding its acquired records, the acquired ranges with
 their delivery counts, and its acknowledgement result. Deviations: ``max_bytes`` and ``min_bytes``
 are not applied (``max_records`` bounds an answer; a non-empty answer goes out at once). As Kafka
-4.4 answers, only partitions with records, an error or acknowledgement results are in an answer.
+4.4 answers, only partitions with records, an error or acknowledgement results are in an answer
+that has records; one without records names every partition fetched.
 ACLs: READ on the group; READ on each topic (TOPIC_AUTHORIZATION_FAILED for that partition).
 """
 
@@ -45,7 +46,7 @@ async def handle(context, header, request, session=None):
                             error_message="Acknowledge data is not allowed when opening a share session.")
     manager = context.share_partitions
     try:
-        share_session = share.step_session(manager, group_id, member_id, epoch)
+        share_session = share.step_session(manager, group_id, member_id, epoch, session)
     except KafkaError as exc:
         return msg.RESPONSE(error_code=exc.code)  # Kafka's answer: no message
     for forgotten in request.forgotten_topics_data:
@@ -70,7 +71,8 @@ async def handle(context, header, request, session=None):
         acquired, errors = await _wait_and_acquire(context, manager, group_id, member_id, keys, request, limits)
     answers: dict[bytes, list] = {}
     denied = [key for key in share_session.partitions if key[0] in refused]
-    for key in dict.fromkeys([*acquired, *errors, *acks, *denied]):
+    empty = [] if acquired else keys  # an answer with no records names every partition fetched, as Kafka's
+    for key in dict.fromkeys([*acquired, *errors, *acks, *denied, *empty]):
         topic_id, index = key
         ack_error = acks.get(key)
         answer = msg.PartitionData(partition_index=index, error_code=Errors.NONE,

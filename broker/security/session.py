@@ -4,7 +4,8 @@ that need it take a ``session`` parameter and only read it."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from .listeners import ListenerSpec
 from .principal import ANONYMOUS
@@ -20,6 +21,8 @@ class Session:
     api_key: int | None = None  # the request being handled (the dispatcher sets it; the audit log names it)
     expires_at_ms: int | None = None  # KIP-368: past it, the next request other than a re-authentication closes it
     can_reauthenticate: bool = False  # the client authenticated through SaslAuthenticate v1+ (KIP-368)
+    # run when the connection closes, by key: share sessions end with their connection (KIP-932)
+    on_close: dict[object, Callable[[], None]] = field(default_factory=dict)
 
     def expired(self, now_ms: int) -> bool:
         return self.expires_at_ms is not None and now_ms > self.expires_at_ms

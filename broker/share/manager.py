@@ -212,6 +212,12 @@ class SharePartitionManager:
             if group == group_id:
                 share_partition.release_member(member_id, limits)
 
+    def connection_closed(self, group_id: str, member_id: str, connection: object) -> None:
+        """The connection that opened the member's share session closed: the session ends and the
+        member's records go back, as Kafka 4.4 releases them."""
+        if self.sessions.close(group_id, member_id, connection) is not None:
+            self.release_member(group_id, member_id)
+
     def member_left(self, group_id: str, member_id: str) -> None:
         self.sessions.close(group_id, member_id)
         self.release_member(group_id, member_id)

@@ -40,13 +40,20 @@ def check_batches(batches: Iterable[Any], renew_allowed: bool) -> Batches:
     return checked
 
 
-def step_session(manager: SharePartitionManager, group_id: str, member_id: str, epoch: int) -> ShareSession:
+def step_session(manager: SharePartitionManager, group_id: str, member_id: str, epoch: int,
+                 connection: Any = None) -> ShareSession:
     """Open (epoch 0) or continue a share session. A session the member opens again replaces its
     old one; the records it holds stay its own until acknowledged or their locks expire (librdkafka
-    opens a new session while holding records, after a fetch error)."""
-    if epoch == INITIAL_EPOCH:
-        return manager.sessions.open(group_id, member_id)
-    return manager.sessions.next(group_id, member_id, epoch)
+    opens a new session while holding records, after a fetch error). ``connection`` (the
+    connection's security session) ends the share session when it closes."""
+    if epoch != INITIAL_EPOCH:
+        return manager.sessions.next(group_id, member_id, epoch)
+    session = manager.sessions.open(group_id, member_id)
+    if connection is not None:
+        session.connection = connection
+        connection.on_close[("share-session", group_id, member_id)] = (
+            lambda: manager.connection_closed(group_id, member_id, connection))
+    return session
 
 
 async def acknowledge(manager: SharePartitionManager, group_id: str, member_id: str, topics: Iterable[Any],

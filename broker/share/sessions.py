@@ -4,6 +4,8 @@ Kafka's ``ShareSessionCache``, keyed by (group id, member id). Epoch 0 opens a s
 request, replacing one the member had), -1 closes it, any other value must be the session's next
 epoch (INVALID_SHARE_SESSION_EPOCH otherwise, SHARE_SESSION_NOT_FOUND without a session). The
 cache holds at most ``group.share.max.share.sessions``; one more is SHARE_SESSION_LIMIT_REACHED.
+A session belongs to the connection that opened it and ends when that connection closes, the
+member's records going back to the group, as Kafka 4.4 does.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ class ShareSession:
     member_id: str
     epoch: int = 1  # the epoch the next request must carry
     partitions: dict[Key, None] = field(default_factory=dict)  # ordered set
+    connection: object | None = None  # the connection that opened it: the session ends with it
 
 
 class ShareSessions:
@@ -54,5 +57,9 @@ class ShareSessions:
         session.epoch = 1 if session.epoch == 0x7FFFFFFF else session.epoch + 1
         return session
 
-    def close(self, group_id: str, member_id: str) -> ShareSession | None:
-        return self.sessions.pop((group_id, member_id), None)
+    def close(self, group_id: str, member_id: str, connection: object | None = None) -> ShareSession | None:
+        """End the member's session (only if ``connection`` opened it, when given)."""
+        session = self.sessions.get((group_id, member_id))
+        if session is None or (connection is not None and session.connection is not connection):
+            return None
+        return self.sessions.pop((group_id, member_id))

@@ -7,6 +7,7 @@ import pytest
 
 from weir.broker.clock import ManualClock
 from weir.broker.group.share import records as share_records
+from weir.broker.group.share.assignor import assign
 from weir.broker.group.share.coordinator import ShareGroupCoordinator
 from weir.broker.group.share.group import ShareGroupState
 from weir.protocol.errors import Errors
@@ -60,12 +61,12 @@ async def test_a_member_joins_and_gets_every_partition_of_its_topics(context):
         **{(G, tid(context, "other"), i): -1 for i in range(3)}}
 
 
-async def test_every_member_gets_the_same_partitions(context):
+async def test_members_share_out_the_partitions(context):
     await beat(context, "m1", 0, ["data"])
     second = await beat(context, "m2", 0, ["data"])
-    assert (second["member_epoch"], second["assignment"]) == (3, {tid(context, "data"): (0, 1)})
-    first = await beat(context, "m1", 2)  # its epoch moves to the new assignment epoch
-    assert first["member_epoch"] == 3
+    assert (second["member_epoch"], second["assignment"]) == (3, {tid(context, "data"): (1,)})
+    first = await beat(context, "m1", 2)  # its epoch moves to the new assignment epoch, its partitions too
+    assert (first["member_epoch"], first["assignment"]) == (3, {tid(context, "data"): (0,)})
     group = context.groups.share.groups[G]
     assert (group.group_epoch, group.assignment_epoch, group.state) == (3, 3, ShareGroupState.STABLE)
     # the epoch before the last one is accepted (the member may have missed the answer), as in Kafka
@@ -134,3 +135,22 @@ async def test_the_records_rebuild_the_same_group(context, written):
         if entry.key is not None and share_records.is_share_group_key(entry.key):
             from_log.replay(share_records.decode(entry.key, entry.value))
     assert vars(from_log.groups[G]) == vars(live)
+
+
+@pytest.mark.parametrize("partitions,members,shares", [
+    (3, 2, [[0, 2], [1]]),                  # fewer members: dealt out
+    (4, 4, [[0], [1], [2], [3]]),
+    (2, 3, [[0], [1], [0]]),                # more members: one each, partitions shared
+    (3, 5, [[0], [1], [2], [0], [1]]),
+    (1, 3, [[0], [0], [0]]),                # the bar's three workers on one partition
+])
+def test_the_simple_assignor_balances_as_kafka_4_4(partitions, members, shares):
+    # Kafka 4.4.0 gave the same shape (counts per member and per partition) for each of these
+    ids = [f"m{i}" for i in range(members)]
+    target = assign([(m, ("t",)) for m in ids], {"t": (b"t" * 16, partitions)})
+    assert [list(target[m][b"t" * 16]) for m in ids] == shares
+
+
+def test_the_simple_assignor_per_topic_subscribers():
+    target = assign([("a", ("t", "u")), ("b", ("u",))], {"t": (b"t" * 16, 2), "u": (b"u" * 16, 2)})
+    assert target == {"a": {b"t" * 16: (0, 1), b"u" * 16: (0,)}, "b": {b"u" * 16: (1,)}}
