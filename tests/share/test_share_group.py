@@ -61,6 +61,13 @@ async def test_a_member_joins_and_gets_every_partition_of_its_topics(context):
         **{(G, tid(context, "other"), i): -1 for i in range(3)}}
 
 
+async def test_a_topic_created_after_the_subscription_is_assigned(context):
+    assert (await beat(context, "m1", 0, ["later"]))["assignment"] == {}
+    context.logs.create_topic("later", 2)
+    answer = await beat(context, "m1", 2)
+    assert (answer["member_epoch"], answer["assignment"]) == (3, {tid(context, "later"): (0, 1)})
+
+
 async def test_members_share_out_the_partitions(context):
     await beat(context, "m1", 0, ["data"])
     second = await beat(context, "m2", 0, ["data"])

@@ -200,12 +200,14 @@ class ShareGroupCoordinator:
         records: list[r.ShareGroupRecord] = []
         if member is None or member.metadata != metadata:
             records.append(r.ShareGroupRecord(r.MEMBER_METADATA, group_id, member_id, metadata))
-        changed = member is None or member.metadata.subscribed_topic_names != subscribed
         target_epoch = group.assignment_epoch
         target = group.target.get(member_id)
-        if changed:
-            members = {m.member_id: m.metadata.subscribed_topic_names for m in group.members.values()}
-            members[member_id] = subscribed
+        members = {m.member_id: m.metadata.subscribed_topic_names for m in group.members.values()}
+        members[member_id] = subscribed
+        # a new member, a changed subscription or changed topics (one created or grown since) bump
+        # the group epoch, as Kafka's metadata hash does
+        if (member is None or member.metadata.subscribed_topic_names != subscribed
+                or assign(members.items(), self._topics()) != {m: group.target.get(m) for m in members}):
             target_epoch = group.group_epoch + 1
             new_records, targets = self._new_target(group, members, target_epoch)
             records += new_records
@@ -222,9 +224,7 @@ class ShareGroupCoordinator:
 
     def _new_target(self, group: ShareGroup, members: dict[str, tuple[str, ...]],
                     epoch: int) -> tuple[list[r.ShareGroupRecord], dict[str, r.Partitions]]:
-        topics = {name: (topic.topic_id, len(topic.partitions)) for name, topic in self.context.logs.topics.items()
-                  if not topic.is_internal}
-        targets = assign(members.items(), topics)
+        targets = assign(members.items(), self._topics())
         records = [r.ShareGroupRecord(r.GROUP_METADATA, group.group_id, None, r.GroupEpoch(epoch))]
         for member_id, partitions in targets.items():
             if group.target.get(member_id) != partitions:
@@ -233,6 +233,10 @@ class ShareGroupCoordinator:
         records.append(r.ShareGroupRecord(r.TARGET_ASSIGNMENT_METADATA, group.group_id, None,
                                           r.AssignmentEpoch(epoch)))
         return records, targets
+
+    def _topics(self) -> dict[str, tuple[bytes, int]]:
+        return {name: (topic.topic_id, len(topic.partitions)) for name, topic in self.context.logs.topics.items()
+                if not topic.is_internal}
 
     def _removal(self, group: ShareGroup, member_id: str) -> list[r.ShareGroupRecord]:
         records = [r.ShareGroupRecord(r.CURRENT_MEMBER_ASSIGNMENT, group.group_id, member_id, None),
