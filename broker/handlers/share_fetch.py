@@ -12,7 +12,7 @@ Each partition answers the stored batches holding its acquired records, the acqu
 their delivery counts, and its acknowledgement result. Deviations: ``max_bytes`` and ``min_bytes``
 are not applied (``max_records`` bounds an answer; a non-empty answer goes out at once). As Kafka
 4.4 answers, only partitions with records, an error or acknowledgement results are in an answer
-that has records; one without records names every partition fetched.
+that has records; one without records names every partition the request named.
 ACLs: READ on the group; READ on each topic (TOPIC_AUTHORIZATION_FAILED for that partition).
 """
 
@@ -42,8 +42,7 @@ async def handle(context, header, request, session=None):
     if not context.authorizer.allows(session, acl.READ, acl.GROUP, group_id):
         return msg.RESPONSE(error_code=Errors.GROUP_AUTHORIZATION_FAILED)
     if epoch == INITIAL_EPOCH and share.has_acknowledgements(request.topics):
-        return msg.RESPONSE(error_code=Errors.INVALID_REQUEST,
-                            error_message="Acknowledge data is not allowed when opening a share session.")
+        return msg.RESPONSE(error_code=Errors.INVALID_REQUEST)  # acknowledgements cannot open a session
     manager = context.share_partitions
     try:
         share_session = share.step_session(manager, group_id, member_id, epoch, session)
@@ -71,7 +70,9 @@ async def handle(context, header, request, session=None):
         acquired, errors = await _wait_and_acquire(context, manager, group_id, member_id, keys, request, limits)
     answers: dict[bytes, list] = {}
     denied = [key for key in share_session.partitions if key[0] in refused]
-    empty = [] if acquired else keys  # an answer with no records names every partition fetched, as Kafka's
+    # an answer with no records names every partition this request named, as Kafka's (a final one, none)
+    named = [(t.topic_id, p.partition_index) for t in request.topics for p in t.partitions if t.topic_id not in refused]
+    empty = [] if acquired or epoch == FINAL_EPOCH else named
     for key in dict.fromkeys([*acquired, *errors, *acks, *denied, *empty]):
         topic_id, index = key
         ack_error = acks.get(key)

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 
 S = RecordState
 NOT_ACQUIRED = "The offset cannot be acknowledged. The offset is not acquired."  # Kafka 4.4's words
+NOT_OWNER = "Member is not the owner of batch record"
 _READ_BYTES = 1 << 20  # one log read while walking batch headers
 
 
@@ -184,9 +185,10 @@ class SharePartition:
         for first, last, types in batches:
             for offset in range(max(first, self.start_offset), last + 1):  # below the start: done, ignored
                 record = self.in_flight.get(offset)
-                if (record is None or record.state != S.ACQUIRED or record.lock is None
-                        or record.lock.member_id != member_id):
+                if record is None or record.state != S.ACQUIRED or record.lock is None:
                     raise KafkaError(Errors.INVALID_RECORD_STATE, NOT_ACQUIRED)
+                if record.lock.member_id != member_id:
+                    raise KafkaError(Errors.INVALID_RECORD_STATE, NOT_OWNER)
                 if offset in acknowledged:  # overlapping batches: the second finds it acknowledged
                     raise KafkaError(Errors.INVALID_RECORD_STATE, NOT_ACQUIRED)
                 acknowledged.add(offset)

@@ -267,6 +267,27 @@ def script(broker, topic, run):
     steps["DeleteGroups"] = [(r.error_code) for r in deleted.results]
     listed = ask(broker, ApiKey.LIST_GROUPS, 5, list_groups.REQUEST(states_filter=[], types_filter=["share"]))
     steps["ListGroups after"] = [g.group_id for g in listed.groups if g.group_id == group]
+    steps.update(edges(broker, topic, topic_id, run))
+    return steps
+
+
+def edges(broker, topic, topic_id, run):
+    """Requests a client gets wrong, on a group of their own: each answered as Kafka answers it."""
+    group = f"share-edges-{run}"
+    set_group_configs(broker, group, share_auto_offset_reset="earliest")
+    coordinator_ready(broker, group)
+    holder = Member(broker, group, topic, topic_id, f"holder-{run}")
+    holder.join()
+    steps = {"a fetch by a member id the group does not know": Member(
+        broker, group, topic, topic_id, f"stranger-{run}").fetch(max_wait_ms=5000)}
+    other = Member(broker, group, topic, topic_id, f"holder-{run}")  # the holder's id on a second connection
+    steps["acknowledgements opening a session"] = other.fetch(acks=[(0, 0, 0, ACCEPT)], epoch=0)
+    steps["open"] = other.fetch(max_wait_ms=500)
+    for name, batch in (("an unknown acknowledge type", (0, 0, 7)), ("first offset after last", (3, 1, ACCEPT)),
+                        ("a record another member holds", (0, 0, ACCEPT))):
+        steps[name] = other.acknowledge([batch])
+    steps["final epoch"] = other.fetch(max_wait_ms=500, epoch=-1)
+    steps["after the final epoch"] = other.fetch(max_wait_ms=500)
     return steps
 
 
