@@ -126,8 +126,12 @@ class SharePartitionManager:
         """The share-partition, made at ``share.auto.offset.reset`` if the group has none yet."""
         key = (group_id, topic_id, index)
         found = self.partitions.get(key)
-        if found is None:
+        try:
             log_partition = self.log_partition(topic_id, index)
+        except KafkaError:
+            self.partitions.pop(key, None)  # the topic was deleted: its share-partitions go with it
+            raise
+        if found is None:
             stored = self.stored.pop(key, None)
             resolved = stored is None or stored.start_offset < 0  # never initialized, or initialized unread
             if resolved:
