@@ -63,7 +63,8 @@ def _bounded(kind: str, name: str, minimum: int, doc: str, *, bounds: bool = Tru
                         prefix + "min." + name if bounds else None, prefix + "max." + name if bounds else None)
 
 
-_STREAMS = NO_EFFECT + "no streams groups (KIP-1071)"
+_SHARE, _STREAMS = ("A share group setting (KIP-932), as Kafka's; share.renew.acknowledge.enable=false has no "
+                     "effect in Weir (RENEW is always accepted)."), NO_EFFECT + "no streams groups (KIP-1071)"
 _INTERVAL = NO_EFFECT + "a target assignment is computed at once, in the heartbeat"
 #: Kafka 4.3's group configs, in the order its GroupConfig checks their bounds
 SETTINGS: dict[str, GroupSetting] = {
@@ -94,10 +95,8 @@ SETTINGS: dict[str, GroupSetting] = {
     "share.auto.offset.reset": GroupSetting(_auto_offset_reset, None, "latest", sources.STRING,
                                             "Where a share-partition of this group starts when first read."),
     "share.isolation.level": GroupSetting(one_of("read_committed", "read_uncommitted"), None, "read_uncommitted",
-                                          sources.STRING, "Whether this share group skips aborted records "
-                                                          "and stops at the last stable offset."),
-    "share.renew.acknowledge.enable": GroupSetting(boolean, None, True, sources.BOOLEAN,
-                                                   NO_EFFECT + "RENEW acknowledgements are always accepted"),
+                                          sources.STRING, _SHARE),
+    "share.renew.acknowledge.enable": GroupSetting(boolean, None, True, sources.BOOLEAN, _SHARE),
 }
 # "session must exceed heartbeat", checked last, as Kafka does
 _SESSION_OVER_HEARTBEAT = [("consumer.session.timeout.ms", "consumer.heartbeat.interval.ms"),

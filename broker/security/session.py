@@ -16,13 +16,13 @@ class Session:
     listener: ListenerSpec
     client_host: str  # "/1.2.3.4", as Kafka shows a member's host
     principal: str = ANONYMOUS
+    # run when the connection closes, by key: share sessions end with their connection (KIP-932)
+    on_close: dict[object, Callable[[], None]] = field(default_factory=dict)
     authenticated: bool = False  # True once TLS/SASL (or nothing, on PLAINTEXT) let requests through
     mechanism: str | None = None  # the SASL mechanism that authenticated it
     api_key: int | None = None  # the request being handled (the dispatcher sets it; the audit log names it)
     expires_at_ms: int | None = None  # KIP-368: past it, the next request other than a re-authentication closes it
     can_reauthenticate: bool = False  # the client authenticated through SaslAuthenticate v1+ (KIP-368)
-    # run when the connection closes, by key: share sessions end with their connection (KIP-932)
-    on_close: dict[object, Callable[[], None]] = field(default_factory=dict)
 
     def expired(self, now_ms: int) -> bool:
         return self.expires_at_ms is not None and now_ms > self.expires_at_ms

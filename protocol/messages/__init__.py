@@ -1,5 +1,7 @@
 """Request and response schemas, one module per API key."""
 
+from . import (alter_share_group_offsets, delete_share_group_offsets, describe_share_group_offsets,  # noqa: I001
+               share_acknowledge, share_fetch, share_group_describe, share_group_heartbeat)  # KIP-932
 from . import (add_offsets_to_txn, add_partitions_to_txn, alter_configs, api_versions, consumer_group_describe,
                consumer_group_heartbeat, create_partitions,
                create_topics, delete_groups, delete_records, delete_topics, describe_cluster, describe_configs,
@@ -9,13 +11,13 @@ from . import (add_offsets_to_txn, add_partitions_to_txn, alter_configs, api_ver
                offset_for_leader_epoch, produce, sync_group, txn_offset_commit, update_features,
                write_txn_markers)
 from . import create_acls, delete_acls, describe_acls  # noqa: I001 (the ACL APIs)
-from . import (alter_share_group_offsets, delete_share_group_offsets, describe_share_group_offsets,  # noqa: I001
-               share_acknowledge, share_fetch, share_group_describe, share_group_heartbeat)
 from . import (alter_user_scram_credentials, describe_client_quotas, describe_user_scram_credentials,
                sasl_authenticate, sasl_handshake)
 
 #: api key -> module with REQUEST and RESPONSE
 BY_KEY = {module.REQUEST.api_key: module for module in (
+    alter_share_group_offsets, delete_share_group_offsets, describe_share_group_offsets, share_acknowledge,
+    share_fetch, share_group_describe, share_group_heartbeat,
     add_offsets_to_txn, add_partitions_to_txn, alter_configs, api_versions, consumer_group_describe,
     consumer_group_heartbeat, create_partitions, create_topics,
     delete_groups, delete_records, delete_topics, describe_cluster, describe_configs, describe_groups,
@@ -24,6 +26,4 @@ BY_KEY = {module.REQUEST.api_key: module for module in (
     list_transactions, metadata, offset_commit, offset_delete, offset_fetch, offset_for_leader_epoch, produce,
     sync_group, txn_offset_commit, update_features, write_txn_markers,
     alter_user_scram_credentials, describe_client_quotas, describe_user_scram_credentials, sasl_authenticate,
-    sasl_handshake, create_acls, delete_acls, describe_acls,
-    alter_share_group_offsets, delete_share_group_offsets, describe_share_group_offsets, share_acknowledge,
-    share_fetch, share_group_describe, share_group_heartbeat)}
+    sasl_handshake, create_acls, delete_acls, describe_acls)}

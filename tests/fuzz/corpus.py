@@ -17,14 +17,14 @@ from weir.broker.dispatcher import advertised_versions
 from weir.protocol.api_keys import ApiKey
 from weir.protocol.headers import RequestHeader, decode_request_header, encode_request_header, peek_key_and_version
 from weir.protocol.messages import create_acls, delete_acls, describe_acls
-from weir.protocol.messages import (alter_share_group_offsets, delete_share_group_offsets,
-                                   describe_share_group_offsets, share_acknowledge, share_fetch, share_group_describe,
-                                   share_group_heartbeat)
 from weir.protocol.messages import (BY_KEY, alter_user_scram_credentials, consumer_group_describe,
                                    consumer_group_heartbeat, describe_client_quotas, describe_topic_partitions,
                                    describe_user_scram_credentials, offset_delete, offset_for_leader_epoch,
                                    sasl_authenticate, sasl_handshake, update_features, write_txn_markers)
 from weir.protocol.primitives import DecodeError
+from weir.protocol.messages import (alter_share_group_offsets, delete_share_group_offsets,  # noqa: I001 (KIP-932)
+                                   describe_share_group_offsets, share_acknowledge, share_fetch, share_group_describe,
+                                   share_group_heartbeat)
 
 PER_VERSION_CAP = 6  # distinct recorded frames kept per (API, version); Produce/Fetch/Heartbeat repeat a lot
 
