@@ -1,8 +1,9 @@
 """Share groups (KIP-932) against the real broker with confluent-kafka's ShareConsumer: several
 members on one partition get every record once; RELEASE brings a record back with delivery count
-2; REJECT archives it; records held by a member killed with SIGKILL come back to another member
-once their acquisition lock expires."""
+2; REJECT archives it; records held by a member that dies come back to another member when its
+connection closes (SIGKILL) or once their acquisition lock expires (SIGSTOP: connection open)."""
 
+import signal
 import subprocess
 import sys
 import threading
@@ -119,7 +120,11 @@ def test_release_comes_back_with_delivery_count_two_and_reject_archives(broker):
         consumer.close()
 
 
-def test_records_held_by_a_killed_member_come_back_to_another_after_the_lock(broker):
+@pytest.mark.parametrize("how", ["killed", "stopped"])
+def test_records_held_by_a_dead_member_come_back_to_another(broker, how):
+    """Killed (SIGKILL): its connection closes and, as on Kafka 4.4, its share session ends and its
+    records go back at once. Stopped (SIGSTOP): its connection stays open, its records come back
+    when their acquisition lock (2 s here) expires."""
     topic = make_topic(broker)
     produce(broker, topic, 10)
     worker = subprocess.Popen([sys.executable, "-m", "tests.share.share_worker", broker.bootstrap, SHORT_LOCK_GROUP,
@@ -129,8 +134,11 @@ def test_records_held_by_a_killed_member_come_back_to_another_after_the_lock(bro
         assert line.startswith("HELD"), line
         held = [int(offset) for offset in line.split()[1:]]
         assert held
-        worker.kill()  # SIGKILL: no acknowledgement, no leave
-        worker.wait(30)
+        if how == "killed":
+            worker.kill()  # no acknowledgement, no leave
+            worker.wait(30)
+        else:
+            worker.send_signal(signal.SIGSTOP)  # holds its records and its connection, silent
         consumer = share_consumer(broker, SHORT_LOCK_GROUP, topic)
         try:
             got = {}
@@ -146,7 +154,7 @@ def test_records_held_by_a_killed_member_come_back_to_another_after_the_lock(bro
         assert all(count == 1 for offset, count in got.items() if offset not in held)
     finally:
         if worker.poll() is None:
-            worker.kill()
+            worker.kill()  # SIGKILL ends a stopped process too
             worker.wait(30)
 
 
