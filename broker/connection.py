@@ -176,6 +176,12 @@ class KafkaConnection(asyncio.Protocol):
             self._idle_timer.cancel()
         if self._worker is not None:
             self._worker.cancel()
+        session = self.session
+        for callback in session.on_close.values() if session is not None else ():
+            try:
+                callback()
+            except Exception:
+                log.exception("a close callback of the connection from %s failed", self._peer)
 
     @property
     def session(self) -> Session | None:

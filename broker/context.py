@@ -22,6 +22,7 @@ from weir.broker.group.configs import GroupConfigs
 from weir.broker.group.coordinator import GroupCoordinator
 from weir.broker.group.expiry import OffsetExpiry
 from weir.broker.group.offsets import OffsetStore
+from weir.broker.share.manager import SharePartitionManager
 from weir.broker.txn.coordinator import TransactionCoordinator
 from weir.broker.txn.producer_ids import ProducerIdAllocator
 from weir.broker.log import disk
@@ -67,6 +68,7 @@ class BrokerContext:
         self.logs = LogManager(self.data_dir, self.config, self.clock)
         self.producer_ids = ProducerIdAllocator(self.data_dir)
         self.offsets = OffsetStore(self)
+        self.share_partitions = SharePartitionManager(self)  # KIP-932 share-partition state and sessions
         self.groups = GroupCoordinator(self)
         self.offset_expiry = OffsetExpiry(self.groups)
         self.txn = TransactionCoordinator(self)
@@ -82,6 +84,7 @@ class BrokerContext:
         self.quotas.store.load()
         self.authorizer.store.load()
         self.groups.load()
+        self.share_partitions.load()
         self.txn.load()
 
     def start_background_jobs(self) -> None:
@@ -93,5 +96,6 @@ class BrokerContext:
     async def close(self) -> None:
         await self.offset_expiry.close()
         await self.groups.close()
+        await self.share_partitions.close()
         await self.txn.close()
         await self.logs.close()

@@ -108,7 +108,7 @@ _BROKER: dict[str, tuple[Callable[[str], Any], Any, int, str]] = {
     "leader.replication.throttled.rate": (_LONG(0), LONG_MAX, LONG, "no replication"),
     "replica.alter.log.dirs.io.max.bytes.per.second": (_LONG(1), LONG_MAX, LONG, "one log directory"),
     "group.coordinator.cached.buffer.max.bytes": (integer(524288), 1048588, INT, "no coordinator write buffers"),
-    "share.coordinator.cached.buffer.max.bytes": (integer(524288), 1048588, INT, "no share groups"),
+    "share.coordinator.cached.buffer.max.bytes": (integer(524288), 1048588, INT, "no coordinator write buffers"),
     "max.connection.creation.rate": (integer(0), INT_MAX, INT, "connections are not rate-limited"),
     "metric.reporters": (_names, ("org.apache.kafka.common.metrics.JmxReporter",), LIST,
                          "metrics are served over HTTP (metrics.listener)"),
@@ -154,18 +154,10 @@ _BROKER: dict[str, tuple[Callable[[str], Any], Any, int, str]] = {
                                               "a target assignment is computed at once, in the heartbeat"),
     "group.consumer.min.assignment.interval.ms": (integer(0), 0, INT, "bounds an inert group config"),
     "group.consumer.max.assignment.interval.ms": (integer(0), 15000, INT, "bounds an inert group config"),
-    **{f"group.share.{name}": (parse, default, INT, "no share groups (KIP-932)") for name, parse, default in (
-        ("assignment.interval.ms", integer(0), 1000), ("min.assignment.interval.ms", integer(0), 0),
-        ("max.assignment.interval.ms", integer(0), 15000), ("session.timeout.ms", integer(1), 45000),
-        ("min.session.timeout.ms", integer(1), 45000), ("max.session.timeout.ms", integer(1), 60000),
-        ("heartbeat.interval.ms", integer(1), 5000), ("min.heartbeat.interval.ms", integer(1), 5000),
-        ("max.heartbeat.interval.ms", integer(1), 15000), ("record.lock.duration.ms", integer(1000, 3600000), 30000),
-        ("min.record.lock.duration.ms", integer(1000, 30000), 15000),
-        ("max.record.lock.duration.ms", integer(30000, 3600000), 60000),
-        ("delivery.count.limit", integer(2, 10), 5), ("min.delivery.count.limit", integer(2, 5), 2),
-        ("max.delivery.count.limit", integer(5, 25), 10), ("partition.max.record.locks", integer(100, 10000), 2000),
-        ("min.partition.max.record.locks", integer(100, 2000), 100),
-        ("max.partition.max.record.locks", integer(2000, 10000), 4000))},
+    # (the share group settings Weir acts on are in config.py)
+    **{f"group.share.{name}": (integer(0), default, INT, "a share group's target assignment is computed at once")
+       for name, default in (("assignment.interval.ms", 1000), ("min.assignment.interval.ms", 0),
+                             ("max.assignment.interval.ms", 15000))},
     **{f"group.streams.{name}": (parse, default, INT, "no streams groups (KIP-1071)") for name, parse, default in (
         ("assignment.interval.ms", integer(0), 1000), ("min.assignment.interval.ms", integer(0), 0),
         ("max.assignment.interval.ms", integer(0), 15000), ("session.timeout.ms", integer(1), 45000),

@@ -53,7 +53,8 @@ class LogEntry:
 
 #: The broker setting that gives each internal topic its segment.bytes, as in Kafka.
 SEGMENT_BYTES_SETTING = {"__consumer_offsets": "offsets.topic.segment.bytes",
-                         "__transaction_state": "transaction.state.log.segment.bytes"}
+                         "__transaction_state": "transaction.state.log.segment.bytes",
+                         "__share_group_state": "share.coordinator.state.topic.segment.bytes"}
 
 
 class CoordinatorLog:

@@ -63,6 +63,8 @@ def list_groups(groups: GroupCoordinator, states: list[str], types: list[str]) -
 
 async def delete_group(groups: GroupCoordinator, group_id: str) -> Errors:
     """Remove an empty group and its offsets (tombstones for both)."""
+    if group_id in groups.share.groups:  # KIP-932: its records and its share-partitions' state
+        return await groups.share.delete(group_id)
     consumer_group = groups.consumer.groups.get(group_id)
     if consumer_group is not None:  # KIP-848
         if consumer_group.members:

@@ -8,9 +8,11 @@ INVALID_CONFIG, and so is a value outside the broker's ``group.*.min/max.*`` bou
 Kafka's messages. A group need not exist to have configs, as in Kafka.
 
 Weir acts on ``consumer.session.timeout.ms`` and ``consumer.heartbeat.interval.ms`` (the
-consumer group coordinator reads them per group at each heartbeat); the others are stored and
-described only: Weir has no share or streams groups, and computes a consumer group's target
-assignment at once (no assignment interval). Their documentation in DescribeConfigs says so.
+consumer group coordinator reads them per group at each heartbeat) and on the share group
+settings (``broker/group/share``, ``broker/share``) but ``share.assignment.interval.ms`` and
+``share.renew.acknowledge.enable``; the others are stored and described only: Weir has no streams
+groups, and computes a target assignment at once (no assignment interval). Their documentation in
+DescribeConfigs says so.
 
 Kafka keeps them as ConfigRecords in its metadata log; Weir keeps every group's overrides in
 ``<data-dir>/group-configs.json``, replaced atomically and durably on each change (as
@@ -78,7 +80,8 @@ def _bounded(kind: str, name: str, minimum: int, doc: str, *, bounds: bool = Tru
                         prefix + "min." + name if bounds else None, prefix + "max." + name if bounds else None)
 
 
-_SHARE, _STREAMS = NO_EFFECT + "no share groups (KIP-932)", NO_EFFECT + "no streams groups (KIP-1071)"
+_SHARE, _STREAMS = ("A share group setting (KIP-932), as Kafka's; share.renew.acknowledge.enable=false has no "
+                     "effect in Weir (RENEW is always accepted)."), NO_EFFECT + "no streams groups (KIP-1071)"
 _INTERVAL = NO_EFFECT + "a target assignment is computed at once, in the heartbeat"
 _DLQ = NO_EFFECT + "no share-group dead-letter queues (KIP-1191)"
 #: Kafka 4.4's group configs (not its internal ones), in the order its GroupConfig checks their bounds
@@ -89,12 +92,17 @@ SETTINGS: dict[str, GroupSetting] = {
                                             "A member of this consumer group is removed after this long "
                                             "without a heartbeat."),
     "consumer.assignment.interval.ms": _bounded("consumer", "assignment.interval.ms", 0, _INTERVAL),
-    "share.heartbeat.interval.ms": _bounded("share", "heartbeat.interval.ms", 1, _SHARE),
-    "share.session.timeout.ms": _bounded("share", "session.timeout.ms", 1, _SHARE),
-    "share.record.lock.duration.ms": _bounded("share", "record.lock.duration.ms", 1000, _SHARE),
-    "share.delivery.count.limit": _bounded("share", "delivery.count.limit", 2, _SHARE),
-    "share.partition.max.record.locks": _bounded("share", "partition.max.record.locks", 100, _SHARE),
-    "share.assignment.interval.ms": _bounded("share", "assignment.interval.ms", 0, _SHARE),
+    "share.heartbeat.interval.ms": _bounded("share", "heartbeat.interval.ms", 1,
+                                            "How often a member of this share group is told to heartbeat."),
+    "share.session.timeout.ms": _bounded("share", "session.timeout.ms", 1, "A member of this share group is "
+                                         "removed after this long without a heartbeat."),
+    "share.record.lock.duration.ms": _bounded("share", "record.lock.duration.ms", 1000, "How long a member of "
+                                              "this share group holds the records it acquired."),
+    "share.delivery.count.limit": _bounded("share", "delivery.count.limit", 2, "Deliveries of a record before "
+                                           "this share group archives it."),
+    "share.partition.max.record.locks": _bounded("share", "partition.max.record.locks", 100,
+                                                 "Records in flight per share-partition of this group."),
+    "share.assignment.interval.ms": _bounded("share", "assignment.interval.ms", 0, _INTERVAL),
     "streams.session.timeout.ms": _bounded("streams", "session.timeout.ms", 1, _STREAMS),
     "streams.heartbeat.interval.ms": _bounded("streams", "heartbeat.interval.ms", 1, _STREAMS),
     "streams.num.standby.replicas": GroupSetting(integer(0), "group.streams.num.standby.replicas", None, sources.INT,
@@ -102,7 +110,8 @@ SETTINGS: dict[str, GroupSetting] = {
     "streams.assignment.interval.ms": _bounded("streams", "assignment.interval.ms", 0, _STREAMS),
     "streams.initial.rebalance.delay.ms": _bounded("streams", "initial.rebalance.delay.ms", 0, _STREAMS,
                                                    bounds=False),
-    "share.auto.offset.reset": GroupSetting(_auto_offset_reset, None, "latest", sources.STRING, _SHARE),
+    "share.auto.offset.reset": GroupSetting(_auto_offset_reset, None, "latest", sources.STRING,
+                                            "Where a share-partition of this group starts when first read."),
     "share.isolation.level": GroupSetting(one_of("read_committed", "read_uncommitted"), None, "read_uncommitted",
                                           sources.STRING, _SHARE),
     "share.renew.acknowledge.enable": GroupSetting(boolean, None, True, sources.BOOLEAN, _SHARE),

@@ -33,6 +33,8 @@ from ..coordinator import records
 from . import storage
 from .consumer import records as consumer_records
 from .consumer.coordinator import ConsumerGroupCoordinator
+from .share import records as share_records
+from .share.coordinator import ShareGroupCoordinator
 from .migration import Migration
 from .classic import ClassicGroup, GroupState, JoinResult, Member, SyncResult
 from .joins import Joins
@@ -61,6 +63,7 @@ class GroupCoordinator:
         self.migration = Migration(self)  # classic <-> consumer conversions
         self.joins = Joins(self)  # how a JoinGroup enters a classic group
         self.consumer.on_member_removed = self.migration.maybe_downgrade
+        self.share = ShareGroupCoordinator(context, context.share_partitions, self.log)  # KIP-932 share groups
 
     # ------------------------------------------------------------------ load and persistence
 
@@ -80,6 +83,10 @@ class GroupCoordinator:
                 record = consumer_records.decode(entry.key, entry.value)
                 if record is not None:
                     self.consumer.replay(record)
+            elif share_records.is_share_group_key(entry.key):
+                share_record = share_records.decode(entry.key, entry.value)
+                if share_record is not None:
+                    self.share.replay(share_record)
             else:
                 producer_id = entry.header.producer_id if entry.header.is_transactional else None
                 group_id = self.offsets.replay(entry.offset, entry.key, entry.value, producer_id)
@@ -109,6 +116,7 @@ class GroupCoordinator:
             for member in group.members.values():
                 self.rebalance.schedule_session(group, member)
         self.consumer.start()
+        self.share.start()
 
     async def close(self) -> None:
         for group in self.groups.values():
@@ -117,6 +125,7 @@ class GroupCoordinator:
                     timer.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
         await self.consumer.close()
+        await self.share.close()
 
     def _spawn(self, coroutine: Coroutine[Any, Any, Any]) -> None:
         task = asyncio.get_running_loop().create_task(coroutine)
@@ -142,6 +151,8 @@ class GroupCoordinator:
                     <= self.config["group.max.session.timeout.ms"]):
                 raise KafkaError(Errors.INVALID_SESSION_TIMEOUT,
                                  f"session timeout {session_timeout_ms} ms is outside the broker's bounds")
+            if group_id in self.share.groups:
+                raise KafkaError(Errors.INCONSISTENT_GROUP_PROTOCOL)  # as Kafka answers a share group's id
             consumer_group = self.consumer.groups.get(group_id)
             if consumer_group is not None and consumer_group.members:
                 # a classic member joining a consumer group is served by it (online migration)
@@ -281,6 +292,9 @@ class GroupCoordinator:
 
     async def consumer_group_heartbeat(self, request: Any, version: int, client_id: str,
                                        client_host: str) -> dict[str, Any]:
+        if request.group_id in self.share.groups:
+            return {"error_code": Errors.GROUP_ID_NOT_FOUND,
+                    "error_message": f"Group {request.group_id} is not a consumer group."}
         try:
             await self.migration.maybe_upgrade(request.group_id, request.member_epoch)
         except KafkaError as exc:
@@ -290,6 +304,15 @@ class GroupCoordinator:
         if answer["error_code"] == Errors.NONE and classic is not None and not classic.members:
             del self.groups[request.group_id]  # an empty classic group (offsets only) becomes this one
         return answer
+
+    # ------------------------------------------------------------------ share groups (KIP-932)
+
+    async def share_group_heartbeat(self, request: Any, client_id: str, client_host: str) -> dict[str, Any]:
+        group_id = request.group_id
+        classic = self.groups.get(group_id)
+        if group_id in self.consumer.groups or (classic is not None and not classic.is_in(S.DEAD)):
+            return {"error_code": Errors.GROUP_ID_NOT_FOUND, "error_message": f"Group {group_id} is not a share group."}
+        return await self.share.heartbeat(request, client_id, client_host)
 
     # ------------------------------------------------------------------ offset commits
 

@@ -27,7 +27,9 @@ def handle(context, header, request, session=None):
         summary = admin.describe(context.groups, group_id)
         if header.api_version >= 6 and summary.state == GroupState.DEAD.value:
             # a consumer-protocol group (KIP-848) is described by ConsumerGroupDescribe, as in Kafka
-            message = (f"Group {group_id} is not a classic group." if group_id in context.groups.consumer.groups
+            # (and a share group, KIP-932, by ShareGroupDescribe)
+            message = (f"Group {group_id} is not a classic group."
+                       if group_id in context.groups.consumer.groups or group_id in context.groups.share.groups
                        else f"Group {group_id} not found.")
             described.append(msg.Group(error_code=Errors.GROUP_ID_NOT_FOUND, error_message=message,
                                        group_id=group_id, group_state=summary.state, protocol_type="",

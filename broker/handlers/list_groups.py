@@ -1,6 +1,7 @@
 """ListGroups (16), v0-5; v4 filters by state, v5 by type: "classic" groups (JoinGroup) and
 "consumer" groups (ConsumerGroupHeartbeat, KIP-848), whose states are Empty, Assigning,
-Reconciling and Stable; both have protocol type "consumer", as in Kafka."""
+Reconciling and Stable; both have protocol type "consumer", as in Kafka. "share" groups (KIP-932),
+Empty or Stable, have protocol type "share"."""
 
 from weir.protocol.api_keys import ApiKey
 from weir.protocol.errors import Errors
@@ -12,6 +13,7 @@ from ..group import admin
 from ..group.classic import CONSUMER_PROTOCOL_TYPE
 
 CONSUMER_GROUP_TYPE = "consumer"
+SHARE_GROUP_TYPE = "share"  # also its protocol type
 
 
 @handles(ApiKey.LIST_GROUPS, versions=(0, 5))
@@ -26,6 +28,11 @@ def handle(context, header, request, session=None):
         listed += [msg.ListedGroup(group_id=group_id, protocol_type=CONSUMER_PROTOCOL_TYPE,
                                    group_state=group.state.value, group_type=CONSUMER_GROUP_TYPE)
                    for group_id, group in context.groups.consumer.groups.items()
+                   if not wanted_states or group.state.value.lower() in wanted_states]
+    if not types or SHARE_GROUP_TYPE in {t.lower() for t in types}:
+        listed += [msg.ListedGroup(group_id=group_id, protocol_type=SHARE_GROUP_TYPE,
+                                   group_state=group.state.value, group_type=SHARE_GROUP_TYPE)
+                   for group_id, group in context.groups.share.groups.items()
                    if not wanted_states or group.state.value.lower() in wanted_states]
     authorizer = context.authorizer
     if authorizer.enabled and not authorizer.allows_cluster(session, acl.DESCRIBE, audit_denial=False):

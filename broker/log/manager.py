@@ -42,7 +42,7 @@ log = logging.getLogger(__name__)
 
 MAX_TOPIC_NAME = 249
 _LEGAL_TOPIC = re.compile(r"^[a-zA-Z0-9._-]+$")
-INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
+INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})
 # Kafka's controller (ReplicationControlManager.MAX_PARTITIONS_PER_BATCH) refuses a CreateTopics
 # request whose topics add up to more partitions than this, and bounds a CreatePartitions request
 # by the same number of partition records (QuorumController.MAX_RECORDS_PER_USER_OP).

@@ -4,7 +4,8 @@ that need it take a ``session`` parameter and only read it."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from .listeners import ListenerSpec
 from .principal import ANONYMOUS
@@ -15,6 +16,8 @@ class Session:
     listener: ListenerSpec
     client_host: str  # "/1.2.3.4", as Kafka shows a member's host
     principal: str = ANONYMOUS
+    # run when the connection closes, by key: share sessions end with their connection (KIP-932)
+    on_close: dict[object, Callable[[], None]] = field(default_factory=dict)
     authenticated: bool = False  # True once TLS/SASL (or nothing, on PLAINTEXT) let requests through
     mechanism: str | None = None  # the SASL mechanism that authenticated it
     api_key: int | None = None  # the request being handled (the dispatcher sets it; the audit log names it)

@@ -24,6 +24,9 @@ from weir.protocol.messages import (BY_KEY, alter_user_scram_credentials, consum
                                    describe_user_scram_credentials, offset_delete, offset_for_leader_epoch,
                                    sasl_authenticate, sasl_handshake, update_features, write_txn_markers)
 from weir.protocol.primitives import DecodeError
+from weir.protocol.messages import (alter_share_group_offsets, delete_share_group_offsets,  # noqa: I001 (KIP-932)
+                                   describe_share_group_offsets, share_acknowledge, share_fetch, share_group_describe,
+                                   share_group_heartbeat)
 
 PER_VERSION_CAP = 6  # distinct recorded frames kept per (API, version); Produce/Fetch/Heartbeat repeat a lot
 
@@ -110,6 +113,30 @@ def hand_built(topic: str) -> dict[int, object]:
             server_assignor="uniform", topic_partitions=[]),
         ApiKey.CONSUMER_GROUP_DESCRIBE: consumer_group_describe.REQUEST(group_ids=["fuzz-kip848"],
                                                                         include_authorized_operations=True),
+        # KIP-932 share groups: a join, a fetch opening a share session, an acknowledgement in it
+        ApiKey.SHARE_GROUP_HEARTBEAT: share_group_heartbeat.REQUEST(
+            group_id="fuzz-share", member_id="fuzz-share-member", member_epoch=0, subscribed_topic_names=[topic]),
+        ApiKey.SHARE_FETCH: share_fetch.REQUEST(
+            group_id="fuzz-share", member_id="fuzz-share-member", share_session_epoch=0, max_wait_ms=10, min_bytes=1,
+            max_records=100, batch_size=100, topics=[share_fetch.FetchTopic(topic_id=bytes(range(16)), partitions=[
+                share_fetch.FetchPartition(partition_index=0, acknowledgement_batches=[])])], forgotten_topics_data=[]),
+        ApiKey.SHARE_ACKNOWLEDGE: share_acknowledge.REQUEST(
+            group_id="fuzz-share", member_id="fuzz-share-member", share_session_epoch=1, topics=[
+                share_acknowledge.AcknowledgeTopic(topic_id=bytes(range(16)), partitions=[
+                    share_acknowledge.AcknowledgePartition(partition_index=0, acknowledgement_batches=[
+                        share_fetch.AcknowledgementBatch(first_offset=0, last_offset=1, acknowledge_types=[1])])])]),
+        ApiKey.SHARE_GROUP_DESCRIBE: share_group_describe.REQUEST(group_ids=["fuzz-share", "nobody"],
+                                                                  include_authorized_operations=True),
+        ApiKey.DESCRIBE_SHARE_GROUP_OFFSETS: describe_share_group_offsets.REQUEST(groups=[
+            describe_share_group_offsets.RequestGroup(group_id="fuzz-share", topics=None),
+            describe_share_group_offsets.RequestGroup(group_id="fuzz-share", topics=[
+                describe_share_group_offsets.RequestTopic(topic_name=topic, partitions=[0])])]),
+        ApiKey.ALTER_SHARE_GROUP_OFFSETS: alter_share_group_offsets.REQUEST(group_id="fuzz-share-idle", topics=[
+            _element(alter_share_group_offsets.REQUEST, "topics")(topic_name=topic, partitions=[
+                _element(_element(alter_share_group_offsets.REQUEST, "topics"), "partitions")(
+                    partition_index=0, start_offset=0)])]),
+        ApiKey.DELETE_SHARE_GROUP_OFFSETS: delete_share_group_offsets.REQUEST(group_id="fuzz-share-idle", topics=[
+            _element(delete_share_group_offsets.REQUEST, "topics")(topic_name=topic)]),
         # kafka-acls (SECURITY_DISABLED on the fuzz broker, which runs no authorizer)
         ApiKey.DESCRIBE_ACLS: describe_acls.REQUEST(resource_type_filter=2, resource_name_filter=topic,
                                                     pattern_type_filter=2, operation=1, permission_type=1),

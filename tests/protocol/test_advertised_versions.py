@@ -49,6 +49,13 @@ EXPECTED = {
     61: (0, 0),   # DescribeProducers
     65: (0, 0),   # DescribeTransactions
     66: (0, 2),   # ListTransactions (v1 duration filter, v2 transactional id pattern)
+    76: (1, 1),   # ShareGroupHeartbeat (KIP-932; v0 was early access, removed in 4.1)
+    77: (1, 1),   # ShareGroupDescribe
+    78: (1, 2),   # ShareFetch (v2: acquire mode, renew acknowledgements)
+    79: (1, 2),   # ShareAcknowledge
+    90: (0, 1),   # DescribeShareGroupOffsets (v1 lag)
+    91: (0, 0),   # AlterShareGroupOffsets
+    92: (0, 0),   # DeleteShareGroupOffsets
     68: (0, 1),   # ConsumerGroupHeartbeat (KIP-848; v1 regex subscriptions, client-chosen member ids)
     69: (0, 1),   # ConsumerGroupDescribe (v1 member type)
     75: (0, 0),   # DescribeTopicPartitions (KIP-966; kafka-topics --describe)

@@ -29,7 +29,7 @@ from weir.protocol.errors import Errors, KafkaError
 if TYPE_CHECKING:
     from ...log.manager import LogManager
 
-INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
+INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})
 MAX_REGEX_LENGTH = 10000  # a bound on what one heartbeat may make us compile
 
 

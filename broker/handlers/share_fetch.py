@@ -1,0 +1,152 @@
+"""ShareFetch (78), v1-2: fetch records for a share group member, acquiring them under a lock.
+
+A share session (``broker/share/sessions.py``) names the partitions: epoch 0 opens one from the
+request's topics (acknowledgements are INVALID_REQUEST there, as in Kafka), later epochs add
+topics and drop ``forgotten_topics_data``, -1 acknowledges and closes it. Acknowledgements riding
+along are applied first (``broker/share/requests.py``); then each session partition acquires up to
+``max_records`` in all, released records first (``broker/share/partition.py``). With nothing
+acquired the request waits up to ``max_wait_ms`` for an append or a release. v2's renew requests
+(``is_renew_ack``) acknowledge only.
+
+Each partition answers the stored batches holding its acquired records, the acquired ranges with
+their delivery counts, and its acknowledgement result. Deviations: ``max_bytes`` and ``min_bytes``
+are not applied (``max_records`` bounds an answer; a non-empty answer goes out at once). As Kafka
+4.4 answers, only partitions with records, an error or acknowledgement results are in an answer
+that has records; one without records names every partition the request named.
+ACLs: READ on the group; READ on each topic (TOPIC_AUTHORIZATION_FAILED for that partition).
+"""
+
+import asyncio
+
+from weir.protocol.api_keys import ApiKey
+from weir.protocol.errors import Errors, KafkaError
+from weir.protocol.messages import share_fetch as msg
+
+from ..acl import model as acl
+from ..dispatcher import handles
+from ..features import SHARE_VERSION
+from ..log.partition import LEADER_EPOCH
+from ..share import requests as share
+from ..share.sessions import FINAL_EPOCH, INITIAL_EPOCH
+
+RECORD_LIMIT_MODE = 1
+
+
+@handles(ApiKey.SHARE_FETCH, versions=(1, 2))
+async def handle(context, header, request, session=None):
+    if context.features.level(SHARE_VERSION) < 1:
+        return msg.RESPONSE(error_code=Errors.UNSUPPORTED_VERSION, error_message="Share groups are not enabled.")
+    group_id, member_id, epoch = request.group_id, request.member_id, request.share_session_epoch
+    if not group_id or not member_id:
+        return msg.RESPONSE(error_code=Errors.INVALID_REQUEST, error_message="Group and member ids must be given.")
+    if not context.authorizer.allows(session, acl.READ, acl.GROUP, group_id):
+        return msg.RESPONSE(error_code=Errors.GROUP_AUTHORIZATION_FAILED)
+    if epoch == INITIAL_EPOCH and share.has_acknowledgements(request.topics):
+        return msg.RESPONSE(error_code=Errors.INVALID_REQUEST)  # acknowledgements cannot open a session
+    manager = context.share_partitions
+    try:
+        share_session = share.step_session(manager, group_id, member_id, epoch, session)
+    except KafkaError as exc:
+        return msg.RESPONSE(error_code=exc.code)  # Kafka's answer: no message
+    for forgotten in request.forgotten_topics_data:
+        for index in forgotten.partitions:
+            share_session.partitions.pop((forgotten.topic_id, index), None)
+    names = _topic_names(context)
+    refused = set()
+    for topic in request.topics:
+        if topic.topic_id in names and not context.authorizer.allows(session, acl.READ, acl.TOPIC,
+                                                                       names[topic.topic_id]):
+            refused.add(topic.topic_id)
+        for partition in topic.partitions:
+            share_session.partitions[(topic.topic_id, partition.partition_index)] = None
+    acks = await share.acknowledge(manager, group_id, member_id,
+                             [t for t in request.topics if t.topic_id not in refused], request.is_renew_ack)
+    share.end_session(manager, group_id, member_id, epoch)
+    limits = manager.limits(group_id)
+    fetching = epoch != FINAL_EPOCH and not request.is_renew_ack
+    keys = [k for k in share_session.partitions if k[0] not in refused]
+    acquired, errors = _acquire(manager, group_id, member_id, keys, request, limits) if fetching else ({}, {})
+    if fetching and not acquired and request.max_wait_ms > 0:
+        acquired, errors = await _wait_and_acquire(context, manager, group_id, member_id, keys, request, limits)
+    answers: dict[bytes, list] = {}
+    denied = [key for key in share_session.partitions if key[0] in refused]
+    # an answer with no records names every partition this request named, as Kafka's (a final one, none)
+    named = [(t.topic_id, p.partition_index) for t in request.topics for p in t.partitions if t.topic_id not in refused]
+    empty = [] if acquired or epoch == FINAL_EPOCH else named
+    for key in dict.fromkeys([*acquired, *errors, *acks, *denied, *empty]):
+        topic_id, index = key
+        ack_error = acks.get(key)
+        answer = msg.PartitionData(partition_index=index, error_code=Errors.NONE,
+                                   acknowledge_error_code=ack_error.code if ack_error else Errors.NONE,
+                                   acknowledge_error_message=ack_error.message if ack_error else None,
+                                   current_leader=msg.LeaderIdAndEpoch(leader_id=context.node_id,
+                                                                       leader_epoch=LEADER_EPOCH),
+                                   records=b"", acquired_records=[])
+        if topic_id in refused:
+            answer.error_code = Errors.TOPIC_AUTHORIZATION_FAILED
+        elif key in errors:
+            answer.error_code, answer.error_message = errors[key].code, errors[key].message
+        elif key in acquired:
+            share_partition, taken = acquired[key]
+            answer.records = share_partition.records_for(taken, limits)
+            answer.acquired_records = [msg.AcquiredRecords(first_offset=first, last_offset=last,
+                                                           delivery_count=count)
+                                       for first, last, count in taken.ranges]
+        answers.setdefault(topic_id, []).append(answer)
+    return msg.RESPONSE(error_code=Errors.NONE, acquisition_lock_timeout_ms=limits.lock_ms,
+                        responses=[msg.TopicResponse(topic_id=topic_id, partitions=partitions)
+                                   for topic_id, partitions in answers.items()], node_endpoints=[])
+
+
+def _topic_names(context):
+    return {topic.topic_id: name for name, topic in context.logs.topics.items()}
+
+
+def _acquire(manager, group_id, member_id, keys, request, limits):
+    """Acquire over the session's partitions, in order, up to max_records in all."""
+    remaining = request.max_records if request.max_records > 0 else 0x7FFFFFFF
+    strict = request.share_acquire_mode == RECORD_LIMIT_MODE
+    acquired, errors = {}, {}
+    for key in keys:
+        if remaining <= 0:
+            break
+        try:
+            share_partition = manager.get(group_id, *key)
+            taken = share_partition.acquire(member_id, remaining, limits, strict=strict)
+        except KafkaError as exc:
+            errors[key] = exc
+            continue
+        if taken.count:
+            acquired[key] = (share_partition, taken)
+            remaining -= taken.count
+    return acquired, errors
+
+
+async def _wait_and_acquire(context, manager, group_id, member_id, keys, request, limits):
+    """Wait for an append to a session partition or a record coming back, then acquire again,
+    until something is acquired or ``max_wait_ms`` has passed."""
+    clock = context.clock
+    deadline = clock.now_ms() + request.max_wait_ms
+    acquired, errors = {}, {}
+    while not acquired:
+        remaining_ms = deadline - clock.now_ms()
+        if remaining_ms <= 0:
+            break
+        partitions = []
+        for topic_id, index in keys:
+            try:
+                partitions.append(manager.log_partition(topic_id, index))
+            except KafkaError:
+                pass
+        woken = asyncio.get_running_loop().create_future()
+        for partition in partitions:
+            partition.fetch_waiters.add(woken)
+        manager.waiters.add(woken)
+        try:
+            await clock.wait(woken, remaining_ms / 1000)
+        finally:
+            for partition in partitions:
+                partition.fetch_waiters.remove(woken)
+            manager.waiters.remove(woken)
+        acquired, errors = _acquire(manager, group_id, member_id, keys, request, limits)
+    return acquired, errors

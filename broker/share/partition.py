@@ -1,0 +1,316 @@
+"""One share-partition: the records of one topic-partition as one share group consumes them.
+
+Kafka's ``SharePartition``, kept per record: offsets below ``start_offset`` are done; offsets from
+``end_offset`` on were never acquired; between the two, ``in_flight`` holds every record not yet
+done, in offset order (offsets only ever enter at the end, so the dict's order is offset order,
+and its first key is the next start offset). A record is done when ACKNOWLEDGED or ARCHIVED and
+then leaves ``in_flight``; an offset between the two ends that is not in ``in_flight`` is done.
+
+Records are acquired by a member under one acquisition lock per fetch (a timer on the injected
+clock); when it fires, what the member still holds goes back to AVAILABLE, or to ARCHIVED once
+its delivery count reached the group's delivery limit, as Kafka releases it. The in-flight limit
+(``share.partition.max.record.locks``) bounds ``end_offset - start_offset`` for new acquisitions;
+records released inside that window are acquired again first. With ``share.isolation.level``
+read_committed, acquisition stops at the last stable offset and the records of aborted
+transactions are archived unseen, as a read_committed consumer never shows them.
+
+Deviation: Kafka keeps in-flight state per batch until a batch is split by acknowledgements;
+per record is the same state, simpler, and bounded by the in-flight limit (at most 10,000).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from weir.protocol.errors import Errors, KafkaError
+from weir.protocol.records import BatchHeader, iter_headers
+
+from ..log import partition_txns
+from ..log.txn_index import AbortedTxn
+
+from .record_state import TERMINAL, AcknowledgeType, RecordState, check_transition
+from .records import StoredState, ranges
+
+if TYPE_CHECKING:
+    from ..clock import Clock, Timer
+    from ..log.partition import Partition
+
+S = RecordState
+NOT_ACQUIRED = "The offset cannot be acknowledged. The offset is not acquired."  # Kafka 4.4's words
+NOT_OWNER = "Member is not the owner of batch record"
+_READ_BYTES = 1 << 20  # one log read while walking batch headers
+
+
+@dataclass(frozen=True)
+class Limits:
+    """A group's settings as they apply to one acquisition or acknowledgement."""
+    lock_ms: int
+    delivery_limit: int
+    max_in_flight: int
+    read_committed: bool = False
+
+
+@dataclass(eq=False)
+class Lock:
+    """The acquisition lock of the records one fetch (or one RENEW) gave a member."""
+    member_id: str
+    offsets: list[int]
+    timer: Timer | None = None
+
+
+@dataclass(slots=True)
+class InFlight:
+    state: RecordState
+    delivery_count: int
+    lock: Lock | None = None
+
+    def move(self, target: RecordState) -> None:
+        check_transition(self.state, target)
+        self.state = target
+
+
+@dataclass
+class Acquired:
+    ranges: list[tuple[int, int, int]] = field(default_factory=list)  # first, last, delivery count
+    count: int = 0
+
+    def add(self, offset: int, delivery_count: int) -> None:
+        if self.ranges and self.ranges[-1][1] == offset - 1 and self.ranges[-1][2] == delivery_count:
+            first, _, count = self.ranges[-1]
+            self.ranges[-1] = (first, offset, count)
+        else:
+            self.ranges.append((offset, offset, delivery_count))
+        self.count += 1
+
+
+class SharePartition:
+    def __init__(self, key: tuple[str, bytes, int], log_partition: Partition, start_offset: int, clock: Clock,
+                 on_available: Callable[[], None] = lambda: None):
+        self.key = key  # group id, topic id, partition
+        self.log = log_partition
+        self.clock = clock
+        self.start_offset = start_offset
+        self.end_offset = start_offset
+        self.in_flight: dict[int, InFlight] = {}
+        self.on_available = on_available  # wakes share fetches waiting for records
+        self.on_change: Callable[[], None] = lambda: None  # a change to store that nobody waits for
+        self.stored = False  # whether __share_group_state holds this state (the manager's to say)
+        self.created_ms = clock.now_ms()
+
+    # ------------------------------------------------------------------ acquisition
+
+    def acquire(self, member_id: str, max_records: int, limits: Limits, *, strict: bool) -> Acquired:
+        """Acquire up to ``max_records`` for ``member_id``: released records first, then new ones.
+        ``strict`` (record-limit mode) cuts inside a batch; otherwise whole batches are taken
+        while the limit is not reached (Kafka's batch-optimized mode)."""
+        self._follow_log_start()
+        acquired = Acquired()
+        lock = Lock(member_id, [])
+        for offset, record in self.in_flight.items():
+            if acquired.count >= max_records:
+                break
+            if record.state == S.AVAILABLE:
+                self._take(offset, record, lock, acquired)
+        room = min(max_records - acquired.count, limits.max_in_flight - (self.end_offset - self.start_offset))
+        if room > 0:
+            self._acquire_new(room, limits, lock, acquired, strict)
+        if lock.offsets:
+            lock.timer = self.clock.call_later(limits.lock_ms / 1000, lambda: self._expire(lock, limits))
+        return acquired
+
+    def _take(self, offset: int, record: InFlight, lock: Lock, acquired: Acquired) -> None:
+        record.move(S.ACQUIRED)
+        record.delivery_count += 1
+        record.lock = lock
+        lock.offsets.append(offset)
+        acquired.add(offset, record.delivery_count)
+
+    def _acquire_new(self, room: int, limits: Limits, lock: Lock, acquired: Acquired, strict: bool) -> None:
+        bound = self.log.last_stable_offset if limits.read_committed else self.log.high_watermark
+        taken = 0
+        while self.end_offset < bound and taken < room:
+            data = self.log.read(self.end_offset, _READ_BYTES, bound, min_one=True).records
+            headers = list(iter_headers(data))  # type: ignore[arg-type]  # bytes, not by reference
+            if not headers:
+                return
+            aborted = (partition_txns.aborted_between(self.log, self.end_offset, headers[-1][1].last_offset + 1)
+                       if limits.read_committed else [])
+            for _, header in headers:
+                if header.last_offset < self.end_offset:
+                    continue
+                if header.is_control or (aborted and _is_aborted(header, aborted)):
+                    self._skip(header.base_offset, header.last_offset)
+                    continue
+                for offset in range(max(header.base_offset, self.end_offset), header.last_offset + 1):
+                    if strict and taken >= room:
+                        return
+                    record = self.in_flight[offset] = InFlight(S.AVAILABLE, 0)
+                    self._take(offset, record, lock, acquired)
+                    self.end_offset = offset + 1
+                    taken += 1
+                self.end_offset = header.last_offset + 1
+                if taken >= room:
+                    return
+
+    def _skip(self, first: int, last: int) -> None:
+        """Offsets no member is given (control batches, aborted records): ARCHIVED as they are passed."""
+        if not self.in_flight:
+            self.start_offset = self.end_offset = last + 1
+            return
+        for offset in range(max(first, self.end_offset), last + 1):
+            self.in_flight[offset] = InFlight(S.ARCHIVED, 0)
+        self.end_offset = last + 1
+
+    def _follow_log_start(self) -> None:
+        """Records deleted from the log (retention, DeleteRecords) are done: the start follows."""
+        log_start = self.log.log_start_offset
+        if self.start_offset >= log_start:
+            return
+        for offset in [o for o in self.in_flight if o < log_start]:
+            del self.in_flight[offset]  # a lock still naming it finds it gone when it expires
+        self.end_offset = max(self.end_offset, log_start)
+        self._advance_start()
+
+    # ------------------------------------------------------------------ acknowledgement
+
+    def acknowledge(self, member_id: str, batches: list[tuple[int, int, list[int]]], limits: Limits) -> None:
+        """Apply (first, last, types) batches in order, all or none: every offset from the start offset
+        on must be ACQUIRED by ``member_id`` (INVALID_RECORD_STATE otherwise, as Kafka refuses and
+        rolls back; so an offset acknowledged twice in one request fails); offsets below the start
+        offset are done and ignored, as Kafka 4.4 answers them."""
+        changes: list[tuple[int, InFlight, AcknowledgeType]] = []
+        acknowledged: set[int] = set()
+        for first, last, types in batches:
+            for offset in range(max(first, self.start_offset), last + 1):  # below the start: done, ignored
+                record = self.in_flight.get(offset)
+                if record is None or record.state != S.ACQUIRED or record.lock is None:
+                    raise KafkaError(Errors.INVALID_RECORD_STATE, NOT_ACQUIRED)
+                if record.lock.member_id != member_id:
+                    raise KafkaError(Errors.INVALID_RECORD_STATE, NOT_OWNER)
+                if offset in acknowledged:  # overlapping batches: the second finds it acknowledged
+                    raise KafkaError(Errors.INVALID_RECORD_STATE, NOT_ACQUIRED)
+                acknowledged.add(offset)
+                kind = AcknowledgeType(types[0] if len(types) == 1 else types[offset - first])
+                changes.append((offset, record, kind))
+        renewed = Lock(member_id, [])
+        released = False
+        for offset, record, kind in changes:
+            old_lock = record.lock
+            assert old_lock is not None
+            if kind == AcknowledgeType.RENEW:
+                record.move(S.ACQUIRED)
+                record.lock = renewed
+                renewed.offsets.append(offset)
+                continue
+            if kind == AcknowledgeType.ACCEPT:
+                record.move(S.ACKNOWLEDGED)
+            elif kind == AcknowledgeType.RELEASE:
+                released |= self._release(record, limits) == S.AVAILABLE
+            else:  # REJECT, GAP
+                record.move(S.ARCHIVED)
+            record.lock = None
+        if renewed.offsets:
+            renewed.timer = self.clock.call_later(limits.lock_ms / 1000, lambda: self._expire(renewed, limits))
+        self._advance_start()
+        if released:
+            self.on_available()
+
+    def _release(self, record: InFlight, limits: Limits) -> RecordState:
+        """Back to AVAILABLE, or ARCHIVED once the delivery limit is reached (Kafka's rule)."""
+        record.move(S.ARCHIVED if record.delivery_count >= limits.delivery_limit else S.AVAILABLE)
+        record.lock = None
+        return record.state
+
+    def release_member(self, member_id: str, limits: Limits) -> None:
+        """A member that left (or whose share session closed) gives back what it holds."""
+        released = changed = False
+        for record in self.in_flight.values():
+            if record.state == S.ACQUIRED and record.lock is not None and record.lock.member_id == member_id:
+                released |= self._release(record, limits) == S.AVAILABLE
+                changed = True
+        if not changed:
+            return
+        self._advance_start()
+        if released:
+            self.on_available()
+        self.on_change()
+
+    def _expire(self, lock: Lock, limits: Limits) -> None:
+        released = False
+        for offset in lock.offsets:
+            record = self.in_flight.get(offset)
+            if record is not None and record.lock is lock and record.state == S.ACQUIRED:
+                released |= self._release(record, limits) == S.AVAILABLE
+        self._advance_start()
+        if released:
+            self.on_available()
+        self.on_change()
+
+    def _advance_start(self) -> None:
+        """The start moves past the done records at the front of the window."""
+        while self.in_flight:
+            offset, record = next(iter(self.in_flight.items()))
+            if record.state not in TERMINAL:
+                self.start_offset = offset
+                return
+            del self.in_flight[offset]
+        self.start_offset = self.end_offset
+
+    # ------------------------------------------------------------------ durable state
+
+    def stored_state(self) -> StoredState:
+        """What ``__share_group_state`` keeps: the start offset and the window's records in ranges.
+        An ACQUIRED record is stored AVAILABLE with its delivery count: after a restart it is
+        delivered again, that delivery counted."""
+        return StoredState(self.start_offset, ranges([
+            (offset, (int(S.AVAILABLE if r.state == S.ACQUIRED else r.state), r.delivery_count))
+            for offset, r in self.in_flight.items()]), create_timestamp=self.created_ms)
+
+    def restore(self, stored: StoredState) -> None:
+        """The state a start-up found stored (before any member fetched)."""
+        self.start_offset = self.end_offset = stored.start_offset
+        self.created_ms = stored.create_timestamp
+        for first, last, state, count in stored.batches:
+            for offset in range(max(first, stored.start_offset), last + 1):
+                self.in_flight[offset] = InFlight(RecordState(state), count)
+            self.end_offset = max(self.end_offset, last + 1)
+        self._advance_start()
+
+    # ------------------------------------------------------------------ reading
+
+    @property
+    def has_available(self) -> bool:
+        if any(r.state == S.AVAILABLE for r in self.in_flight.values()):
+            return True
+        return self.end_offset < self.log.high_watermark
+
+    def records_for(self, acquired: Acquired, limits: Limits) -> bytes:
+        """The stored batches holding the acquired offsets, each once, in offset order."""
+        bound = self.log.last_stable_offset if limits.read_committed else self.log.high_watermark
+        batches: dict[int, bytes] = {}
+        for first, last, _ in acquired.ranges:
+            offset = first
+            while offset <= last:
+                data = self.log.read(offset, _READ_BYTES, bound, min_one=True).records
+                view = memoryview(data)  # type: ignore[arg-type]
+                found = False
+                for position, header in iter_headers(data):  # type: ignore[arg-type]
+                    if header.last_offset < offset:
+                        continue
+                    found = True
+                    batches.setdefault(header.base_offset, bytes(view[position:position + header.size]))
+                    offset = header.last_offset + 1
+                    if offset > last:
+                        break
+                if not found:
+                    break
+        return b"".join(batches[base] for base in sorted(batches))
+
+
+def _is_aborted(header: BatchHeader, aborted: list[AbortedTxn]) -> bool:
+    """A transactional batch of a transaction that was aborted (read_committed never delivers it)."""
+    return header.is_transactional and any(
+        txn.producer_id == header.producer_id and txn.first_offset <= header.base_offset <= txn.last_offset
+        for txn in aborted)
