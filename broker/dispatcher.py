@@ -8,6 +8,7 @@ requests themselves are refused, as Kafka 4 does.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import logging
 from dataclasses import dataclass
@@ -24,6 +25,7 @@ from weir.protocol.response_pieces import ResponsePieces
 
 if TYPE_CHECKING:
     from .context import BrokerContext
+    from .faults import FaultTable
     from .security.session import Session
 
 log = logging.getLogger(__name__)
@@ -75,6 +77,10 @@ def advertised_versions() -> list[tuple[int, int, int]]:
 class Dispatcher:
     def __init__(self, context: BrokerContext) -> None:
         self.context = context
+        self.faults: FaultTable | None = None
+        if context.config["weir.faults.enable"]:
+            from .faults import FaultTable  # here: it imports this module
+            self.faults = FaultTable(context.clock, context.data_dir)
         metrics = getattr(context, "metrics", None)
         if metrics is not None and metrics.enabled:
             # Swapped in only when metrics are on, so the default path pays nothing.
@@ -120,6 +126,17 @@ class Dispatcher:
         body = module.REQUEST.decode(header.api_version, request.body, exact=False)
         if session is not None:
             session.api_key = header.api_key  # the authorizer's audit log names the request
+        if self.faults is None:
+            result = await self._handle(handler, header, body, client_host, session)
+        else:  # a broker started for tests (weir.faults.enable): the one place faults are applied
+            result = await self.faults.intercept(header, body, module.RESPONSE, functools.partial(
+                self._handle, handler, header, client_host=client_host, session=session))
+        if result is NO_RESPONSE:
+            return None
+        return ServerConnection.encode_response(header, header.api_version, module.RESPONSE, result)
+
+    async def _handle(self, handler: Handler, header: RequestHeader, body: Any, client_host: str = "",
+                      session: Session | None = None) -> Any:
         if handler.wants_client_host and handler.wants_session:
             result = handler.fn(self.context, header, body, client_host=client_host, session=session)
         elif handler.wants_client_host:
@@ -130,9 +147,7 @@ class Dispatcher:
             result = handler.fn(self.context, header, body)
         if handler.is_async:
             result = await result
-        if result is NO_RESPONSE:
-            return None
-        return ServerConnection.encode_response(header, header.api_version, module.RESPONSE, result)
+        return result
 
     @staticmethod
     def _unsupported_api_versions(header: RequestHeader) -> ResponsePieces:
