@@ -77,7 +77,8 @@ FAST_TESTS := tests/protocol tests/log tests/txn tests/group tests/server tests/
 	tests/features/test_finalized_features.py \
 	tests/testing/test_container_api.py tests/security/test_security_units.py \
 	tests/client/test_security_options.py tests/security/test_acl_units.py \
-	tests/client/test_membership_states.py tests/client/test_connection_wire.py tests/bench
+	tests/client/test_membership_states.py tests/client/test_connection_wire.py tests/bench \
+	tests/faults/test_fault_table.py
 test-fast: $(VENV)/.installed-test typecheck lint
 	WEIR_TEST_FAST=1 $(PY) -m pytest -q $(FAST_TESTS)
 
