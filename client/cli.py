@@ -7,6 +7,7 @@
     transactions  list | describe | describe-producers | find-hanging | abort
     cluster       describe
     acls          list | add | remove
+    faults        error | delay | disconnect | status | clear | pause | resume | disk-full | disk-ok
 
 Tables for people, ``--json`` for machines. A broker error prints its Kafka
 error name and exits 1; a usage error exits 2. As ``kafka-consumer-groups``,
@@ -27,7 +28,7 @@ from typing import Any, TypedDict
 
 from .admin import (EARLIEST, LATEST, AbortTransactionSpec, Admin, AlterConfigOp, ConfigResource, NewTopic,
                     OpType)
-from . import cli_acls, cli_groups, cli_users
+from . import cli_acls, cli_faults, cli_groups, cli_users
 from .cli_output import Command, print_json, print_table
 from .errors import GroupIdNotFoundError, IllegalStateError, KafkaException
 from .java_config import security_keywords
@@ -364,6 +365,7 @@ def build_parser() -> argparse.ArgumentParser:
     verbs.add_parser("describe").set_defaults(run=cluster_describe)
     cli_acls.add_parser(nouns, lambda command: lambda admin, args: command(admin, args, emit))
     cli_users.add_parser(nouns, lambda command: lambda admin, args: command(admin, args, emit))
+    cli_faults.add_parser(nouns)
     return parser
 
 
@@ -413,6 +415,8 @@ async def run(args: argparse.Namespace) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.noun == cli_faults.NOUN:  # its own channel, no Kafka connection
+        return cli_faults.run(args)
     try:
         check_usage(args)
         asyncio.run(run(args))
