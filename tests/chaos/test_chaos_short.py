@@ -1,0 +1,25 @@
+"""A shortened chaos campaign (``make chaos`` runs it for ten minutes): every fault kind against
+librdkafka and Weir-client transactional producers and consume-transform-produce workers, then the
+checker; every anomaly class must count zero and the workers must have copied every input."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_a_short_campaign_finds_no_anomaly(tmp_path):
+    run = subprocess.run([sys.executable, "-m", "chaos.run", "--seconds", "30", "--out", str(tmp_path),
+                          "--seed", "35", "--rdkafka", "1", "--weir", "1", "--ctp", "2"],
+                         cwd=REPO, capture_output=True, text=True, timeout=600)
+    (report_file,) = tmp_path.glob("chaos-*.json")
+    report = json.loads(report_file.read_text())
+    assert run.returncode == 0, run.stdout + run.stderr[-5000:]
+    assert set(report["anomalies"].values()) == {0}
+    assert report["records"]["input"] > 0 and report["records"]["unprocessed_input"] == 0
+    assert len(report["faults"]) >= 3
+    assert (tmp_path / report_file.with_suffix(".svg").name).stat().st_size > 0
