@@ -17,7 +17,9 @@ handler runs, and nothing else in the broker knows about faults. The table is dr
 - ``disk_full()``/``disk_ok()``: every write under the data directory fails with ENOSPC in
   broker/log/disk.py, the path a full disk takes (KAFKA_STORAGE_ERROR; reads go on).
 
-Faults on one API fire in the order they were armed. ``fired()`` counts injected answers
+"Validated" is what the dispatcher checks (the frame, the API key and version, the body decodes);
+a handler's own checks (authorization, acks, sequence numbers) do not run for an injected error,
+as the handler does not. Faults on one API fire in the order they were armed. ``fired()`` counts injected answers
 (errors sent, answers delayed, connections closed) per API name.
 """
 
