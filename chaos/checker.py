@@ -6,7 +6,7 @@ From the producers' journals (chaos/worker.py) and the topics read from the begi
 
 - ``lost``: a record of a transaction its producer saw commit is not in ``chaos-in`` (read_committed);
 - ``duplicate``: a (producer, sequence) twice in ``chaos-in``, or one input record's output twice in
-  ``chaos-out``;
+  an output topic (each consume-transform-produce pipeline of chaos/worker.py has its own);
 - ``aborted_read``: a record of a transaction its producer saw abort, under read_committed;
 - ``uncommitted_read``: a transaction only partly visible under read_committed (some of its records
   and not the rest: a reader saw data of a transaction that was not committed as a whole);
@@ -31,7 +31,9 @@ from typing import Any
 
 from confluent_kafka import Consumer, TopicPartition
 
-from .worker import GROUP, INPUT, OUTPUT, PARTITIONS
+from .worker import INPUT, PARTITIONS, PIPELINES
+
+OUTPUTS = tuple(output for _group, output, _protocol in PIPELINES.values())
 
 CLASSES = ("lost", "duplicate", "aborted_read", "uncommitted_read", "out_of_order", "offsets_without_outputs",
            "outputs_without_offsets", "hanging_transaction")
@@ -88,8 +90,11 @@ def read_topic(bootstrap: str, topic: str, ends: dict[int, int], deadline_s: flo
     return reads
 
 
-async def offsets(bootstrap: str) -> tuple[dict[str, dict[int, int]], dict[str, dict[int, int]], dict[int, int]]:
-    """(last stable offsets, high watermarks) per topic and partition, and the group's committed offsets."""
+Offsets = dict[str, dict[int, int]]  # topic or group -> partition -> offset
+
+
+async def offsets(bootstrap: str) -> tuple[Offsets, Offsets, Offsets]:
+    """Last stable offsets and high watermarks per topic, and each group's committed offsets on the input."""
     from weir.client import Admin
     from weir.client.admin import LATEST
     from weir.client.types import TopicPartition as Tp
@@ -97,16 +102,18 @@ async def offsets(bootstrap: str) -> tuple[dict[str, dict[int, int]], dict[str, 
     async with Admin(bootstrap) as admin:
         lso: dict[str, dict[int, int]] = {}
         hw: dict[str, dict[int, int]] = {}
-        for topic in (INPUT, OUTPUT):
+        for topic in (INPUT, *OUTPUTS):
             specs = {Tp(topic, p): LATEST for p in range(PARTITIONS)}
             lso[topic] = {tp.partition: o for tp, o in (await admin.list_offsets(specs, read_committed=True)).items()}
             hw[topic] = {tp.partition: o for tp, o in (await admin.list_offsets(specs)).items()}
-        committed = await admin.list_group_offsets(GROUP, [Tp(INPUT, p) for p in range(PARTITIONS)])
-        group = {tp.partition: found.offset for tp, found in committed.items()}
-    return lso, hw, group
+        groups: Offsets = {}
+        for group, _output, _protocol in PIPELINES.values():
+            committed = await admin.list_group_offsets(group, [Tp(INPUT, p) for p in range(PARTITIONS)])
+            groups[group] = {tp.partition: found.offset for tp, found in committed.items()}
+    return lso, hw, groups
 
 
-def settle(bootstrap: str, timeout_s: float, anomalies: Anomalies) -> tuple[dict[str, dict[int, int]], dict[int, int]]:
+def settle(bootstrap: str, timeout_s: float, anomalies: Anomalies) -> tuple[Offsets, Offsets]:
     """Wait for every partition's LSO to reach its high watermark; the ones that do not are hanging."""
     deadline = time.monotonic() + timeout_s
     while True:
@@ -191,17 +198,19 @@ def check_outputs(inputs: list[Read], outputs: list[Read], committed: dict[int, 
 class Outcome:
     anomalies: Anomalies
     inputs: list[Read]
-    outputs: list[Read]
-    unprocessed: int  # committed inputs at or past the group's committed offsets (not an anomaly: liveness)
+    outputs: dict[str, list[Read]]  # by output topic
+    unprocessed: int  # committed inputs at or past a group's committed offsets (not an anomaly: liveness)
 
 
 def check(bootstrap: str, run_dir: Path, settle_timeout_s: float) -> Outcome:
     anomalies = Anomalies()
     lso, committed = settle(bootstrap, settle_timeout_s, anomalies)
     inputs = read_topic(bootstrap, INPUT, lso[INPUT])
-    outputs = read_topic(bootstrap, OUTPUT, lso[OUTPUT])
     begun, outcome = journals(run_dir)
     check_inputs(inputs, begun, outcome, anomalies)
-    check_outputs(inputs, outputs, committed, anomalies)
-    unprocessed = sum(1 for read in inputs if read.offset >= committed.get(read.partition, 0))
+    outputs, unprocessed = {}, 0
+    for group, output, _protocol in PIPELINES.values():
+        outputs[output] = read_topic(bootstrap, output, lso[output])
+        check_outputs(inputs, outputs[output], committed[group], anomalies)
+        unprocessed += sum(1 for read in inputs if read.offset >= committed[group].get(read.partition, 0))
     return Outcome(anomalies, inputs, outputs, unprocessed)

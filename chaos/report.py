@@ -12,12 +12,12 @@ FAULT_COLOURS = {"kill": "#d62728", "pause": "#ff7f0e", "errors": "#9467bd", "di
                  "client_kill": "#7f7f7f"}
 
 
-def throughput(inputs: list[Read], outputs: list[Read], started_s: float) -> dict[str, list[int]]:
-    """Committed records per second since the start (by record timestamp), input and output."""
+def throughput(inputs: list[Read], outputs: dict[str, list[Read]], started_s: float) -> dict[str, list[int]]:
+    """Committed records per second since the start (by record timestamp), per topic."""
     def per_second(reads: list[Read]) -> list[int]:
         seconds = Counter(int(read.timestamp_ms / 1000 - started_s) for read in reads)
         return [seconds.get(second, 0) for second in range(max(seconds, default=-1) + 1)]
-    return {"input": per_second(inputs), "output": per_second(outputs)}
+    return {"chaos-in": per_second(inputs), **{topic: per_second(reads) for topic, reads in outputs.items()}}
 
 
 def chart(report: dict[str, Any], path: Path) -> Path:
@@ -27,7 +27,7 @@ def chart(report: dict[str, Any], path: Path) -> Path:
     import matplotlib.pyplot as plt
 
     figure, ax = plt.subplots(figsize=(10, 3.5))
-    for (name, series), colour in zip(report["throughput"].items(), ("#1f77b4", "#2ca02c"), strict=False):
+    for (name, series), colour in zip(report["throughput"].items(), ("#1f77b4", "#2ca02c", "#17becf"), strict=False):
         ax.plot(range(len(series)), series, label=f"{name} (committed records/s)", linewidth=0.8, color=colour)
     for fault in report["faults"]:
         ax.axvline(fault["t"], color=FAULT_COLOURS.get(fault["fault"], "black"), linewidth=0.6, alpha=0.6)

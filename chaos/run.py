@@ -2,9 +2,10 @@
 
     python -m chaos.run [--seconds 600] [--out bench/results] [--seed N]
 
-Transactional producers on librdkafka (transaction version 1) and on Weir's client (version 2)
-write to ``chaos-in``; consume-transform-produce workers (Weir's ``GroupTransactSession``, a classic
-group) copy it to ``chaos-out`` with their offsets committed in the same transactions. Meanwhile
+Transactional producers on librdkafka (transaction version 1), on Weir's client and on the Java
+client (version 2) write to ``chaos-in``; consume-transform-produce workers (Weir's
+``GroupTransactSession``) copy it, in a classic group to ``chaos-out`` and in a KIP-848 group to
+``chaos-out-848``, with their offsets committed in the same transactions. Meanwhile
 the nemesis (chaos/nemesis.py) kills the broker -9 and restarts it, pauses it, arms storms of
 retriable errors, fills its disk and kills clients -9; a killed or failed client is started again.
 At the end the faults are healed, the producers stop, the workers drain the input, and the checker
@@ -28,15 +29,20 @@ import threading
 import time
 from pathlib import Path
 
+from reference.kafka import java_command
 from weir.testing import ProcessBroker
 
-from .checker import check
+from .checker import OUTPUTS, check
 from .nemesis import KINDS, Nemesis
 from .report import chart, throughput
-from .worker import GROUP, INPUT, OUTPUT, PARTITIONS, TXN_TIMEOUT_MS
+from .worker import INPUT, PARTITIONS, PIPELINES, TXN_TIMEOUT_MS
 
 BROKER_SETTINGS = {"transaction.abort.timed.out.transaction.cleanup.interval.ms": 1000,
-                   "group.initial.rebalance.delay.ms": 0}
+                   "group.initial.rebalance.delay.ms": 0,
+                   # a killed KIP-848 worker's partitions move on within seconds, as the classic ones do
+                   "group.consumer.min.session.timeout.ms": 6000, "group.consumer.session.timeout.ms": 6000,
+                   "group.consumer.min.heartbeat.interval.ms": 500, "group.consumer.heartbeat.interval.ms": 1000}
+JAVA_PRODUCER = "dev.weir.reference.chaos.ChaosProducer"
 STOP_TIMEOUT_S = 90
 
 
@@ -54,9 +60,11 @@ class Supervisor:
 
     def _spawn(self, kind: str, name: str) -> None:
         log = (self.run_dir / f"{name}.log").open("a")
-        self.processes[name] = subprocess.Popen([sys.executable, "-m", "chaos.worker", kind, name,
-                                                 str(self.run_dir), self.bootstrap],
-                                                stdout=log, stderr=subprocess.STDOUT, cwd=Path(__file__).parents[1])
+        arguments = [name, str(self.run_dir), self.bootstrap]
+        command = (java_command(JAVA_PRODUCER, *arguments) if kind == "java"
+                   else [sys.executable, "-m", "chaos.worker", kind, *arguments])
+        self.processes[name] = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT,
+                                                cwd=Path(__file__).parents[1])
 
     def start(self) -> None:
         for kind, name in self.names:
@@ -123,8 +131,10 @@ def campaign(seconds: float, out: Path, seed: int, kinds: tuple[str, ...], clien
     run_dir = Path(tempfile.mkdtemp(prefix="weir-chaos-"))
     started = datetime.datetime.now(datetime.UTC)
     with ProcessBroker(BROKER_SETTINGS, data_dir=run_dir / "data") as broker:
-        for topic in (INPUT, OUTPUT):
+        for topic in (INPUT, *OUTPUTS):
             broker.create_topic(topic, partitions=PARTITIONS)
+        if clients.get("java"):
+            java_command(JAVA_PRODUCER)  # builds the Java programs first if they changed (reference/kafka.py)
         supervisor = Supervisor(run_dir, broker.bootstrap_servers, clients)
         nemesis = Nemesis(broker, supervisor.kill_one, rng, kinds)
         supervisor.start()
@@ -136,18 +146,20 @@ def campaign(seconds: float, out: Path, seed: int, kinds: tuple[str, ...], clien
                     nemesis.strike()
                     print(f"{nemesis.applied[-1]}", flush=True)
             nemesis.heal()
-            supervisor.stop("rdkafka")
-            supervisor.stop("weir")
+            for kind in ("rdkafka", "weir", "java"):
+                supervisor.stop(kind)
             drained(broker.bootstrap_servers, 180, quiet_s=15)
-            supervisor.stop("ctp")
+            for kind in PIPELINES:
+                supervisor.stop(kind)
         finally:
             supervisor.close()
         result = check(broker.bootstrap_servers, run_dir, settle_timeout_s=2 * TXN_TIMEOUT_MS / 1000 + 30)
     anomalies, inputs, outputs = result.anomalies, result.inputs, result.outputs
     report = {
         "date": started.isoformat(timespec="seconds"), "seconds": seconds, "seed": seed, "clients": clients,
-        "group": GROUP, "faults": nemesis.applied, "client_restarts": supervisor.restarts,
-        "records": {"input": len(inputs), "output": len(outputs), "unprocessed_input": result.unprocessed},
+        "pipelines": PIPELINES, "faults": nemesis.applied, "client_restarts": supervisor.restarts,
+        "records": {"input": len(inputs), **{topic: len(reads) for topic, reads in outputs.items()},
+                    "unprocessed_input": result.unprocessed},
         "anomalies": anomalies.counts, "examples": anomalies.examples,
         "throughput": throughput(inputs, outputs, started.timestamp()), "run_dir": str(run_dir),
     }
@@ -156,7 +168,7 @@ def campaign(seconds: float, out: Path, seed: int, kinds: tuple[str, ...], clien
     stem.with_suffix(".json").write_text(json.dumps(report, indent=1) + "\n")
     chart(report, stem.with_suffix(".svg"))
     print(f"{len(nemesis.applied)} faults, {supervisor.restarts} client restarts, "
-          f"{len(inputs)} input and {len(outputs)} output records committed")
+          f"{len(inputs)} input records committed, outputs {[len(reads) for reads in outputs.values()]}")
     for name, count in anomalies.counts.items():
         print(f"  {name:26} {count}" + (f"   first: {anomalies.examples[name][:2]}" if count else ""))
     if result.unprocessed:
@@ -173,7 +185,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--faults", default=",".join(KINDS), help=f"of {', '.join(KINDS)}")
     parser.add_argument("--rdkafka", type=int, default=2, help="librdkafka transactional producers")
     parser.add_argument("--weir", type=int, default=2, help="Weir client transactional producers")
-    parser.add_argument("--ctp", type=int, default=2, help="consume-transform-produce workers")
+    parser.add_argument("--java", type=int, default=1, help="Java client transactional producers")
+    parser.add_argument("--ctp", type=int, default=2, help="consume-transform-produce workers, classic group")
+    parser.add_argument("--ctp848", type=int, default=1, help="consume-transform-produce workers, KIP-848 group")
     args = parser.parse_args(argv)
     kinds = tuple(kind for kind in args.faults.split(",") if kind)
     unknown = set(kinds) - set(KINDS)
@@ -181,7 +195,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unknown faults {sorted(unknown)}")
     print(f"chaos: {args.seconds:.0f} s, seed {args.seed}, faults {', '.join(kinds)}", flush=True)
     return campaign(args.seconds, args.out, args.seed, kinds,
-                    {"rdkafka": args.rdkafka, "weir": args.weir, "ctp": args.ctp})
+                    {"rdkafka": args.rdkafka, "weir": args.weir, "java": args.java, "ctp": args.ctp,
+                     "ctp848": args.ctp848})
 
 
 if __name__ == "__main__":

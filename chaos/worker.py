@@ -1,12 +1,15 @@
 """One client of the chaos campaign, as a process of its own (so the campaign can kill -9 it):
 
-    python -m chaos.worker rdkafka|weir|ctp NAME RUN_DIR BOOTSTRAP
+    python -m chaos.worker rdkafka|weir|ctp|ctp848 NAME RUN_DIR BOOTSTRAP
 
 - ``rdkafka``: a transactional producer on librdkafka (confluent-kafka; transaction version 1);
 - ``weir``: a transactional producer on Weir's client (transaction version 2);
 - ``ctp``: consume-transform-produce on Weir's client (``GroupTransactSession``, a classic group):
   each committed input record becomes one output record naming its source partition and offset,
-  with the input offsets committed in the same transaction.
+  with the input offsets committed in the same transaction; ``ctp848`` the same in a group of
+  KIP-848's consumer protocol, to an output of its own (``PIPELINES``).
+
+(reference/.../chaos/ChaosProducer.java is the Java transactional producer, with the same journal.)
 
 A producer writes transactions of 1-20 records to one random partition of ``chaos-in``, one in ten
 aborted on purpose, and keeps a journal (``RUN_DIR/NAME.journal``, JSON lines): ``begin`` before a
@@ -27,11 +30,12 @@ import signal
 import sys
 from pathlib import Path
 
-INPUT, OUTPUT = "chaos-in", "chaos-out"
+INPUT = "chaos-in"
 PARTITIONS = 3
 TXN_TIMEOUT_MS = 10000
 ABORT_SHARE = 0.1
-GROUP = "chaos-ctp"
+#: consume-transform-produce kind -> (group, output topic, group protocol)
+PIPELINES = {"ctp": ("chaos-ctp", "chaos-out", "classic"), "ctp848": ("chaos-ctp-848", "chaos-out-848", "consumer")}
 
 
 class Journal:
@@ -163,14 +167,16 @@ async def run_producer(kind: str, name: str, run_dir: Path, bootstrap: str, stop
     return 0
 
 
-async def run_ctp(name: str, run_dir: Path, bootstrap: str, stopping: list[bool]) -> int:
+async def run_ctp(kind: str, name: str, bootstrap: str, stopping: list[bool]) -> int:
     from weir.client import GroupTransactSession
     from weir.client.errors import KafkaException
 
-    session = GroupTransactSession(INPUT, bootstrap_servers=bootstrap, group_id=GROUP, transactional_id=name,
+    group, output, protocol = PIPELINES[kind]
+    timeouts = dict(session_timeout_ms=6000, heartbeat_interval_ms=1000) if protocol == "classic" else {}
+    session = GroupTransactSession(INPUT, bootstrap_servers=bootstrap, group_id=group, transactional_id=name,
                                    transaction_timeout_ms=TXN_TIMEOUT_MS, producer_options=dict(linger_ms=5),
                                    # a killed worker's partitions move on within seconds
-                                   consumer_options=dict(session_timeout_ms=6000, heartbeat_interval_ms=1000))
+                                   consumer_options=dict(group_protocol=protocol, **timeouts))
     try:
         await session.start()
         try:
@@ -180,7 +186,7 @@ async def run_ctp(name: str, run_dir: Path, bootstrap: str, stopping: list[bool]
                     for record in records:
                         out = json.dumps({"src": [record.partition, record.offset],
                                           "v": json.loads(record.value or b"null")}).encode()
-                        await session.send(OUTPUT, out, record.key)
+                        await session.send(output, out, record.key)
                 if session.in_transaction:
                     await session.end()
         finally:
@@ -195,8 +201,8 @@ def main(argv: list[str]) -> int:
     kind, name, run_dir, bootstrap = argv
     stopping: list[bool] = []  # non-empty once SIGTERM came
     signal.signal(signal.SIGTERM, lambda *_: stopping.append(True))
-    if kind == "ctp":
-        return asyncio.run(run_ctp(name, Path(run_dir), bootstrap, stopping))
+    if kind in PIPELINES:
+        return asyncio.run(run_ctp(kind, name, bootstrap, stopping))
     return asyncio.run(run_producer(kind, name, Path(run_dir), bootstrap, stopping))
 
 

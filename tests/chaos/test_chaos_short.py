@@ -1,6 +1,7 @@
-"""A shortened chaos campaign (``make chaos`` runs it for ten minutes): every fault kind against
-librdkafka and Weir-client transactional producers and consume-transform-produce workers, then the
-checker; every anomaly class must count zero and the workers must have copied every input."""
+"""A shortened chaos campaign (``make chaos`` runs it for ten minutes): the fault kinds against
+librdkafka, Weir-client and Java transactional producers and consume-transform-produce workers in
+a classic and a KIP-848 group, then the checker; every anomaly class must count zero and the
+workers must have copied every input."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ REPO = Path(__file__).resolve().parents[2]
 
 def test_a_short_campaign_finds_no_anomaly(tmp_path):
     run = subprocess.run([sys.executable, "-m", "chaos.run", "--seconds", "30", "--out", str(tmp_path),
-                          "--seed", "35", "--rdkafka", "1", "--weir", "1", "--ctp", "2"],
+                          "--seed", "35", "--rdkafka", "1", "--weir", "1", "--java", "1", "--ctp", "1",
+                          "--ctp848", "1"],
                          cwd=REPO, capture_output=True, text=True, timeout=600)
     (report_file,) = tmp_path.glob("chaos-*.json")
     report = json.loads(report_file.read_text())
