@@ -87,11 +87,11 @@ test-fast: $(VENV)/.installed-test typecheck lint
 bench: $(VENV)/.installed-bench
 	$(PY) -m bench.report --profile make
 
-# Weir's chaos campaign (chaos/run.py; not part of make test, which runs a 30 s one): clients under
-# broker kill -9, pauses, error storms, a full disk and client kills, then the anomaly checker;
+# Weir's chaos campaign (chaos/run.py; not part of make test, which runs a 40 s one): clients under
+# broker kill -9, pauses, error storms, a full and a slow disk (FUSE) and client kills, then the checker;
 # report and chart in bench/results/. CHAOS_SECONDS=600 by default.
 chaos: $(VENV)/.installed-test
-	$(PY) -m chaos.run --out bench/results
+	$(PY) -m chaos.run --fuse --out bench/results
 
 clean:
 	rm -rf $(VENV) .pytest_cache build *.egg-info reference/target

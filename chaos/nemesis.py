@@ -1,5 +1,6 @@
 """The faults the chaos campaign applies, one at a time, at random intervals: broker kill -9 and
-restart, a pause, a storm of injected retriable errors, a full disk, a client killed -9.
+restart, a pause, a storm of injected retriable errors, a full disk, a client killed -9, and a
+slow disk when the data directory is on the FUSE test filesystem (tests/support/lazyfs.py).
 
 Every fault goes through the broker's own controls (weir.testing: ``kill()``, ``restart()``,
 ``pause()``, ``faults.error()``, ``disk_full()``), so what the clients meet is what a real broker
@@ -20,21 +21,26 @@ STORMS = (("Produce", "NOT_LEADER_OR_FOLLOWER"), ("Fetch", "NOT_LEADER_OR_FOLLOW
           ("EndTxn", "CONCURRENT_TRANSACTIONS"), ("AddPartitionsToTxn", "CONCURRENT_TRANSACTIONS"),
           ("TxnOffsetCommit", "COORDINATOR_LOAD_IN_PROGRESS"), ("InitProducerId", "COORDINATOR_LOAD_IN_PROGRESS"),
           ("FindCoordinator", "COORDINATOR_NOT_AVAILABLE"), ("Heartbeat", "REBALANCE_IN_PROGRESS"))
-KINDS = ("kill", "pause", "errors", "disk_full", "client_kill")
+KINDS = ("kill", "pause", "errors", "disk_full", "client_kill", "slow_disk")
 
 
 class Nemesis:
     def __init__(self, broker: ProcessBroker, kill_client: Callable[[random.Random], str | None],
-                 rng: random.Random, kinds: tuple[str, ...] = KINDS):
+                 rng: random.Random, kinds: tuple[str, ...] = KINDS,
+                 slow_disk: Callable[[int], object] | None = None):
         self.broker = broker
+        self.slow_disk = slow_disk  # sets the FUSE disk's added latency per write and fsync (ms)
         self.kill_client = kill_client
         self.rng = rng
         self.kinds = kinds
         self.started = time.monotonic()
         self.applied: list[dict[str, Any]] = []
+        self._deck: list[str] = []
 
     def strike(self) -> None:
-        kind = self.rng.choice(self.kinds)
+        if not self._deck:  # every kind once per round, in a random order: a short run meets them all
+            self._deck = self.rng.sample(self.kinds, len(self.kinds))
+        kind = self._deck.pop()
         at = round(time.monotonic() - self.started, 2)
         detail: dict[str, Any] = {}
         if kind == "kill":
@@ -55,6 +61,13 @@ class Nemesis:
             self.broker.disk_full()
             time.sleep(seconds)
             self.broker.disk_ok()
+        elif kind == "slow_disk":
+            assert self.slow_disk is not None, "slow_disk needs the data directory on the FUSE disk (--fuse)"
+            detail["seconds"] = seconds = round(self.rng.uniform(2, 5), 1)
+            detail["latency_ms"] = latency_ms = self.rng.randint(20, 100)
+            self.slow_disk(latency_ms)
+            time.sleep(seconds)
+            self.slow_disk(0)
         else:
             detail["client"] = self.kill_client(self.rng)
         self.applied.append({"t": at, "fault": kind, **detail})

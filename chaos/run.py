@@ -7,7 +7,8 @@ client (version 2) write to ``chaos-in``; consume-transform-produce workers (Wei
 ``GroupTransactSession``) copy it, in a classic group to ``chaos-out`` and in a KIP-848 group to
 ``chaos-out-848``, with their offsets committed in the same transactions. Meanwhile
 the nemesis (chaos/nemesis.py) kills the broker -9 and restarts it, pauses it, arms storms of
-retriable errors, fills its disk and kills clients -9; a killed or failed client is started again.
+retriable errors, fills its disk, slows it (with ``--fuse``: the data directory on the FUSE test
+filesystem) and kills clients -9; a killed or failed client is started again.
 At the end the faults are healed, the producers stop, the workers drain the input, and the checker
 (chaos/checker.py) reads everything back. It prints the count of every anomaly class and the first
 examples, writes ``chaos-<date>.json`` and a chart of committed records per second with the faults
@@ -27,6 +28,7 @@ import sys
 import tempfile
 import threading
 import time
+from contextlib import ExitStack
 from pathlib import Path
 
 from reference.kafka import java_command
@@ -126,17 +128,31 @@ def drained(bootstrap: str, timeout_s: float, quiet_s: float = 5.0) -> bool:
     return False
 
 
-def campaign(seconds: float, out: Path, seed: int, kinds: tuple[str, ...], clients: dict[str, int]) -> int:
+def campaign(seconds: float, out: Path, seed: int, kinds: tuple[str, ...], clients: dict[str, int],
+             fuse: bool) -> int:
     rng = random.Random(seed)
     run_dir = Path(tempfile.mkdtemp(prefix="weir-chaos-"))
     started = datetime.datetime.now(datetime.UTC)
-    with ProcessBroker(BROKER_SETTINGS, data_dir=run_dir / "data") as broker:
+    with ExitStack() as mounts:
+        disk = None
+        if fuse:
+            from tests.support.power import LazyMount
+            disk = mounts.enter_context(LazyMount(run_dir / "disk"))
+        else:
+            kinds = tuple(kind for kind in kinds if kind != "slow_disk")
+        return _campaign(seconds, out, rng, seed, kinds, clients, run_dir, started, disk)
+
+
+def _campaign(seconds: float, out: Path, rng: random.Random, seed: int, kinds: tuple[str, ...],
+              clients: dict[str, int], run_dir: Path, started: datetime.datetime, disk) -> int:
+    data_dir = (disk.mountpoint if disk is not None else run_dir) / "data"
+    with ProcessBroker(BROKER_SETTINGS, data_dir=data_dir) as broker:
         for topic in (INPUT, *OUTPUTS):
             broker.create_topic(topic, partitions=PARTITIONS)
         if clients.get("java"):
             java_command(JAVA_PRODUCER)  # builds the Java programs first if they changed (reference/kafka.py)
         supervisor = Supervisor(run_dir, broker.bootstrap_servers, clients)
-        nemesis = Nemesis(broker, supervisor.kill_one, rng, kinds)
+        nemesis = Nemesis(broker, supervisor.kill_one, rng, kinds, disk.slow if disk is not None else None)
         supervisor.start()
         try:
             deadline = time.monotonic() + seconds
@@ -154,9 +170,11 @@ def campaign(seconds: float, out: Path, seed: int, kinds: tuple[str, ...], clien
         finally:
             supervisor.close()
         result = check(broker.bootstrap_servers, run_dir, settle_timeout_s=2 * TXN_TIMEOUT_MS / 1000 + 30)
+        (run_dir / "broker.log").write_text(broker.log)  # for the examples' story; the clients' logs are there too
     anomalies, inputs, outputs = result.anomalies, result.inputs, result.outputs
     report = {
         "date": started.isoformat(timespec="seconds"), "seconds": seconds, "seed": seed, "clients": clients,
+        "fuse_disk": disk is not None,
         "pipelines": PIPELINES, "faults": nemesis.applied, "client_restarts": supervisor.restarts,
         "records": {"input": len(inputs), **{topic: len(reads) for topic, reads in outputs.items()},
                     "unprocessed_input": result.unprocessed},
@@ -183,6 +201,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Path("bench/results"))
     parser.add_argument("--seed", type=int, default=int(time.time()))
     parser.add_argument("--faults", default=",".join(KINDS), help=f"of {', '.join(KINDS)}")
+    parser.add_argument("--fuse", action="store_true",
+                        help="the data directory on the FUSE test filesystem, for slow_disk (root, /dev/fuse)")
     parser.add_argument("--rdkafka", type=int, default=2, help="librdkafka transactional producers")
     parser.add_argument("--weir", type=int, default=2, help="Weir client transactional producers")
     parser.add_argument("--java", type=int, default=1, help="Java client transactional producers")
@@ -196,7 +216,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"chaos: {args.seconds:.0f} s, seed {args.seed}, faults {', '.join(kinds)}", flush=True)
     return campaign(args.seconds, args.out, args.seed, kinds,
                     {"rdkafka": args.rdkafka, "weir": args.weir, "java": args.java, "ctp": args.ctp,
-                     "ctp848": args.ctp848})
+                     "ctp848": args.ctp848}, args.fuse)
 
 
 if __name__ == "__main__":
