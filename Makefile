@@ -6,7 +6,7 @@ HOST   ?= 127.0.0.1
 PORT   ?= 9092
 DATA   ?= ./data
 
-.PHONY: run test test-fast typecheck lint docs docs-serve bench install install-test system-deps reference clean
+.PHONY: run test test-fast typecheck lint docs docs-serve bench chaos install install-test system-deps reference clean
 
 # setup.py maps broker/, protocol/, client/, pipeline/ under the weir namespace and builds the
 # C extensions (protocol/*.c, pipeline/*.c) into the source tree.
@@ -65,7 +65,7 @@ typecheck: $(VENV)/.installed-test
 
 # ruff ([tool.ruff] in pyproject.toml) over every folder of Python the project holds.
 lint: $(VENV)/.installed-test
-	$(VENV)/bin/ruff check protocol broker client pipeline weir bench reference tests examples docs
+	$(VENV)/bin/ruff check protocol broker client pipeline weir bench reference tests examples docs chaos
 
 # The documentation site (mkdocs.yml) into build/site, strict: a broken link, a missing reference or a
 # warning fails it. docs/generate.py first writes the generated pages (configuration and metrics references,
@@ -88,7 +88,8 @@ FAST_TESTS := tests/protocol tests/log tests/txn tests/group tests/server tests/
 	tests/features/test_finalized_features.py \
 	tests/testing/test_container_api.py tests/security/test_security_units.py \
 	tests/client/test_security_options.py tests/security/test_acl_units.py \
-	tests/client/test_membership_states.py tests/client/test_connection_wire.py tests/bench tests/quota
+	tests/client/test_membership_states.py tests/client/test_connection_wire.py tests/bench tests/quota \
+	tests/faults/test_fault_table.py tests/chaos/test_checker.py
 test-fast: $(VENV)/.installed-test typecheck lint
 	WEIR_TEST_FAST=1 $(PY) -m pytest -q $(FAST_TESTS)
 
@@ -96,6 +97,12 @@ test-fast: $(VENV)/.installed-test typecheck lint
 # bench/results/<date>.json and the charts README.md shows. Each bench alone: python -m bench.<name>.
 bench: $(VENV)/.installed-bench
 	$(PY) -m bench.report --profile make
+
+# Weir's chaos campaign (chaos/run.py; not part of make test, which runs a 40 s one): clients under
+# broker kill -9, pauses, error storms, a full and a slow disk (FUSE) and client kills, then the checker;
+# report and chart in bench/results/. CHAOS_SECONDS=600 by default.
+chaos: $(VENV)/.installed-test
+	$(PY) -m chaos.run --fuse --out bench/results
 
 clean:
 	rm -rf $(VENV) .pytest_cache build *.egg-info reference/target

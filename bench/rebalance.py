@@ -112,7 +112,7 @@ def start_broker(kind: str):
     from reference.kafka import SHARED_TEST_SETTINGS, KafkaProcess
     if kind == "weir":
         from weir.testing.process import ProcessBroker
-        broker = ProcessBroker(SHARED_TEST_SETTINGS).start()
+        broker = ProcessBroker(SHARED_TEST_SETTINGS, faults=False).start()  # measured as a plain start
         return broker.bootstrap_servers, broker
     broker = KafkaProcess(Path(tempfile.mkdtemp(prefix="kafka-rebalance-"))).start()
     return broker.bootstrap, broker

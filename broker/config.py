@@ -273,6 +273,13 @@ SETTINGS: dict[str, Setting] = {
     # Weir's own (Kafka exposes metrics over JMX, not HTTP): host:port of an HTTP listener
     # serving Prometheus text at GET /metrics (broker/metrics); empty, the default, = off.
     "metrics.listener": Setting(_listener, "", "host:port serving Prometheus metrics at /metrics; empty = off"),
+    # Weir's own, for test suites (broker/faults.py, broker/faults_listener.py): off by default.
+    "weir.faults.enable": Setting(_bool, False, "fault injection for tests (answer errors, delay, disconnect, "
+                                                "pause, fill the disk); never in production"),
+    "weir.faults.listener": Setting(_listener, "", "host:port of the fault-injection control channel (HTTP); "
+                                                   "needs weir.faults.enable; empty = off"),
+    "weir.faults.token": Setting(_str, "", "bearer token the control channel requires; needed off loopback "
+                                           "and with security on"),
 }
 # listeners, TLS and SASL (broker/security/settings.py); their listener.name.<l>.* forms are read below
 SETTINGS.update({name: Setting(*entry) for name, entry in SECURITY_SETTINGS.items()})

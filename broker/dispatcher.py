@@ -8,6 +8,7 @@ requests themselves are refused, as Kafka 4 does.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import logging
 from dataclasses import dataclass
@@ -26,6 +27,7 @@ from .quota.throttling import RequestTimer
 
 if TYPE_CHECKING:
     from .context import BrokerContext
+    from .faults import FaultTable
     from .security.session import Session
 
 log = logging.getLogger(__name__)
@@ -78,6 +80,10 @@ class Dispatcher:
     def __init__(self, context: BrokerContext) -> None:
         self.context = context
         self._quotas = getattr(context, "quotas", None)  # client quotas (broker/quota); None in bare test contexts
+        self.faults: FaultTable | None = None
+        if context.config["weir.faults.enable"]:
+            from .faults import FaultTable  # here: it imports this module
+            self.faults = FaultTable(context.clock, context.data_dir)
         metrics = getattr(context, "metrics", None)
         if metrics is not None and metrics.enabled:
             # Swapped in only when metrics are on, so the default path pays nothing.
@@ -123,6 +129,17 @@ class Dispatcher:
         body = module.REQUEST.decode(header.api_version, request.body, exact=False)
         if session is not None:
             session.api_key = header.api_key  # the authorizer's audit log names the request
+        if self.faults is None:
+            result = await self._handle(handler, header, body, client_host, session)
+        else:  # a broker started for tests (weir.faults.enable): the one place faults are applied
+            result = await self.faults.intercept(header, body, module.RESPONSE, functools.partial(
+                self._handle, handler, header, client_host=client_host, session=session))
+        if result is NO_RESPONSE:
+            return None
+        return ServerConnection.encode_response(header, header.api_version, module.RESPONSE, result)
+
+    async def _handle(self, handler: Handler, header: RequestHeader, body: Any, client_host: str = "",
+                      session: Session | None = None) -> Any:
         # client quotas (broker/quota): request_percentage times the handler, only while such a quota is set
         quotas = self._quotas
         timer = RequestTimer(self.context, header, session) if quotas and quotas.times_requests else None
@@ -139,9 +156,7 @@ class Dispatcher:
             result = timer.finish(await timer.run(result) if handler.is_async else result)
         elif handler.is_async:
             result = await result
-        if result is NO_RESPONSE:
-            return None
-        return ServerConnection.encode_response(header, header.api_version, module.RESPONSE, result)
+        return result
 
     @staticmethod
     def _unsupported_api_versions(header: RequestHeader) -> ResponsePieces:

@@ -14,6 +14,7 @@ import logging
 from . import handlers  # noqa: F401  (registers every API handler)
 from .context import BrokerContext
 from .dispatcher import Dispatcher
+from .faults_listener import FaultsListener
 from .metrics.listener import MetricsListener
 from .server import ListenError, Server
 
@@ -27,6 +28,8 @@ class RunningBroker:
         self.context = context
         self.server = Server(context, Dispatcher(context))  # ConfigError for a bad listener setting
         self.metrics: MetricsListener | None = None
+        self.faults = self.server.dispatcher.faults  # None unless weir.faults.enable (broker/faults.py)
+        self.faults_listener = FaultsListener(context, self.faults) if context.config["weir.faults.listener"] else None
 
     @property
     def port(self) -> int:
@@ -49,10 +52,19 @@ class RunningBroker:
                 await self.server.stop()
                 await context.close()
                 raise ListenError(" for metrics", self.metrics.host, self.metrics.port_wanted, exc) from exc
+        if self.faults_listener is not None:
+            try:
+                await self.faults_listener.start()
+            except OSError as exc:
+                await self.stop()
+                raise ListenError(" for fault injection", self.faults_listener.host, self.faults_listener.port_wanted,
+                                  exc) from exc
         context.start_background_jobs()
 
     async def stop(self) -> None:
         """Clean shutdown: listeners and connections closed, files flushed, producer state snapshotted."""
+        if self.faults_listener is not None:
+            await self.faults_listener.stop()
         if self.metrics is not None:
             await self.metrics.stop()
         await self.server.stop()

@@ -26,9 +26,10 @@ class BrokerProcess(ProcessBroker):
 
     def __init__(self, data_dir: Path, port: int | None = None, overrides: dict[str, str] | None = None,
                  open_files_limit: int | None = None, args: list[str] | None = None,
-                 env: dict[str, str] | None = None):
+                 env: dict[str, str] | None = None, faults: bool = False):
+        # faults: off unless asked, so the suites' brokers run as a plain `weir` start does
         super().__init__(overrides, port=port, data_dir=data_dir, args=args or (), env=env,
-                         open_files_limit=open_files_limit, log_lines_kept=None)
+                         open_files_limit=open_files_limit, log_lines_kept=None, faults=faults)
 
     @property
     def bootstrap(self) -> str:

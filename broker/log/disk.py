@@ -24,7 +24,8 @@ part-way is cut back, so a segment stays a sequence of whole batches.
 Test hook: with ``WEIR_FAULTS_FILE`` set in the environment (tests only),
 each write first reads that file (when it was replaced) for lines
 ``<ERRNO NAME> <glob>`` and fails a write whose path matches, as the disk
-would; a failing data write first writes half its bytes (a torn write).
+would; a failing data write first writes half its bytes (a torn write). ``fill()`` does the
+same with ENOSPC for a whole data directory (broker/faults.py's ``disk_full()``).
 """
 
 from __future__ import annotations
@@ -151,7 +152,24 @@ class Faults:
 _faults: Faults | None = Faults(os.environ["WEIR_FAULTS_FILE"]) if os.environ.get("WEIR_FAULTS_FILE") else None
 
 
+_filled: set[str] = set()  # data directories broker/faults.py's disk_full() filled
+
+
+def fill(root, full: bool) -> None:
+    """Tests (broker/faults.py): while ``full``, every write under ``root`` fails with ENOSPC here,
+    where a full disk's writes fail, so everything after is the real path."""
+    key = os.path.abspath(root)
+    if full:
+        _filled.add(key)
+    else:
+        _filled.discard(key)
+
+
 def _injected(path) -> OSError | None:
+    if _filled:
+        where = os.path.abspath(path)
+        if any(where == root or where.startswith(root + os.sep) for root in _filled):
+            return OSError(errno.ENOSPC, os.strerror(errno.ENOSPC) + " (injected: disk_full)", where)
     return None if _faults is None else _faults.error_for(os.fspath(path))
 
 

@@ -18,7 +18,8 @@ fuse3 package via mfusepy's ctypes binding); it prints ``ready`` once mounted an
 reads commands on stdin, one per line, answering one JSON line each:
 
 - ``cut SEED``: the power cut above; answers the counts of writes kept and dropped;
-- ``stats``: fsyncs of files and directories so far.
+- ``stats``: fsyncs of files and directories so far;
+- ``slow MS``: from now on every write and fsync takes MS milliseconds more (a slow disk; 0 ends it).
 
 The kernel keeps no cache of its own: every file is opened with direct_io and attributes
 and names expire at once, so what the broker reads after a cut is this process's state.
@@ -109,6 +110,7 @@ class LazyFS(fuse.Operations):
         self.next_handle = 1
         self.file_fsyncs = 0
         self.directory_fsyncs = 0
+        self.latency_s = 0.0  # ``slow``: added to each write and fsync, under the mutex as a device queues
 
     # ------------------------------------------------------------ paths
 
@@ -213,6 +215,8 @@ class LazyFS(fuse.Operations):
 
     def write(self, path, data, offset, fh):
         with self.mutex:
+            if self.latency_s:
+                time.sleep(self.latency_s)
             node = self._file(path, fh)
             data = bytes(data)
             _write_into(node.data, offset, data)
@@ -251,6 +255,8 @@ class LazyFS(fuse.Operations):
 
     def fsync(self, path, datasync, fh):
         with self.mutex:
+            if self.latency_s:
+                time.sleep(self.latency_s)
             self._file(path, fh).sync()
             self.file_fsyncs += 1
             return 0
@@ -315,6 +321,9 @@ def _control(fs: LazyFS) -> None:
             continue
         if command[0] == "cut":
             answer = fs.cut(int(command[1]) if len(command) > 1 else 0)
+        elif command[0] == "slow":
+            fs.latency_s = int(command[1]) / 1000  # read without the mutex: a float swap is atomic
+            answer = {"latency_ms": int(command[1])}
         elif command[0] == "stats":
             with fs.mutex:
                 answer = {"file_fsyncs": fs.file_fsyncs, "directory_fsyncs": fs.directory_fsyncs}

@@ -41,6 +41,10 @@ class LazyMount:
     def stats(self) -> dict:
         return self._ask("stats")
 
+    def slow(self, latency_ms: int) -> dict:
+        """Every write and fsync takes ``latency_ms`` more from now on (0: full speed again)."""
+        return self._ask(f"slow {latency_ms}")
+
     def __exit__(self, *exc_info) -> None:
         subprocess.run(["fusermount3", "-u", "-z", str(self.mountpoint)], check=False,
                        stderr=subprocess.DEVNULL)

@@ -22,6 +22,7 @@ from .settings import PORT_ATTEMPTS, as_properties, free_port
 from .topics import create_topic
 
 if TYPE_CHECKING:
+    from weir.broker.faults import FaultTable
     from weir.broker.lifecycle import RunningBroker  # imported when a broker starts: `import weir` stays light
 
 
@@ -38,11 +39,14 @@ class Broker:
     the old state and write to the same files the restarted broker opens, which no real
     crash does. ``weir.run_broker()`` runs the broker in a child process, whose ``kill()``
     is kill -9; use it to test crash recovery. ``restart()`` here is a clean restart.
+
+    Fault injection is on (``faults``, ``pause()``, ``disk_full()``; weir/testing/faults.py),
+    driven in-process, unless ``settings`` say ``weir.faults.enable: False``.
     """
 
     def __init__(self, settings: Mapping[str, object] | None = None, *, host: str = "127.0.0.1",
                  port: int | None = None, data_dir: str | Path | None = None):
-        self.settings = as_properties(settings)
+        self.settings = as_properties({"weir.faults.enable": True, **(settings or {})})
         self.host = host
         self._port_given = port is not None
         self.port = port if port is not None else free_port(host)
@@ -91,6 +95,29 @@ class Broker:
         """Stop cleanly and start again on the same port and data directory."""
         await self.stop()
         return await self.start()
+
+    @property
+    def faults(self) -> FaultTable:
+        """``error()``, ``delay()``, ``disconnect()``, ``fired()``, ``clear()``: broker/faults.py's table."""
+        if self._running is None:
+            raise RuntimeError("the broker is not running")
+        if self._running.faults is None:
+            raise RuntimeError("this broker was started with weir.faults.enable=false")
+        return self._running.faults
+
+    def pause(self) -> None:
+        """Stop reading and answering requests (connections stay open; clients time out)."""
+        self.faults.pause()
+
+    def resume(self) -> None:
+        self.faults.resume()
+
+    def disk_full(self) -> None:
+        """Writes fail with KAFKA_STORAGE_ERROR from now on, as on a full disk; reads go on."""
+        self.faults.disk_full()
+
+    def disk_ok(self) -> None:
+        self.faults.disk_ok()
 
     async def create_topic(self, name: str, partitions: int = 1, config: Mapping[str, object] | None = None) -> str:
         """Create a topic (``config``: topic settings by Kafka name); returns its name."""

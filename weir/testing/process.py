@@ -5,6 +5,7 @@
         ...                       # any client, on broker.bootstrap_servers
         broker.kill()             # kill -9: no flush, no snapshot, connections reset
         broker.restart()          # same port, same data directory: recovery runs
+        broker.faults.error("Produce", "NOT_LEADER_OR_FOLLOWER", times=3)   # weir/testing/faults.py
 
 The child is ``python -m weir.broker``, the ``weir`` command itself; its log (stderr) is
 kept in ``log_lines``.
@@ -16,6 +17,7 @@ import atexit
 import collections
 import os
 import resource
+import secrets
 import shutil
 import signal
 import subprocess
@@ -28,8 +30,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
 from .settings import PORT_ATTEMPTS, as_properties, free_port
 from .topics import create_topic_blocking
+
+if TYPE_CHECKING:
+    from .faults import FaultControl
 
 READY = "Weir broker ready on"  # the line broker/__main__.py logs once it serves
 ADDRESS_IN_USE = "Address already in use"
@@ -105,13 +112,18 @@ class ProcessBroker(ChildProcess):
     further command-line arguments (``--feature name=level``); ``env``: added to the broker's
     environment; ``open_files_limit``: the process's RLIMIT_NOFILE; ``log_lines_kept``: how many
     log lines to keep (None: all, so positions in ``lines`` stay valid for a whole test).
+    ``faults``: start with fault injection on (``faults``, ``pause()``, ``disk_full()``), its
+    control channel on a loopback port with a token of its own.
     """
 
     def __init__(self, settings: Mapping[str, object] | None = None, *, host: str = "127.0.0.1",
                  port: int | None = None, data_dir: str | Path | None = None, startup_timeout: float = 30.0,
                  args: Sequence[str] = (), env: Mapping[str, str] | None = None,
-                 open_files_limit: int | None = None, log_lines_kept: int | None = LOG_LINES_KEPT):
+                 open_files_limit: int | None = None, log_lines_kept: int | None = LOG_LINES_KEPT,
+                 faults: bool = True):
         self.settings = as_properties(settings)
+        self._faults_token = secrets.token_urlsafe(16) if faults else ""
+        self._faults_url: str | None = None  # the control channel of the running process
         self.host = host
         self._port_given = port is not None
         self.port = port if port is not None else free_port(host)
@@ -145,7 +157,11 @@ class ProcessBroker(ChildProcess):
         # -P: the working directory is not put on sys.path, so a folder named like ours cannot shadow weir
         command = [sys.executable, "-P", "-m", "weir.broker", "--host", self.host, "--port", str(self.port),
                    "--data-dir", str(self.data_dir)]
-        for name, value in self.settings.items():
+        settings = self.settings
+        if self._faults_token:
+            from .faults import control_settings
+            settings = {**control_settings(self._faults_token), **settings}
+        for name, value in settings.items():
             command += ["--override", f"{name}={value}"]
         return command + self.args
 
@@ -174,6 +190,7 @@ class ProcessBroker(ChildProcess):
                                    env={**os.environ, "PYTHONUNBUFFERED": "1", **self.env},
                                    preexec_fn=self._limit_open_files if self.open_files_limit else None)
         self.process = process
+        self._faults_url = None
         _alive.add(self)
         # each run has its own readiness: a killed predecessor's reader may end after this one began
         run = _Run(process)
@@ -190,6 +207,9 @@ class ProcessBroker(ChildProcess):
         for line in run.process.stderr:
             self.log_lines.append(line)
             self.lines_logged += 1
+            if self._faults_token and "fault injection control channel on http://" in line:
+                from .faults import channel_url
+                self._faults_url = channel_url(line)
             if READY in line:
                 run.ready = True
                 run.settled.set()
@@ -215,6 +235,30 @@ class ProcessBroker(ChildProcess):
         """Create a topic (``config``: topic settings by Kafka name); returns its name."""
         return create_topic_blocking(self.bootstrap_servers, name, partitions, config)
 
+    @property
+    def faults(self) -> FaultControl:
+        """``error()``, ``delay()``, ``disconnect()``, ``fired()``, ``clear()`` (weir/testing/faults.py)."""
+        from .faults import FaultControl
+        if not self._faults_token:
+            raise RuntimeError("this broker was started without fault injection (faults=False)")
+        if self._faults_url is None or not self.alive():
+            raise RuntimeError("the broker is not running")
+        return FaultControl(self._faults_url, self._faults_token)
+
+    def pause(self) -> None:
+        """Stop reading and answering requests (connections stay open; clients time out)."""
+        self.faults.pause()
+
+    def resume(self) -> None:
+        self.faults.resume()
+
+    def disk_full(self) -> None:
+        """Writes fail with KAFKA_STORAGE_ERROR from now on, as on a full disk; reads go on."""
+        self.faults.disk_full()
+
+    def disk_ok(self) -> None:
+        self.faults.disk_ok()
+
     def close(self) -> None:
         """Stop, and remove the data directory if it is a temporary one of ours."""
         self.stop()
@@ -239,8 +283,10 @@ class _Run:
 
 @contextmanager
 def run_broker(settings: Mapping[str, object] | None = None, *, host: str = "127.0.0.1", port: int | None = None,
-               data_dir: str | Path | None = None, startup_timeout: float = 30.0) -> Iterator[ProcessBroker]:
+               data_dir: str | Path | None = None, startup_timeout: float = 30.0,
+               faults: bool = True) -> Iterator[ProcessBroker]:
     """A started ``ProcessBroker``, stopped (and its temporary data directory removed) on exit."""
-    broker = ProcessBroker(settings, host=host, port=port, data_dir=data_dir, startup_timeout=startup_timeout)
+    broker = ProcessBroker(settings, host=host, port=port, data_dir=data_dir, startup_timeout=startup_timeout,
+                           faults=faults)
     with broker.start():
         yield broker

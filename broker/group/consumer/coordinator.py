@@ -164,6 +164,11 @@ class ConsumerGroupCoordinator:
                 record = r.decode(entry.key, entry.value)
                 if record is not None and record.group_id == group_id:
                     self.replay(record)
+        group = self.groups.get(group_id)
+        for member in group.members.values() if group is not None else ():
+            # armed again as start() arms them: a member whose removal could not be written (a full
+            # disk) is back from the log, and must expire again or it holds its partitions for good
+            self.schedule(group_id, member)
 
     def _spawn(self, coroutine: Coroutine[Any, Any, Any]) -> None:
         task = asyncio.get_running_loop().create_task(coroutine)

@@ -1,0 +1,3 @@
+module example.com/weirfaults
+
+go 1.21
