@@ -1,4 +1,4 @@
-"""Spark's own Kafka connector (spark-sql-kafka-0-10, kafka-clients 3.9) against Weir, and the same
+"""Spark's own Kafka connector (spark-sql-kafka-0-10 on the reference's kafka-clients) against Weir, and the same
 scenarios against Apache Kafka (``any_broker``): batch reads between offsets, a read_committed stream
 that never shows an aborted record while transactions are written, and the built-in sink."""
 
