@@ -267,11 +267,68 @@ class MismatchedEndpointTypeError(BrokerResponseError):
 class UnsupportedEndpointTypeError(BrokerResponseError):
     code = Errors.UNSUPPORTED_ENDPOINT_TYPE
 
+class UnknownControllerIdError(BrokerResponseError):
+    code = Errors.UNKNOWN_CONTROLLER_ID
+
+class UnknownSubscriptionIdError(BrokerResponseError):
+    code = Errors.UNKNOWN_SUBSCRIPTION_ID
+
+class TelemetryTooLargeError(BrokerResponseError):
+    code = Errors.TELEMETRY_TOO_LARGE
+
+class InvalidRegistrationError(BrokerResponseError):
+    code = Errors.INVALID_REGISTRATION
+
 class TransactionAbortableError(BrokerResponseError):
     code = Errors.TRANSACTION_ABORTABLE
 
+class InvalidRecordStateError(BrokerResponseError):
+    code = Errors.INVALID_RECORD_STATE
+
+class ShareSessionNotFoundError(BrokerResponseError):
+    code = Errors.SHARE_SESSION_NOT_FOUND
+
+class InvalidShareSessionEpochError(BrokerResponseError):
+    code = Errors.INVALID_SHARE_SESSION_EPOCH
+
+class FencedStateEpochError(BrokerResponseError):
+    code = Errors.FENCED_STATE_EPOCH
+
+class InvalidVoterKeyError(BrokerResponseError):
+    code = Errors.INVALID_VOTER_KEY
+
+class DuplicateVoterError(BrokerResponseError):
+    code = Errors.DUPLICATE_VOTER
+
+class VoterNotFoundError(BrokerResponseError):
+    code = Errors.VOTER_NOT_FOUND
+
 class InvalidRegularExpressionError(BrokerResponseError):
     code = Errors.INVALID_REGULAR_EXPRESSION
+
+class RebootstrapRequiredError(BrokerResponseError):
+    code = Errors.REBOOTSTRAP_REQUIRED
+
+class StreamsInvalidTopologyError(BrokerResponseError):
+    code = Errors.STREAMS_INVALID_TOPOLOGY
+
+class StreamsInvalidTopologyEpochError(BrokerResponseError):
+    code = Errors.STREAMS_INVALID_TOPOLOGY_EPOCH
+
+class StreamsTopologyFencedError(BrokerResponseError):
+    code = Errors.STREAMS_TOPOLOGY_FENCED
+
+class ShareSessionLimitReachedError(BrokerResponseError):
+    code = Errors.SHARE_SESSION_LIMIT_REACHED
+
+class GroupDeletionFailedError(BrokerResponseError):
+    code = Errors.GROUP_DELETION_FAILED
+
+class StreamsTopologyDescriptionUpdateFailedError(BrokerResponseError):
+    code = Errors.STREAMS_TOPOLOGY_DESCRIPTION_UPDATE_FAILED
+
+class ControllerIdNotRegisteredError(BrokerResponseError):
+    code = Errors.CONTROLLER_ID_NOT_REGISTERED
 
 
 __all__ = [
@@ -301,4 +358,24 @@ __all__ = [
     "UnstableOffsetCommitError", "UnsupportedAssignorError", "UnsupportedCompressionTypeError",
     "UnsupportedEndpointTypeError", "UnsupportedForMessageFormatError", "UnsupportedSaslMechanismError",
     "UnsupportedVersionError",
+    # Kafka 4.x: KRaft, telemetry, share groups (KIP-932), streams groups (KIP-1071), KIP-1242
+    "UnknownControllerIdError",
+    "UnknownSubscriptionIdError",
+    "TelemetryTooLargeError",
+    "InvalidRegistrationError",
+    "InvalidRecordStateError",
+    "ShareSessionNotFoundError",
+    "InvalidShareSessionEpochError",
+    "FencedStateEpochError",
+    "InvalidVoterKeyError",
+    "DuplicateVoterError",
+    "VoterNotFoundError",
+    "RebootstrapRequiredError",
+    "StreamsInvalidTopologyError",
+    "StreamsInvalidTopologyEpochError",
+    "StreamsTopologyFencedError",
+    "ShareSessionLimitReachedError",
+    "GroupDeletionFailedError",
+    "StreamsTopologyDescriptionUpdateFailedError",
+    "ControllerIdNotRegisteredError",
 ]
