@@ -25,12 +25,14 @@ $(VENV)/.installed-docs: $(VENV)/.installed
 	touch $@
 
 # kcat (librdkafka 2.0.2) is the old-librdkafka client the compatibility tests drive;
-# Java and Maven run the reference Apache Kafka (tests/reference/); node runs pyright (tests/docs).
+# Java and Maven run the reference Apache Kafka (tests/reference/); node runs pyright (tests/docs); Go
+# runs the fault-injection example (tests/faults; the machine image has one, Debian's is the fallback).
 system-deps:
 	@command -v kcat >/dev/null && command -v javac >/dev/null && command -v mvn >/dev/null \
-	  && command -v fusermount3 >/dev/null && command -v node >/dev/null || { \
+	  && command -v fusermount3 >/dev/null && command -v node >/dev/null && command -v go >/dev/null || { \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
-	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq kcat openjdk-17-jdk-headless maven fuse3 nodejs; }
+	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq kcat openjdk-17-jdk-headless maven fuse3 nodejs \
+	    $$(command -v go >/dev/null || echo golang-go); }
 
 # Apache Kafka's jars (version pinned in reference/pom.xml) into the local Maven cache, our
 # Java test programs (reference/src/main/java) compiled, and the jars' classpath written to

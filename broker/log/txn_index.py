@@ -79,12 +79,30 @@ class TransactionIndex:
         self._unsynced = True
 
     def truncate_from(self, offset: int) -> None:
-        """Forget aborts whose marker is at or past ``offset`` (they will be replayed)."""
+        """Forget aborts whose marker is at or past ``offset`` (they will be replayed).
+
+        Entries are in marker order, so those kept are a prefix and the file is cut to it in place,
+        as Kafka's TransactionIndex.truncateTo does: a crash leaves the old file or the prefix. A
+        rewrite opened with O_TRUNC could leave an empty index, and a restart would no longer know
+        the aborts before its producer snapshot (their data would show to read_committed)."""
         kept = [entry for entry in self.entries if entry.last_offset < offset]
         if len(kept) == len(self.entries):
             return
+        prefix = kept == self.entries[:len(kept)]
         self.entries = kept
-        self._rewrite()
+        if self._unwritten or not prefix:  # the file does not hold them as a prefix: write it whole
+            self._rewrite()
+        elif not kept:
+            self.delete()
+        else:
+            try:
+                os.truncate(self.path, len(kept) * ENTRY.size)
+            except FileNotFoundError:
+                self._rewrite()
+            except OSError as exc:
+                self._unwritten = True  # the next flush writes it whole
+                raise disk.failed(self.path, exc, f"cannot truncate {self.path}") from None
+            self._unsynced = True
 
     def _rewrite(self) -> None:
         if self.entries:

@@ -70,7 +70,7 @@ async def test_unsupported_api_versions_request_is_answered_in_v0_with_unsupport
     assert correlation_id == 42 and size == len(data) - 4
     body = api_versions.RESPONSE.decode(0, memoryview(data)[8:])
     assert body.error_code == Errors.UNSUPPORTED_VERSION
-    assert [(k.api_key, k.min_version, k.max_version) for k in body.api_keys] == [(18, 0, 5)]  # our ApiVersions range (v5: Kafka 4.4)
+    assert [(k.api_key, k.min_version, k.max_version) for k in body.api_keys] == [(18, 0, 5)]  # v5: Kafka 4.4
 
 
 async def test_corrupt_batch_gets_corrupt_message_and_nothing_is_written(broker, topic_name):

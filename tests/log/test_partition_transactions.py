@@ -1,8 +1,11 @@
 """Transactions on one partition: LSO, markers, the aborted-transaction index, recovery."""
 
+import os
+
 import pytest
 
 from weir.broker.log import partition_txns
+from weir.broker.log.txn_index import AbortedTxn, TransactionIndex
 from weir.protocol import records as rec
 from weir.protocol.errors import Errors, KafkaError
 from tests.log.test_partition import open_partition
@@ -135,3 +138,19 @@ async def test_reopen_from_a_snapshot_keeps_the_open_transaction_and_index(tmp_p
     p.close()
     q = open_partition(tmp_path, **{"segment.bytes": 200})
     assert (q.last_stable_offset, partition_txns.aborted_between(q, 0, q.high_watermark)) == (lso, aborted)
+
+
+def test_truncating_the_aborted_transaction_index_cuts_its_file_in_place(tmp_path):
+    # Kafka's TransactionIndex.truncateTo cuts in place: a crash leaves the old file or its prefix,
+    # never the empty file a rewrite opened with O_TRUNC leaves in between
+    index = TransactionIndex(str(tmp_path / "00000000000000000000.txnindex"))
+    entries = [AbortedTxn(7, 0, 2, 0), AbortedTxn(7, 3, 5, 3), AbortedTxn(8, 6, 9, 6)]
+    for entry in entries:
+        index.append(entry)
+    inode = os.stat(index.path).st_ino
+    index.truncate_from(5)  # the abort whose marker is at 5 will be replayed
+    assert index.entries == entries[:1]
+    assert os.stat(index.path).st_ino == inode and os.path.getsize(index.path) == 34
+    assert TransactionIndex(index.path).load() == entries[:1]
+    index.truncate_from(0)
+    assert index.entries == [] and not os.path.exists(index.path)

@@ -186,17 +186,30 @@ class LazyFS(fuse.Operations):
             del parent.entries[name]
             return 0
 
-    def create(self, path, mode, fi=None):
+    def create(self, path, mode, flags=0):
         with self.mutex:
             parent, name = self._parent(path)
             node = parent.entries.get(name)
             if node is None:
                 node = parent.entries[name] = File(mode)
+            elif flags & os.O_TRUNC:
+                self._truncate_open(node)
             return self._handle(node)
 
     def open(self, path, flags):
+        # libfuse3 leaves O_TRUNC to the filesystem (atomic_o_trunc): an open that asks for it empties
+        # the file here, as an unsynced truncation a power cut may undo
         with self.mutex:
-            return self._handle(self._lookup(path))
+            node = self._lookup(path)
+            if flags & os.O_TRUNC and isinstance(node, File):
+                self._truncate_open(node)
+            return self._handle(node)
+
+    @staticmethod
+    def _truncate_open(node: File) -> None:
+        _resize(node.data, 0)
+        node.unsynced.append(("truncate", 0, b""))
+        node.mtime = time.time()
 
     def opendir(self, path):
         with self.mutex:
