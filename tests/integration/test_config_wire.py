@@ -258,5 +258,6 @@ async def test_settings_without_effect_say_so(conn):
     assert entries["file.delete.delay.ms"].documentation.startswith("No effect in Weir: ")
     assert not entries["retention.ms"].documentation.startswith("No effect")
     _error, entries = await describe(conn, 32, "any-group", docs=True)  # GROUP
-    assert entries["share.session.timeout.ms"].documentation.startswith("No effect in Weir: ")
-    assert not entries["consumer.session.timeout.ms"].documentation.startswith("No effect")
+    assert entries["streams.session.timeout.ms"].documentation.startswith("No effect in Weir: ")
+    for acted_on in ("consumer.session.timeout.ms", "share.session.timeout.ms"):  # share groups: KIP-932
+        assert not entries[acted_on].documentation.startswith("No effect")
