@@ -13,7 +13,7 @@ from weir.protocol.messages import share_acknowledge as msg
 
 from ..acl import model as acl
 from ..dispatcher import handles
-from ..features import SHARE_VERSION
+from ._share_requests import refusal
 from ..log.partition import LEADER_EPOCH
 from ..share import requests as share
 from ..share.sessions import INITIAL_EPOCH
@@ -21,13 +21,9 @@ from ..share.sessions import INITIAL_EPOCH
 
 @handles(ApiKey.SHARE_ACKNOWLEDGE, versions=(1, 2))
 async def handle(context, header, request, session=None):
-    if context.features.level(SHARE_VERSION) < 1:
-        return msg.RESPONSE(error_code=Errors.UNSUPPORTED_VERSION, error_message="Share groups are not enabled.")
+    if (refused := refusal(context, msg, request, session)) is not None:
+        return refused
     group_id, member_id, epoch = request.group_id, request.member_id, request.share_session_epoch
-    if not group_id or not member_id:
-        return msg.RESPONSE(error_code=Errors.INVALID_REQUEST, error_message="Group and member ids must be given.")
-    if not context.authorizer.allows(session, acl.READ, acl.GROUP, group_id):
-        return msg.RESPONSE(error_code=Errors.GROUP_AUTHORIZATION_FAILED)
     manager = context.share_partitions
     limits = manager.limits(group_id)
     try:

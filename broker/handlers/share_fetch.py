@@ -24,7 +24,7 @@ from weir.protocol.messages import share_fetch as msg
 
 from ..acl import model as acl
 from ..dispatcher import handles
-from ..features import SHARE_VERSION
+from ._share_requests import refusal
 from ..log.partition import LEADER_EPOCH
 from ..share import requests as share
 from ..share.sessions import FINAL_EPOCH, INITIAL_EPOCH
@@ -34,13 +34,9 @@ RECORD_LIMIT_MODE = 1
 
 @handles(ApiKey.SHARE_FETCH, versions=(1, 2))
 async def handle(context, header, request, session=None):
-    if context.features.level(SHARE_VERSION) < 1:
-        return msg.RESPONSE(error_code=Errors.UNSUPPORTED_VERSION, error_message="Share groups are not enabled.")
+    if (refused := refusal(context, msg, request, session)) is not None:
+        return refused
     group_id, member_id, epoch = request.group_id, request.member_id, request.share_session_epoch
-    if not group_id or not member_id:
-        return msg.RESPONSE(error_code=Errors.INVALID_REQUEST, error_message="Group and member ids must be given.")
-    if not context.authorizer.allows(session, acl.READ, acl.GROUP, group_id):
-        return msg.RESPONSE(error_code=Errors.GROUP_AUTHORIZATION_FAILED)
     if epoch == INITIAL_EPOCH and share.has_acknowledgements(request.topics):
         return msg.RESPONSE(error_code=Errors.INVALID_REQUEST)  # acknowledgements cannot open a session
     manager = context.share_partitions

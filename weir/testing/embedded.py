@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .fault_shortcuts import FaultShortcuts
 from .settings import PORT_ATTEMPTS, as_properties, free_port
 from .topics import create_topic
 
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
     from weir.broker.lifecycle import RunningBroker  # imported when a broker starts: `import weir` stays light
 
 
-class Broker:
+class Broker(FaultShortcuts):
     """A Weir broker in the running event loop; an async context manager.
 
     ``settings``: Kafka broker settings by their dotted names (``{"num.partitions": 3}``), as
@@ -104,20 +105,6 @@ class Broker:
         if self._running.faults is None:
             raise RuntimeError("this broker was started with weir.faults.enable=false")
         return self._running.faults
-
-    def pause(self) -> None:
-        """Stop reading and answering requests (connections stay open; clients time out)."""
-        self.faults.pause()
-
-    def resume(self) -> None:
-        self.faults.resume()
-
-    def disk_full(self) -> None:
-        """Writes fail with KAFKA_STORAGE_ERROR from now on, as on a full disk; reads go on."""
-        self.faults.disk_full()
-
-    def disk_ok(self) -> None:
-        self.faults.disk_ok()
 
     async def create_topic(self, name: str, partitions: int = 1, config: Mapping[str, object] | None = None) -> str:
         """Create a topic (``config``: topic settings by Kafka name); returns its name."""

@@ -32,6 +32,7 @@ from pathlib import Path
 
 from typing import TYPE_CHECKING
 
+from .fault_shortcuts import FaultShortcuts
 from .settings import PORT_ATTEMPTS, as_properties, free_port
 from .topics import create_topic_blocking
 
@@ -104,7 +105,7 @@ class BrokerStartError(RuntimeError):
     """The broker exited or did not become ready; the message ends with its log."""
 
 
-class ProcessBroker(ChildProcess):
+class ProcessBroker(ChildProcess, FaultShortcuts):
     """A Weir broker in a child process; a context manager (``run_broker()`` makes and starts one).
 
     ``settings``: Kafka broker settings by their dotted names. ``port``: a free one unless
@@ -244,20 +245,6 @@ class ProcessBroker(ChildProcess):
         if self._faults_url is None or not self.alive():
             raise RuntimeError("the broker is not running")
         return FaultControl(self._faults_url, self._faults_token)
-
-    def pause(self) -> None:
-        """Stop reading and answering requests (connections stay open; clients time out)."""
-        self.faults.pause()
-
-    def resume(self) -> None:
-        self.faults.resume()
-
-    def disk_full(self) -> None:
-        """Writes fail with KAFKA_STORAGE_ERROR from now on, as on a full disk; reads go on."""
-        self.faults.disk_full()
-
-    def disk_ok(self) -> None:
-        self.faults.disk_ok()
 
     def close(self) -> None:
         """Stop, and remove the data directory if it is a temporary one of ours."""

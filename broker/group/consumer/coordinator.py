@@ -28,6 +28,7 @@ from weir.protocol.errors import Errors, KafkaError
 
 from ...clock import Timer
 from ...config import ConfigError
+from ..recorded import RecordedGroups
 from . import heartbeat as op
 from . import records as r
 from .assignors import configured
@@ -44,7 +45,11 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-class ConsumerGroupCoordinator:
+class ConsumerGroupCoordinator(RecordedGroups):
+    KIND = "consumer group"
+    is_group_key = staticmethod(r.is_consumer_group_key)
+    decode_record = staticmethod(r.decode)
+
     def __init__(self, context: BrokerContext, offsets_log: CoordinatorLog) -> None:
         self.context = context
         self.config = context.config
@@ -85,9 +90,8 @@ class ConsumerGroupCoordinator:
 
     def start(self) -> None:
         """Members replayed from the log must heartbeat within their session, and revoke in time."""
-        for group in self.groups.values():
-            for member in group.members.values():
-                self.schedule(group.group_id, member)
+        for group_id in self.groups:
+            self.arm_sessions(group_id)
 
     async def close(self) -> None:
         for timer in (*self._sessions.values(), *self._revocations.values(), *self._rejoins.values(),
@@ -138,36 +142,8 @@ class ConsumerGroupCoordinator:
 
     # ------------------------------------------------------------------ writes
 
-    async def apply(self, group_id: str, records: list[r.GroupRecord]) -> bool:
-        """Replay at once (before any await, so the next operation sees the records), then write."""
-        if not records:
-            return True
-        for record in records:
-            self.replay(record)
-        return await self._write(group_id, records)
-
-    async def _write(self, group_id: str, records: list[r.GroupRecord]) -> bool:
-        try:
-            await self.log.append(self.log.partition_for(group_id), [record.encode() for record in records],
-                                  self.clock.now_ms())
-        except Exception:
-            log.exception("consumer group %s: writing %d record(s) failed; reloading it", group_id, len(records))
-            self._reload(group_id)
-            return False
-        return True
-
-    def _reload(self, group_id: str) -> None:
-        self.groups.pop(group_id, None)
-        index = self.log.partition_for(group_id)
-        for entry in self.log.replay():
-            if entry.partition == index and entry.key is not None and r.is_consumer_group_key(entry.key):
-                record = r.decode(entry.key, entry.value)
-                if record is not None and record.group_id == group_id:
-                    self.replay(record)
-        group = self.groups.get(group_id)
-        for member in group.members.values() if group is not None else ():
-            # armed again as start() arms them: a member whose removal could not be written (a full
-            # disk) is back from the log, and must expire again or it holds its partitions for good
+    def arm_sessions(self, group_id: str) -> None:
+        for member in self.groups[group_id].members.values():
             self.schedule(group_id, member)
 
     def _spawn(self, coroutine: Coroutine[Any, Any, Any]) -> None:

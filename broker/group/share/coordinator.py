@@ -27,6 +27,7 @@ from weir.protocol.errors import Errors, KafkaError
 
 from ...clock import Timer
 from ...config import ConfigError
+from ..recorded import RecordedGroups
 from . import records as r
 from .assignor import assign
 from .group import ShareGroup, ShareGroupMember
@@ -80,7 +81,11 @@ def _check_epoch(epoch: int, member: ShareGroupMember) -> None:
                                                      f"member epoch ({member.previous_member_epoch}). {rejoin}")
 
 
-class ShareGroupCoordinator:
+class ShareGroupCoordinator(RecordedGroups):
+    KIND = "share group"
+    is_group_key = staticmethod(r.is_share_group_key)
+    decode_record = staticmethod(r.decode)
+
     def __init__(self, context: BrokerContext, share_partitions: SharePartitionManager,
                  offsets_log: CoordinatorLog) -> None:
         self.context = context
@@ -113,38 +118,14 @@ class ShareGroupCoordinator:
         if group.deleted:
             del self.groups[record.group_id]
 
-    async def apply(self, group_id: str, records: list[r.ShareGroupRecord]) -> bool:
-        """Replay at once (before any await), then write; False when the write failed."""
-        if not records:
-            return True
-        for record in records:
-            self.replay(record)
-        return await self._write(group_id, records)
-
-    async def _write(self, group_id: str, records: list[r.ShareGroupRecord]) -> bool:
-        try:
-            await self.log.append(self.log.partition_for(group_id), [record.encode() for record in records],
-                                  self.clock.now_ms())
-        except Exception:
-            log.exception("share group %s: writing %d record(s) failed; reloading it", group_id, len(records))
-            self._reload(group_id)
-            return False
-        return True
-
-    def _reload(self, group_id: str) -> None:
-        self.groups.pop(group_id, None)
-        index = self.log.partition_for(group_id)
-        for entry in self.log.replay():
-            if entry.partition == index and entry.key is not None and r.is_share_group_key(entry.key):
-                record = r.decode(entry.key, entry.value)
-                if record is not None and record.group_id == group_id:
-                    self.replay(record)
+    def arm_sessions(self, group_id: str) -> None:
+        for member_id in self.groups[group_id].members:
+            self._schedule(group_id, member_id)
 
     def start(self) -> None:
         """Members replayed from the log must heartbeat within their session."""
-        for group in self.groups.values():
-            for member_id in group.members:
-                self._schedule(group.group_id, member_id)
+        for group_id in self.groups:
+            self.arm_sessions(group_id)
 
     # ------------------------------------------------------------------ ShareGroupHeartbeat
 
