@@ -17,6 +17,7 @@ from .properties import read_properties  # noqa: F401  (the file format; re-expo
 from .acl.settings import ACL_SETTINGS
 from .quota.settings import QUOTA_SETTINGS
 from .security.settings import SECURITY_SETTINGS, parse_prefixed
+from .share.settings import SHARE_SETTINGS
 from . import inert_settings
 
 LONG_MAX = 2**63 - 1
@@ -214,38 +215,6 @@ SETTINGS: dict[str, Setting] = {
     "group.consumer.max.heartbeat.interval.ms": Setting(
         _int(1), 15000, "longest group.consumer.heartbeat.interval.ms"),
     "group.consumer.max.size": Setting(_int(1), 2147483647, "most members a consumer-protocol group may have"),
-    # share groups (KIP-932): Kafka 4.4's names, defaults and ranges (ShareGroupConfig,
-    # GroupCoordinatorConfig); each is the default of the group config of the same name without
-    # "group." (broker/group/configs.py), which its min and max bound; the start-up checks of
-    # value against min and max are broker/group/share/coordinator.py's
-    "group.share.session.timeout.ms": Setting(
-        _int(1), 45000, "a share group member is removed after this long without a heartbeat"),
-    "group.share.min.session.timeout.ms": Setting(_int(1), 45000, "shortest group.share.session.timeout.ms"),
-    "group.share.max.session.timeout.ms": Setting(_int(1), 60000, "longest group.share.session.timeout.ms"),
-    "group.share.heartbeat.interval.ms": Setting(_int(1), 5000, "how often share group members heartbeat"),
-    "group.share.min.heartbeat.interval.ms": Setting(_int(1), 5000, "shortest group.share.heartbeat.interval.ms"),
-    "group.share.max.heartbeat.interval.ms": Setting(_int(1), 15000, "longest group.share.heartbeat.interval.ms"),
-    "group.share.record.lock.duration.ms": Setting(
-        _int(1000, 3600000), 30000, "how long a share group member holds the records it acquired"),
-    "group.share.min.record.lock.duration.ms": Setting(
-        _int(1000, 30000), 15000, "shortest group.share.record.lock.duration.ms"),
-    "group.share.max.record.lock.duration.ms": Setting(
-        _int(30000, 3600000), 60000, "longest group.share.record.lock.duration.ms"),
-    "group.share.delivery.count.limit": Setting(
-        _int(2, 10), 5, "deliveries of a record before a share group archives it"),
-    "group.share.min.delivery.count.limit": Setting(_int(2, 5), 2, "lowest group.share.delivery.count.limit"),
-    "group.share.max.delivery.count.limit": Setting(_int(5, 25), 10, "highest group.share.delivery.count.limit"),
-    "group.share.partition.max.record.locks": Setting(
-        _int(100, 10000), 2000, "records in flight per share-partition"),
-    "group.share.min.partition.max.record.locks": Setting(
-        _int(100, 2000), 100, "lowest group.share.partition.max.record.locks"),
-    "group.share.max.partition.max.record.locks": Setting(
-        _int(2000, 10000), 4000, "highest group.share.partition.max.record.locks"),
-    "group.share.max.size": Setting(_int(1, 1000), 200, "most members a share group may have"),
-    "group.share.max.share.sessions": Setting(_int(1), 2000, "most share sessions the broker keeps"),
-    "share.coordinator.state.topic.num.partitions": Setting(_int(1), 50, "partitions of __share_group_state"),
-    "share.coordinator.state.topic.segment.bytes": Setting(_int(1), 104857600,
-                                                          "segment.bytes of __share_group_state"),
     "group.consumer.assignors": Setting(
         _str, "uniform,range", "server-side assignors, by name; the first is the default"),
     "group.consumer.migration.policy": Setting(  # broker/group/consumer/conversion.py; Kafka's values, any case
@@ -287,6 +256,8 @@ SETTINGS.update({name: Setting(*entry) for name, entry in SECURITY_SETTINGS.item
 SETTINGS.update({name: Setting(*entry) for name, entry in inert_settings.BROKER_SETTINGS.items()})
 SETTINGS.update({name: Setting(*entry) for name, entry in ACL_SETTINGS.items()})  # broker/acl/settings.py
 SETTINGS.update({name: Setting(*entry) for name, entry in QUOTA_SETTINGS.items()})  # broker/quota/settings.py
+SETTINGS.update({name: Setting(_int(low, high), default, doc)  # broker/share/settings.py
+                 for name, (low, high, default, doc) in SHARE_SETTINGS.items()})
 
 #: Topic-level overrides accepted by CreateTopics, and the broker setting each defaults to.
 TOPIC_SETTINGS: dict[str, tuple[str | None, Callable[[str], Any]]] = {
