@@ -179,11 +179,14 @@ class Fetcher:
         while True:
             self._wake.clear()
             needs_metadata = False
-            by_node: dict[int, list[TopicPartition]] = {}
+            # Positions are read here, not in the fetch task: it starts later, when a rebalance may have
+            # revoked some of these partitions.
+            by_node: dict[int, dict[TopicPartition, int]] = {}
             held_back: set[int] = set()  # brokers leading a partition that waits on the prefetch bound
             full = self.buffered_bytes >= self.max_bytes
             for tp, state in self.states.items():
-                if state.fetch_position is None or state.paused or state.error:
+                position = state.fetch_position
+                if position is None or state.paused or state.error:
                     continue
                 leader = self.cluster.leader(*tp)
                 if full or len(state.buffered) > 1:
@@ -191,7 +194,7 @@ class Fetcher:
                 elif leader < 0:
                     needs_metadata = True
                 elif leader not in self._in_flight:
-                    by_node.setdefault(leader, []).append(tp)
+                    by_node.setdefault(leader, {})[tp] = position
             for node, partitions in by_node.items():
                 if node in held_back and all(self._caught_up(self.states[tp]) for tp in partitions) \
                         and self._hold(node):
@@ -231,8 +234,7 @@ class Fetcher:
         await asyncio.sleep(self.retry_backoff)  # retry.backoff.ms between attempts
         self._wake.set()
 
-    async def _fetch(self, node: int, partitions: list[TopicPartition]) -> None:
-        offsets = {tp: self.states[tp].fetch_position for tp in partitions}
+    async def _fetch(self, node: int, offsets: dict[TopicPartition, int]) -> None:
         topics: dict[str, list[Any]] = {}
         for tp, offset in offsets.items():
             topics.setdefault(tp.topic, []).append(fetch.FetchPartition(
@@ -252,7 +254,7 @@ class Fetcher:
         except KafkaException as exc:
             log.debug("fetch from broker %d failed: %s", node, exc)
             if not isinstance(exc, BrokerResponseError) or exc.retriable:
-                await self._refresh([tp.topic for tp in partitions])
+                await self._refresh([tp.topic for tp in offsets])
         finally:
             self._in_flight.discard(node)
             self._wake.set()
