@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import deque
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Coroutine, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -84,6 +84,9 @@ class Fetcher:
         self.buffered_bytes = 0  # bytes of the completed fetches not yet fully delivered
         self._held_since: dict[int, float] = {}  # broker id -> when its caught-up fetch was first held back
         self._task: asyncio.Task[None] | None = None
+        # Fetches and resets in flight: held here because the loop keeps only weak references to
+        # tasks, and cancelled by close() so none outlives the consumer.
+        self._side_tasks: set[asyncio.Task[None]] = set()
 
     # ------------------------------------------------------------------ assignment and positions
 
@@ -168,9 +171,15 @@ class Fetcher:
         self._task = asyncio.get_running_loop().create_task(self._run())
 
     async def close(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            await asyncio.gather(self._task, return_exceptions=True)
+        tasks = [*self._side_tasks, *([self._task] if self._task is not None else [])]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.get_running_loop().create_task(work)
+        self._side_tasks.add(task)
+        task.add_done_callback(self._side_tasks.discard)
 
     def wake(self) -> None:
         self._wake.set()
@@ -204,7 +213,7 @@ class Fetcher:
                     continue
                 self._held_since.pop(node, None)
                 self._in_flight.add(node)
-                asyncio.get_running_loop().create_task(self._fetch(node, partitions))
+                self._spawn(self._fetch(node, partitions))
             if needs_metadata:
                 await self._refresh([tp.topic for tp in self.states])
             await self._wake.wait()
@@ -267,7 +276,7 @@ class Fetcher:
         if code == Errors.OFFSET_OUT_OF_RANGE:
             if self.auto_offset_reset in ("earliest", "latest"):
                 state.fetch_position = None
-                asyncio.get_running_loop().create_task(self._reset_after_out_of_range(tp))
+                self._spawn(self._reset_after_out_of_range(tp))
             else:
                 state.error = OffsetOutOfRangeError(f"offset {fetched_from} is out of range for {tp}")
                 self.records_ready.set()
