@@ -1,12 +1,20 @@
 import itertools
+import os
 
 import pytest
 
-from tests.broker_process import BrokerProcess
+from tests.broker_process import FAST_ONLY, BrokerProcess
 
 pytest_plugins = ["tests.reference.fixtures"]
 
 _names = itertools.count()
+
+
+def pytest_sessionstart(session):
+    # The zygote that forks warm broker children imports the broker while tests are collected.
+    if not os.environ.get(FAST_ONLY):
+        from weir.testing.process import start_zygote
+        start_zygote()
 
 
 @pytest.fixture

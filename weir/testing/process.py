@@ -38,6 +38,7 @@ from .topics import create_topic_blocking
 
 if TYPE_CHECKING:
     from .faults import FaultControl
+    from .zygote import ForkedChild, Zygote
 
 READY = "Weir broker ready on"  # the line broker/__main__.py logs once it serves
 ADDRESS_IN_USE = "Address already in use"
@@ -50,13 +51,15 @@ _alive: set[ProcessBroker] = set()  # children a dying interpreter kills, so non
 def _kill_leftovers() -> None:
     for broker in list(_alive):
         broker.kill()
+    if _zygote is not None:
+        _zygote.close()
 
 
 class ChildProcess:
     """What every child-process runner of ours shares (this broker, the tests' Apache Kafka in
     reference/kafka.py): the process, its log lines, kill -9 and a clean stop."""
 
-    process: subprocess.Popen | None = None
+    process: subprocess.Popen | ForkedChild | None = None
     log_poll_interval = 0.02  # seconds between looks at the log while waiting for a line
 
     @property
@@ -136,7 +139,7 @@ class ProcessBroker(ChildProcess, FaultShortcuts):
         self.open_files_limit = open_files_limit
         self.log_lines: collections.deque[str] = collections.deque(maxlen=log_lines_kept)
         self.lines_logged = 0  # all lines ever logged (log_lines keeps the last log_lines_kept)
-        self.process: subprocess.Popen | None = None
+        self.process: subprocess.Popen | ForkedChild | None = None
 
     @property
     def bootstrap_servers(self) -> str:
@@ -186,10 +189,11 @@ class ProcessBroker(ChildProcess, FaultShortcuts):
         raise AssertionError("unreachable")
 
     def _spawn(self) -> _Run:
-        process = subprocess.Popen(self.command(), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                   stderr=subprocess.PIPE, text=True,
-                                   env={**os.environ, "PYTHONUNBUFFERED": "1", **self.env},
-                                   preexec_fn=self._limit_open_files if self.open_files_limit else None)
+        command = self.command()
+        env = {**os.environ, "PYTHONUNBUFFERED": "1", **self.env}
+        process = _warm_child(command[4:], env, self.open_files_limit) or subprocess.Popen(
+            command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+            env=env, preexec_fn=self._limit_open_files if self.open_files_limit else None)
         self.process = process
         self._faults_url = None
         _alive.add(self)
@@ -259,11 +263,38 @@ class ProcessBroker(ChildProcess, FaultShortcuts):
         self.close()
 
 
+_zygote: Zygote | None = None
+_zygote_lock = threading.Lock()
+
+
+def start_zygote() -> None:
+    """Start the process that forks warm broker children (weir/testing/zygote.py), if not started;
+    it imports the broker meanwhile, so calling this early (a test session's start) hides even that.
+    ``WEIR_BROKER_ZYGOTE=0`` turns warm starts off: every child is a fresh ``python -m weir.broker``."""
+    global _zygote
+    with _zygote_lock:
+        if _zygote is None and os.environ.get("WEIR_BROKER_ZYGOTE", "1") != "0":
+            from .zygote import Zygote
+            _zygote = Zygote()  # closed by _kill_leftovers, after the children it forked
+
+
+def _warm_child(arguments: list[str], env: dict[str, str], open_files_limit: int | None) -> ForkedChild | None:
+    """A broker child forked by the zygote; None where it cannot give one (then Popen does)."""
+    start_zygote()
+    zygote = _zygote
+    if zygote is None or not zygote.can_spawn(env):
+        return None
+    try:
+        return zygote.spawn(arguments, env, open_files_limit)
+    except OSError:  # the zygote died (it logs why on the test process's stderr): start cold
+        return None
+
+
 @dataclass(slots=True)
 class _Run:
     """One start of the broker process: settled once it is ready or has ended."""
 
-    process: subprocess.Popen
+    process: subprocess.Popen | ForkedChild
     ready: bool = False
     settled: threading.Event = field(default_factory=threading.Event)
 
