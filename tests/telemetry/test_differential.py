@@ -77,7 +77,8 @@ def test_subscription_configs_and_their_errors(kafka_broker, weir_process):
         connection = await connect(broker, "telemetry-configs")
         try:
             answers = [
-                await set_configs(connection, name, ("metrics", "org.apache.kafka.producer., org.apache.kafka.consumer."),
+                await set_configs(connection, name,
+                                  ("metrics", "org.apache.kafka.producer., org.apache.kafka.consumer."),
                                   ("interval.ms", "1800000"), ("match", f"client_id={name}, client_software_name = x")),
                 await set_configs(connection, name, ("interval.ms", "50")),
                 await set_configs(connection, name, ("interval.ms", "3600001")),
