@@ -43,6 +43,7 @@ ACCEPTED_COMPRESSION = [Compression.ZSTD, Compression.LZ4, Compression.GZIP, Com
 CACHE_MAX_SIZE = 16384
 CACHE_EXPIRY_MS = 60_000
 _TWO_LONGS = struct.Struct(">qq")
+NEVER = -(2**62)  # Kafka's 0 on its wall clock: long enough ago on any clock, so a first request is never early
 
 
 def instance_id_text(instance_id: bytes) -> str:
@@ -69,8 +70,8 @@ class ClientInstance:
     subscription_id: int
     metrics: list[str]
     interval_ms: int
-    last_get_ms: int = 0
-    last_push_ms: int = 0
+    last_get_ms: int = NEVER
+    last_push_ms: int = NEVER
     last_error: int = Errors.NONE
     terminating: bool = False
     expires_at_ms: int = 0
