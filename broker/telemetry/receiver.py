@@ -13,7 +13,10 @@ name with every character Prometheus does not allow turned into ``_``, labelled
 ``client_instance_id`` plus the data point's attributes. Gauges and cumulative sums show their
 last value; delta sums (the temporality the broker asks for, as Kafka) are added up into
 counters. Histograms and summaries are not exported (neither the Java client nor librdkafka
-pushes them). An instance's metrics go when it has not pushed for max(60 s, 3 push intervals).
+pushes them). Only KIP-714's names (``org.apache.kafka.*``) are kept, so a client cannot shadow
+the broker's own families; a name pushed as a counter by one client and a gauge by another is
+shown as the kind seen first, so the exposition stays valid. An instance's metrics go when it
+has not pushed for max(60 s, 3 push intervals).
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from .instances import CACHE_EXPIRY_MS, CACHE_MAX_SIZE
 _DELTA = metrics_pb2.AggregationTemporality.AGGREGATION_TEMPORALITY_DELTA
 _NOT_ALLOWED = re.compile(r"[^a-zA-Z0-9_:]")
 GAUGE, COUNTER = "gauge", "counter"
+KIP_714_PREFIX = "org.apache.kafka."
 
 
 def prometheus_name(name: str) -> str:
@@ -98,6 +102,8 @@ class TelemetryReceiver:
 
     @staticmethod
     def _take(series: ClientSeries, metric) -> None:
+        if not metric.name.startswith(KIP_714_PREFIX):
+            return
         name = prometheus_name(metric.name)
         kind = metric.WhichOneof("data")
         if kind == "gauge":
@@ -132,12 +138,16 @@ class TelemetryCollector(Collector):
 
     def collect(self):
         self.receiver.expire(self.clock.now_ms())
-        by_name: dict[tuple[str, str], list[tuple[str, tuple[tuple[str, str], ...], float]]] = {}
+        by_name: dict[str, list[tuple[str, tuple[tuple[str, str], ...], float]]] = {}
+        kinds: dict[str, str] = {}
         for instance_id, series in self.receiver.clients.items():
-            for key, values in series.values.items():
-                rows = by_name.setdefault(key, [])
+            for (name, kind), values in series.values.items():
+                if kinds.setdefault(name, kind) != kind:
+                    continue
+                rows = by_name.setdefault(name, [])
                 rows.extend((instance_id, labels, value) for labels, value in values.items())
-        for (name, kind), rows in sorted(by_name.items()):
+        for name, rows in sorted(by_name.items()):
+            kind = kinds[name]
             keys = sorted({key for _, labels, _ in rows for key, _ in labels} - {"client_instance_id"})
             family_type = CounterMetricFamily if kind == COUNTER else GaugeMetricFamily
             family = family_type(name, "Pushed by clients (KIP-714 client telemetry)",

@@ -7,6 +7,8 @@ import pytest
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
+from opentelemetry.proto.metrics.v1 import metrics_pb2
+
 from weir.broker.clock import ManualClock
 from weir.broker.telemetry.instances import CACHE_EXPIRY_MS, ClientInstances, instance_id_text
 from weir.broker.telemetry.receiver import TelemetryCollector, TelemetryReceiver, decode
@@ -103,3 +105,17 @@ def test_compressed_payloads_are_bounded_after_decompression():
     with pytest.raises(KafkaError) as too_large:
         decode(Compression.ZSTD, compress(Compression.ZSTD, payload), 1000)
     assert too_large.value.code == Errors.TELEMETRY_TOO_LARGE
+
+
+def test_only_kip_714_names_and_one_kind_per_name_are_shown():
+    receiver = TelemetryReceiver()
+    receiver.receive("id-1", decode(0, otlp_payload("process.open.fds"), 10_000), 1000, now_ms=0)
+    receiver.receive("id-1", decode(0, otlp_payload("org.apache.kafka.x", 1.0), 10_000), 1000, now_ms=0)
+    receiver.receive("id-2", decode(0, otlp_payload("org.apache.kafka.x", 2.0, delta=False), 10_000), 1000,
+                     now_ms=0)
+    data = metrics_pb2.MetricsData()
+    gauge = data.resource_metrics.add().scope_metrics.add().metrics.add()
+    gauge.name = "org.apache.kafka.x"
+    gauge.gauge.data_points.add().as_int = 5
+    receiver.receive("id-3", data, 1000, now_ms=0)
+    assert {name for name, _ in _samples(receiver)} == {"org_apache_kafka_x_total"}
