@@ -186,6 +186,7 @@ SETTINGS: dict[str, Setting] = {
     # responses. One response larger than the bound is still sent whole; 0 handles one request at a time.
     "weir.connection.max.held.bytes": Setting(
         _int(0), 16 * 1024 * 1024, "bytes held per connection (queued requests + unsent responses)"),
+    "telemetry.max.bytes": Setting(_int(1), 1048576, "largest client telemetry push (KIP-714), compressed or not"),
     "connections.max.idle.ms": Setting(_int(), 600000, "close a connection with no activity this long; -1 never"),
     "max.connections": Setting(_int(0), 2147483647, "most connections the broker accepts at once"),
     "max.connections.per.ip": Setting(_int(0), 2147483647, "most connections from one ip address"),

@@ -19,6 +19,9 @@ from weir.broker.quota.store import QuotaStore
 from weir.broker.security.listeners import listener_specs
 from weir.broker.security.scram_store import ScramStore
 from weir.broker.group.configs import GroupConfigs
+from weir.broker.telemetry.instances import ClientInstances
+from weir.broker.telemetry.receiver import TelemetryReceiver
+from weir.broker.telemetry.subscriptions import ClientMetricsConfigs
 from weir.broker.group.coordinator import GroupCoordinator
 from weir.broker.group.expiry import OffsetExpiry
 from weir.broker.group.offsets import OffsetStore
@@ -65,6 +68,10 @@ class BrokerContext:
         self.dynamic_configs.load()  # before the log store: topic defaults depend on it
         self.group_configs = GroupConfigs(self.data_dir, self.config)  # GROUP config resources
         self.group_configs.load()
+        self.client_metrics = ClientMetricsConfigs(self.data_dir)  # CLIENT_METRICS config resources (KIP-714)
+        self.client_metrics.load()
+        self.telemetry = ClientInstances(self.client_metrics, self.config["telemetry.max.bytes"])
+        self.telemetry_receiver = TelemetryReceiver()  # the metrics clients push, for the metrics listener
         self.logs = LogManager(self.data_dir, self.config, self.clock)
         self.producer_ids = ProducerIdAllocator(self.data_dir)
         self.offsets = OffsetStore(self)

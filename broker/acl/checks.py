@@ -70,6 +70,7 @@ def fetch_refusals(authorizer, session, request) -> list:
 _CONFIG_RESOURCES = {2: (TOPIC, Errors.TOPIC_AUTHORIZATION_FAILED, "Topic authorization failed."),
                      4: (CLUSTER, Errors.CLUSTER_AUTHORIZATION_FAILED, "Cluster authorization failed."),
                      8: (CLUSTER, Errors.CLUSTER_AUTHORIZATION_FAILED, "Cluster authorization failed."),
+                     16: (CLUSTER, Errors.CLUSTER_AUTHORIZATION_FAILED, "Cluster authorization failed."),  # KIP-714
                      32: (GROUP, Errors.GROUP_AUTHORIZATION_FAILED, "Group authorization failed.")}
 
 

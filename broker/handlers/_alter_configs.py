@@ -8,8 +8,9 @@ change at run time or a bad value, as Kafka's broker answers); TOPIC changes
 are checked as CreateTopics checks configs (INVALID_CONFIG), then the topic
 must exist (UNKNOWN_TOPIC_OR_PARTITION), in Kafka's order. GROUP changes are
 checked by ``group.configs`` (INVALID_CONFIG, Kafka's messages); the group need
-not exist. Other resource types (BROKER_LOGGER, CLIENT_METRICS) are
-INVALID_REQUEST: Weir has none of them. ``validate_only`` checks everything and changes nothing.
+not exist. CLIENT_METRICS changes are checked by ``telemetry.subscriptions`` (Kafka's
+errors); removing every config removes the subscription. BROKER_LOGGER resources are
+INVALID_REQUEST: Weir has none. ``validate_only`` checks everything and changes nothing.
 """
 
 from collections import Counter
@@ -22,6 +23,7 @@ from ..config import ConfigError, parse_topic_config
 from ..config_sources import text
 from ..group.configs import GROUP
 from ..log.manager import validate_topic_name
+from ..telemetry.subscriptions import CLIENT_METRICS
 
 TOPIC, BROKER = 2, 4
 
@@ -78,6 +80,12 @@ def _alter_one(context, resource, updated, validate_only):
         group_configs.validate(texts)
         if not validate_only:
             group_configs.replace(resource.resource_name, texts)
+    elif resource.resource_type == CLIENT_METRICS:
+        subscriptions = context.client_metrics
+        texts = updated(subscriptions.current(resource.resource_name), resource, CLIENT_METRICS)
+        subscriptions.validate(resource.resource_name, texts)
+        if not validate_only:
+            subscriptions.replace(resource.resource_name, texts)
     else:
         raise KafkaError(Errors.INVALID_REQUEST, f"Unknown resource type {resource.resource_type}")
 

@@ -28,7 +28,9 @@ NO_NODE = -1
 
 
 @handles(ApiKey.API_VERSIONS, versions=(0, 5))
-def handle(context, header, request):
+def handle(context, header, request, session=None):
+    if header.api_version >= 3 and session is not None:  # client telemetry selectors match on them (KIP-714)
+        session.client_software = (request.client_software_name, request.client_software_version)
     if header.api_version >= FIRST_IDENTITY_VERSION:
         refusal = _identity_refusal(context, request.cluster_id, request.node_id)
         if refusal is not None:

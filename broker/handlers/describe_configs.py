@@ -1,4 +1,4 @@
-"""DescribeConfigs (32), v1-4, for TOPIC (2), BROKER (4) and GROUP (32) resources.
+"""DescribeConfigs (32), v1-4, for TOPIC (2), BROKER (4), GROUP (32) and CLIENT_METRICS (16) resources.
 
 Values are the effective ones, with Kafka's sources and synonyms (see
 ``broker.config_sources``): a topic override is DYNAMIC_TOPIC_CONFIG, a value
@@ -13,10 +13,11 @@ DYNAMIC_DEFAULT_BROKER_CONFIG (its storage format writes it cluster-wide for
 eligible leader replicas, KIP-966); Weir has no format step and shows it as
 DEFAULT_CONFIG, same value (named in tests/java/test_admin.py). A GROUP lists
 Kafka's group configs (``broker.group.configs``), an override as GROUP_CONFIG,
-whether or not the group exists. Kafka's topic and broker settings that Weir
+whether or not the group exists. A CLIENT_METRICS subscription lists its three configs
+(``broker.telemetry.subscriptions``), whether or not it exists. Kafka's topic and broker settings that Weir
 accepts without acting on them are listed too, their documentation starting
-"No effect in Weir" (``broker.inert_settings``). BROKER_LOGGER and
-CLIENT_METRICS resources are INVALID_REQUEST: Weir has none of them.
+"No effect in Weir" (``broker.inert_settings``). BROKER_LOGGER resources are
+INVALID_REQUEST: Weir has none.
 """
 
 from weir.protocol.api_keys import ApiKey
@@ -29,6 +30,7 @@ from ..acl.model import DESCRIBE_CONFIGS
 from ..dispatcher import handles
 from ..group.configs import GROUP
 from ..log.manager import validate_topic_name
+from ..telemetry.subscriptions import CLIENT_METRICS
 
 TOPIC, BROKER = 2, 4
 
@@ -82,4 +84,6 @@ def _entries(context, resource):
         return config_sources.broker_entries(context.config, per_node=True)
     if resource.resource_type == GROUP:
         return context.group_configs.entries(resource.resource_name)
+    if resource.resource_type == CLIENT_METRICS:
+        return context.client_metrics.entries(resource.resource_name)
     raise KafkaError(Errors.INVALID_REQUEST, f"Unsupported resource type: {resource.resource_type}")

@@ -1,4 +1,4 @@
-"""IncrementalAlterConfigs (44), v0-1, for TOPIC, BROKER and GROUP resources.
+"""IncrementalAlterConfigs (44), v0-1, for TOPIC, BROKER, GROUP and CLIENT_METRICS resources.
 
 Each config names an operation on the current set: SET, DELETE (back to the
 default), APPEND and SUBTRACT (list-typed settings only: cleanup.policy, and

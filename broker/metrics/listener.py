@@ -15,6 +15,7 @@ from prometheus_client import CollectorRegistry, ProcessCollector
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 
 from ..config import parse_host_port
+from ..telemetry.receiver import TelemetryCollector
 from .collector import BrokerCollector
 from .loop_lag import LoopLagMonitor
 
@@ -29,6 +30,7 @@ class MetricsListener:
         self.host, self.port_wanted = parse_host_port(context.config["metrics.listener"])
         self.registry = CollectorRegistry(auto_describe=False)
         self.registry.register(BrokerCollector(context, context.metrics, server))
+        self.registry.register(TelemetryCollector(context.telemetry_receiver, context.clock))  # KIP-714 pushes
         ProcessCollector(registry=self.registry)  # process_open_fds (/proc/self/fd), memory, cpu
         self.loop_lag = LoopLagMonitor()
         self.registry.register(self.loop_lag)

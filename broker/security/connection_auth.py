@@ -41,7 +41,7 @@ class ConnectionAuth:
         self._dispatch = dispatch
         self._now_ms = now_ms
         self._max_frame_size = codec.max_frame_size
-        self.session = Session(security.spec, client_host)
+        self.session = Session(security.spec, client_host, peer=peer)
         self.authenticator: Authenticator | None = None  # SASL listeners, while an exchange runs
 
     def start(self, transport: asyncio.Transport) -> bool:

@@ -23,6 +23,8 @@ class Session:
     api_key: int | None = None  # the request being handled (the dispatcher sets it; the audit log names it)
     expires_at_ms: int | None = None  # KIP-368: past it, the next request other than a re-authentication closes it
     can_reauthenticate: bool = False  # the client authenticated through SaslAuthenticate v1+ (KIP-368)
+    peer: str = ""  # "ip:port" of the client's end
+    client_software: tuple[str, str] = ("", "")  # name and version from ApiVersions v3+ (KIP-511; KIP-714 selectors)
     mute_ms: int = 0  # client quotas: a handler asks to mute the connection this long (broker/quota/throttling.py)
     answer_before_mute: bool = True  # KIP-219: the answer goes first and the client waits too; else it is held
 

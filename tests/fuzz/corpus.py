@@ -19,6 +19,7 @@ from weir.protocol.headers import RequestHeader, decode_request_header, encode_r
 from weir.protocol.messages import create_acls, delete_acls, describe_acls
 from weir.protocol.messages import alter_client_quotas, alter_partition_reassignments, describe_log_dirs
 from weir.protocol.messages import elect_leaders, list_partition_reassignments
+from weir.protocol.messages import get_telemetry_subscriptions, list_config_resources, push_telemetry
 from weir.protocol.messages import (BY_KEY, alter_user_scram_credentials, consumer_group_describe,
                                    consumer_group_heartbeat, describe_client_quotas, describe_topic_partitions,
                                    describe_user_scram_credentials, offset_delete, offset_for_leader_epoch,
@@ -146,6 +147,11 @@ def hand_built(topic: str) -> dict[int, object]:
         ApiKey.DELETE_ACLS: delete_acls.REQUEST(filters=[delete_acls.Filter(
             resource_type_filter=1, resource_name_filter=None, pattern_type_filter=1, principal_filter="User:fuzz",
             host_filter=None, operation=1, permission_type=1)]),
+        # KIP-714 client telemetry: a new client instance, a push (an unknown instance: a fresh slot), a listing
+        ApiKey.GET_TELEMETRY_SUBSCRIPTIONS: get_telemetry_subscriptions.REQUEST(client_instance_id=bytes(16)),
+        ApiKey.PUSH_TELEMETRY: push_telemetry.REQUEST(client_instance_id=bytes(range(16)), subscription_id=0,
+                                                      terminating=False, compression_type=0, metrics=b""),
+        ApiKey.LIST_CONFIG_RESOURCES: list_config_resources.REQUEST(resource_types=[16]),
     }
 
 

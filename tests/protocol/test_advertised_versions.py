@@ -63,6 +63,9 @@ EXPECTED = {
     43: (0, 2),   # ElectLeaders (kafka-leader-election)
     45: (0, 1),   # AlterPartitionReassignments (kafka-reassign-partitions)
     46: (0, 0),   # ListPartitionReassignments
+    71: (0, 0),   # GetTelemetrySubscriptions (KIP-714; Kafka advertises it only with a receiver plugin)
+    72: (0, 0),   # PushTelemetry
+    74: (0, 1),   # ListConfigResources (kafka-client-metrics --list; v1 KIP-1142 resource types)
 }
 
 
