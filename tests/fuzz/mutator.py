@@ -46,8 +46,8 @@ _ATTRIBUTES = (0x10, 0x20, 0x30, 0x05, 0x07, 0x04, 0x08, 0x11, 0xFFFF)
 SENTINEL_CORRELATION = 0x7EADBEEF
 #: ApiVersions v0, whose answer carries SENTINEL_CORRELATION.
 SENTINEL = struct.pack(">ihhih", 10, ApiKey.API_VERSIONS, 0, SENTINEL_CORRELATION, -1)
-#: APIs whose answer may legitimately wait longer than a test can (long poll, rebalance).
-_MAY_WAIT = frozenset({ApiKey.FETCH, ApiKey.JOIN_GROUP, ApiKey.SYNC_GROUP})
+#: APIs whose answer may legitimately wait longer than a test can (long polls up to max_wait_ms, rebalance).
+_MAY_WAIT = frozenset({ApiKey.FETCH, ApiKey.SHARE_FETCH, ApiKey.JOIN_GROUP, ApiKey.SYNC_GROUP})
 
 
 @dataclass(frozen=True)
