@@ -19,15 +19,18 @@ def answers(tmp_path_factory) -> dict[str, dict]:
     seen = {}
     settings, ports = listeners_setting({"PLAINTEXT": "PLAINTEXT", "SASL_PLAINTEXT": "SASL_PLAINTEXT"})
     overrides = {**acl_settings(), **token_scenario.token_settings()}
-    weir = ConfiguredBroker(tmp_path_factory.mktemp("weir-tokens"), {**settings, **overrides}, ports).start()
+    run_dir = tmp_path_factory.mktemp("weir-tokens")
+    weir = ConfiguredBroker(run_dir, {**settings, **overrides}, ports).start()
     try:
         seen["weir"] = token_scenario.run(weir)
+        seen["weir"]["java_tools"] = token_scenario.java_tools(weir, run_dir)
     finally:
         weir.stop()
-    kafka = KafkaProcess(tmp_path_factory.mktemp("kafka-tokens"), extra_listeners={"SASL_PLAINTEXT": "SASL_PLAINTEXT"},
-                         overrides=overrides).start()
+    run_dir = tmp_path_factory.mktemp("kafka-tokens")
+    kafka = KafkaProcess(run_dir, extra_listeners={"SASL_PLAINTEXT": "SASL_PLAINTEXT"}, overrides=overrides).start()
     try:
         seen["kafka"] = token_scenario.run(kafka)
+        seen["kafka"]["java_tools"] = token_scenario.java_tools(kafka, run_dir)
     finally:
         kafka.stop()
     return seen
@@ -65,3 +68,8 @@ def test_token_answers_are_kafkas_rules(answers):
     assert seen["renew_expired"] == seen["expire_expired"] == (66, 0)
     assert seen["login_expired_token"] == (0, 0, "closed") and seen["expire_now"] == 0
     assert seen["renew_removed"] == (62, 0) and seen["login_removed_token"] == 58
+    assert seen["java_tools"] == {
+        "create": (0, "User:alice", "User:alice", "[User:bob]", True), "describe_owner": (0, True),
+        "describe_current_user": 0,  # the tool sends an empty owner list "for the current user": no token, on Kafka too
+        "topics_with_token": (0, ["tok-topic"]), "describe_with_token": (1, "UnsupportedByAuthenticationException"),
+        "renew_by_bob": (0, True), "expire_now": (0, True), "topics_after_expiry": (True, "SaslAuthenticationException")}

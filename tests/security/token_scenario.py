@@ -10,7 +10,10 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import re
 import time
+from pathlib import Path
+from types import SimpleNamespace
 
 from scramp import ScramClient
 
@@ -22,9 +25,10 @@ from weir.protocol.primitives import ZERO_UUID
 from tests.security.acl_wire import create as create_acls
 from tests.security.acl_wire import describe as describe_acls
 from tests.security.acl_wire import scram_login
-from tests.security.sasl_setup import add_scram_user
+from tests.security.sasl_setup import add_scram_user, java_client_properties
 from tests.security.sasl_wire import CLOSED, SaslWire, plain_token
 from tests.support.waiting import wait_until
+from tests.tools.tools import run_tool
 
 SECRET = "token-secret-key"
 TOPIC = "tok-topic"
@@ -255,3 +259,64 @@ def scram_login_error(bootstrap: str, user: str, token_hmac: bytes) -> int:
     except AssertionError:
         return 58
     return 0
+
+
+# -- Kafka's own tools: kafka-delegation-tokens and a Java client logging in with the token ---------
+
+TOKEN_COMMAND = "org.apache.kafka.tools.DelegationTokenCommand"
+TOPIC_COMMAND = "org.apache.kafka.tools.TopicCommand"
+
+
+def _exception(result) -> str | None:
+    """The first Kafka exception class a failed tool names, as ``(rc, name)``."""
+    match = re.search(r"\b(\w+(?:Exception|Error))\b", result.stdout + result.stderr)
+    return match.group(1) if match else None
+
+
+def _rows(stdout: str) -> list[list[str]]:
+    lines = stdout.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("TOKENID"))
+    return [line.split() for line in lines[start + 1:] if line.strip()]
+
+
+def java_tools(broker, run_dir: Path) -> dict:
+    """kafka-delegation-tokens creating, describing, renewing and expiring a token, and
+    kafka-topics (the Java Admin) authenticated by it (SCRAM with tokenauth="true")."""
+    seen: dict = {}
+    sasl = broker.bootstrap_for("SASL_PLAINTEXT")
+    configs = {}
+    for user in ("alice", "bob"):
+        configs[user] = run_dir / f"{user}.properties"
+        configs[user].write_text(java_client_properties("SASL_PLAINTEXT", "SCRAM-SHA-512", user, USERS[user]))
+
+    def tool(main_class: str, config: Path, *args: str):
+        return run_tool(main_class, "--bootstrap-server", sasl, "--command-config", str(config), *args)
+
+    created = tool(TOKEN_COMMAND, configs["alice"], "--create", "--max-life-time-period", "-1",
+                   "--renewer-principal", "User:bob")
+    token_id, token_hmac, owner, requester, renewers = _rows(created.stdout)[0][:5]
+    seen["create"] = (created.returncode, owner, requester, renewers,
+                      base64.b64decode(token_hmac) == expected_hmac(token_id))
+    described = tool(TOKEN_COMMAND, configs["alice"], "--describe", "--owner-principal", "User:alice")
+    seen["describe_owner"] = (described.returncode, token_id in [row[0] for row in _rows(described.stdout)])
+    seen["describe_current_user"] = tool(TOKEN_COMMAND, configs["alice"], "--describe").stdout.count(token_id)
+
+    token_config = run_dir / "token.properties"
+    token_config.write_text(
+        "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=SCRAM-SHA-256\nsasl.jaas.config="
+        f'org.apache.kafka.common.security.scram.ScramLoginModule required username="{token_id}" '
+        f'password="{token_hmac}" tokenauth="true";\n')
+    token = SimpleNamespace(token_id=token_id, hmac=base64.b64decode(token_hmac))
+    wait_until(lambda: _token_works(sasl, token), "the broker serves the new token")
+    listed = tool(TOPIC_COMMAND, token_config, "--list")
+    seen["topics_with_token"] = (listed.returncode, listed.stdout.split())  # alice may describe TOPIC only
+    refused = tool(TOKEN_COMMAND, token_config, "--describe")
+    seen["describe_with_token"] = (refused.returncode, _exception(refused))
+    renewed = tool(TOKEN_COMMAND, configs["bob"], "--renew", "--hmac", token_hmac, "--renew-time-period", "60000")
+    seen["renew_by_bob"] = (renewed.returncode, "Completed renew operation" in renewed.stdout)
+    expired = tool(TOKEN_COMMAND, configs["alice"], "--expire", "--hmac", token_hmac, "--expiry-time-period", "-1")
+    seen["expire_now"] = (expired.returncode, "Completed expire operation" in expired.stdout)
+    wait_until(lambda: not _token_works(sasl, token), "the expired token no longer logs in")
+    refused = tool(TOPIC_COMMAND, token_config, "--list")
+    seen["topics_after_expiry"] = (refused.returncode != 0, _exception(refused))
+    return seen
