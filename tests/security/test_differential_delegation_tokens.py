@@ -72,4 +72,5 @@ def test_token_answers_are_kafkas_rules(answers):
         "create": (0, "User:alice", "User:alice", "[User:bob]", True), "describe_owner": (0, True),
         "describe_current_user": 0,  # the tool sends an empty owner list "for the current user": no token, on Kafka too
         "topics_with_token": (0, ["tok-topic"]), "describe_with_token": (1, "UnsupportedByAuthenticationException"),
-        "renew_by_bob": (0, True), "expire_now": (0, True), "topics_after_expiry": (True, "SaslAuthenticationException")}
+        "renew_by_bob": (0, True), "expire_now": (0, True),
+        "topics_after_expiry": (True, "SaslAuthenticationException")}
