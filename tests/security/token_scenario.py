@@ -130,6 +130,10 @@ def _login(broker, user: str) -> SaslWire:
     return scram_login(broker.bootstrap_for("SASL_PLAINTEXT"), user, USERS[user])
 
 
+def _listed(wire: SaslWire, token_id: str) -> bool:
+    return token_id in [t.token_id for t in describe_tokens(wire).tokens]
+
+
 def _token_works(bootstrap: str, token) -> bool:
     wire, error, _ = token_login(bootstrap, token.token_id, bytes(token.hmac))
     wire.close()
@@ -225,15 +229,16 @@ def run(broker) -> dict:
     seen["renew_unknown"] = renew(alice, b"not-a-token-hmac", 1000)
     seen["renew_by_carol"] = renew(carol, bytes(first.hmac), 1000)
     seen["expire_by_carol"] = expire(carol, bytes(first.hmac), 1000)
-    sent = int(time.time() * 1000)
+    sent = int(time.time() * 1000)  # the broker's clock reads at least this when it renews
     error, expiry = renew(bob, bytes(first.hmac), 60_000)
-    seen["renew_by_renewer"] = (error, abs(expiry - sent - 60_000) < 10_000)
+    seen["renew_by_renewer"] = (error, 0 <= expiry - sent - 60_000 < 60_000)
     error, expiry = renew(alice, bytes(first.hmac), 10 * DAY_MS, version=1)
-    seen["renew_capped"] = (error, abs(expiry - sent - DAY_MS) < 10_000)
+    seen["renew_capped"] = (error, 0 <= expiry - sent - DAY_MS < 60_000)
 
     # A token past its max lifetime: refused until the sweep removes it; expire(-1) removes it now.
     short = create_token(alice, max_lifetime_ms=1000)
     seen["create_short"] = _created(short, labels, "short")
+    wait_until(lambda: _listed(alice, short.token_id), "the broker serves the new token")
     wait_until(lambda: time.time() * 1000 > short.max_timestamp_ms + 50, "the short token's max lifetime",
                interval=0.05)
     seen["renew_expired"] = renew(alice, bytes(short.hmac), 1000)
@@ -243,6 +248,8 @@ def run(broker) -> dict:
     seen["login_expired_token"] = (error, lifetime, topic_visible(wire))  # a session over at once
     wire.close()
     seen["expire_now"] = expire(alice, bytes(short.hmac), -1)[0]
+    # Kafka's broker drops the token from its cache once the removal reaches it from the metadata log
+    wait_until(lambda: not _listed(alice, short.token_id), "the broker to drop the expired token")
     seen["describe_after_expire_now"] = _described(describe_tokens(alice), labels)
     seen["renew_removed"] = renew(alice, bytes(short.hmac), 1000)
     seen["login_removed_token"] = token_login(sasl, short.token_id, bytes(short.hmac))[1]
@@ -297,6 +304,8 @@ def java_tools(broker, run_dir: Path) -> dict:
     token_id, token_hmac, owner, requester, renewers = _rows(created.stdout)[0][:5]
     seen["create"] = (created.returncode, owner, requester, renewers,
                       base64.b64decode(token_hmac) == expected_hmac(token_id))
+    token = SimpleNamespace(token_id=token_id, hmac=base64.b64decode(token_hmac))
+    wait_until(lambda: _token_works(sasl, token), "the broker serves the new token")
     described = tool(TOKEN_COMMAND, configs["alice"], "--describe", "--owner-principal", "User:alice")
     seen["describe_owner"] = (described.returncode, token_id in [row[0] for row in _rows(described.stdout)])
     seen["describe_current_user"] = tool(TOKEN_COMMAND, configs["alice"], "--describe").stdout.count(token_id)
@@ -306,8 +315,6 @@ def java_tools(broker, run_dir: Path) -> dict:
         "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=SCRAM-SHA-256\nsasl.jaas.config="
         f'org.apache.kafka.common.security.scram.ScramLoginModule required username="{token_id}" '
         f'password="{token_hmac}" tokenauth="true";\n')
-    token = SimpleNamespace(token_id=token_id, hmac=base64.b64decode(token_hmac))
-    wait_until(lambda: _token_works(sasl, token), "the broker serves the new token")
     listed = tool(TOPIC_COMMAND, token_config, "--list")
     seen["topics_with_token"] = (listed.returncode, listed.stdout.split())  # alice may describe TOPIC only
     refused = tool(TOKEN_COMMAND, token_config, "--describe")
