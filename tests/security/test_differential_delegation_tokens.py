@@ -12,6 +12,7 @@ from reference.kafka import KafkaProcess
 from tests.security import token_scenario
 from tests.security.acl_wire import acl_settings
 from tests.security.brokers import ConfiguredBroker, listeners_setting
+from tests.security.sasl_setup import sasl_settings
 
 
 @pytest.fixture(scope="module")
@@ -34,6 +35,33 @@ def answers(tmp_path_factory) -> dict[str, dict]:
     finally:
         kafka.stop()
     return seen
+
+
+@pytest.fixture(scope="module")
+def disabled_answers(tmp_path_factory) -> dict[str, dict]:
+    """The same brokers without delegation.token.secret.key: tokens disabled."""
+    seen = {}
+    settings, ports = listeners_setting({"PLAINTEXT": "PLAINTEXT", "SASL_PLAINTEXT": "SASL_PLAINTEXT"})
+    sasl = sasl_settings(["SASL_PLAINTEXT"])
+    weir = ConfiguredBroker(tmp_path_factory.mktemp("weir-no-tokens"), {**settings, **sasl}, ports).start()
+    try:
+        seen["weir"] = token_scenario.run_disabled(weir)
+    finally:
+        weir.stop()
+    kafka = KafkaProcess(tmp_path_factory.mktemp("kafka-no-tokens"),
+                         extra_listeners={"SASL_PLAINTEXT": "SASL_PLAINTEXT"}, overrides=sasl).start()
+    try:
+        seen["kafka"] = token_scenario.run_disabled(kafka)
+    finally:
+        kafka.stop()
+    return seen
+
+
+def test_disabled_tokens_answer_as_kafka(disabled_answers):
+    assert disabled_answers["weir"] == disabled_answers["kafka"]
+    seen = disabled_answers["weir"]
+    assert seen["create"][:2] == (61, "User") and seen["describe"] == (61, [])  # DELEGATION_TOKEN_AUTH_DISABLED
+    assert seen["renew"][0] == seen["expire"][0] == 61 and seen["token_login"] == 58
 
 
 def test_token_answers_match_kafka(answers):

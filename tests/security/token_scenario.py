@@ -327,3 +327,18 @@ def java_tools(broker, run_dir: Path) -> dict:
     refused = tool(TOPIC_COMMAND, token_config, "--list")
     seen["topics_after_expiry"] = (refused.returncode != 0, _exception(refused))
     return seen
+
+
+def run_disabled(broker) -> dict:
+    """The four requests on a broker without delegation.token.secret.key, from a SCRAM user."""
+    plaintext = broker.bootstrap_for("PLAINTEXT")
+    add_scram_user(plaintext, "alice", USERS["alice"])
+    wait_until(lambda: _can_login(broker, "alice"), "alice can log in")
+    alice = _login(broker, "alice")
+    seen = {"create": _created(create_token(alice), {}, "-"),
+            "create_v1": _created(create_token(alice, version=1), {}, "-"),
+            "describe": _described(describe_tokens(alice), {}), "renew": renew(alice, b"x", 1000),
+            "expire": expire(alice, b"x", 1000),
+            "token_login": token_login(broker.bootstrap_for("SASL_PLAINTEXT"), "some-id", b"x")[1]}
+    alice.close()
+    return seen
