@@ -1,6 +1,7 @@
 """DescribeDelegationToken (41), v1-3: the tokens the requester may see, with their HMACs. Null
-owners: every token; an empty list: none; else the tokens one of the owners owns or renews.
-A requester sees the tokens it owns or renews, and others' tokens with DESCRIBE on the
+owners: every token; an empty list: none (kafka-delegation-tokens --describe without an owner sends
+one); else the tokens one of the owners owns, requested or renews. A requester sees the tokens it
+owns, requested or renews (Kafka 4.4's TokenInformation.ownerOrRenewer), and others' tokens with DESCRIBE on the
 DelegationToken resource (the token id) or DESCRIBE_TOKENS on the owner's User resource (KIP-373),
 as KafkaApis.handleDescribeTokensRequest filters. Refusals: DELEGATION_TOKEN_REQUEST_NOT_ALLOWED,
 then DELEGATION_TOKEN_AUTH_DISABLED. Expired tokens not yet swept are listed, as in Kafka."""

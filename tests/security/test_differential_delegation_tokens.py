@@ -1,8 +1,8 @@
 """Delegation tokens on Weir and on Apache Kafka 4.4.0, configured alike (PLAINTEXT for the
 administrators, SASL_PLAINTEXT with PLAIN and both SCRAM mechanisms, StandardAuthorizer,
 delegation.token.secret.key): the four token APIs' answers, logins with tokens
-(tests/security/token_scenario.py), and Kafka's own tools creating a token and a Java client
-authenticating with it."""
+(tests/security/token_scenario.py), Kafka's own tools creating a token and a Java client
+authenticating with it, and both brokers without the secret key (tokens disabled)."""
 
 from __future__ import annotations
 
