@@ -12,10 +12,11 @@ Kafka's ScramExtensions reads them: ``tokenauth=true`` makes the user name a del
 whose credential comes from the token store (broker/security/delegation_tokens.py), and the
 principal the token's owner; other extensions are ignored.
 
-Deviation: for a user without credentials Kafka fails at the client-first message; Weir
-answers with a made-up salt (derived from the name and a per-process secret, so a repeated
-attempt sees the same one) and fails at the client-final message, as RFC 5802 section 9
-suggests, so an attacker cannot tell a missing user from a wrong password.
+Deviation: for a user without credentials (or an unknown token id with ``tokenauth``) Kafka
+fails at the client-first message; Weir answers with a made-up salt (derived from the name and
+a per-process secret, so a repeated attempt sees the same one) and fails at the client-final
+message, as RFC 5802 section 9 suggests, so an attacker cannot tell a missing user from a
+wrong password. Both end in SASL_AUTHENTICATION_FAILED with the same message.
 """
 
 from __future__ import annotations
