@@ -8,6 +8,10 @@ import time
 
 import pytest
 
+from weir.client import Admin, Producer
+from weir.client.errors import DelegationTokenNotFoundError, DelegationTokenRequestNotAllowedError
+from weir.client.java_config import security_keywords
+
 from tests.security import token_scenario
 from tests.security.acl_wire import scram_login
 from tests.security.brokers import ConfiguredBroker, listeners_setting
@@ -82,3 +86,31 @@ def test_an_expired_token_ends_its_sessions_and_then_its_logins(broker):
     assert token_scenario.renew(alice, bytes(short.hmac), 1000)[0] == 62  # DELEGATION_TOKEN_NOT_FOUND
     assert broker.log_contains(f"Delegation token expired for token: {short.token_id}")
     alice.close()
+
+
+async def test_our_client_creates_tokens_and_logs_in_with_one(broker, tmp_path):
+    """weir.client's Admin calls the four APIs; a Producer and an Admin log in with the token, as the
+    owner (sasl_scram_token_auth, or tokenauth="true" in Java settings), and may not ask for tokens."""
+    sasl = broker.bootstrap_for("SASL_PLAINTEXT")
+    alice = {"security_protocol": "SASL_PLAINTEXT", "sasl_mechanism": "SCRAM-SHA-256",
+             "sasl_plain_username": "alice", "sasl_plain_password": "alice-pw"}
+    async with Admin(sasl, **alice) as admin:
+        token = await admin.create_delegation_token(renewers=["User:bob"])
+        assert (token.owner, token.requester, token.renewers) == ("User:alice", "User:alice", ("User:bob",))
+        assert token.hmac == token_scenario.expected_hmac(token.token_id)
+        assert [t.token_id for t in await admin.describe_delegation_tokens(["User:bob"])] == [token.token_id]
+        assert await admin.renew_delegation_token(token.hmac, 60_000) <= token.max_timestamp_ms
+    java = {"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "SCRAM-SHA-512",
+            "sasl.jaas.config": 'org.apache.kafka.common.security.scram.ScramLoginModule required '
+                                f'username="{token.token_id}" password="{token.password}" tokenauth="true";'}
+    as_token = security_keywords(java)
+    assert as_token["sasl_scram_token_auth"] is True
+    async with Producer(sasl, **as_token) as producer:
+        await producer.send_and_wait("token-topic", b"sent with a token")
+    async with Admin(sasl, **as_token) as admin:
+        with pytest.raises(DelegationTokenRequestNotAllowedError):
+            await admin.describe_delegation_tokens()
+    async with Admin(sasl, **alice) as admin:
+        assert await admin.expire_delegation_token(token.hmac) <= time.time() * 1000
+        with pytest.raises(DelegationTokenNotFoundError):
+            await admin.renew_delegation_token(token.hmac)
