@@ -90,7 +90,7 @@ FAST_TESTS := tests/protocol tests/log tests/txn tests/group tests/server tests/
 	tests/client/test_list_offsets_retry.py tests/client/test_errors.py tests/client/test_coordinator_loading.py \
 	tests/features/test_finalized_features.py \
 	tests/testing/test_container_api.py tests/security/test_security_units.py \
-	tests/client/test_security_options.py tests/security/test_acl_units.py \
+	tests/client/test_security_options.py tests/security/test_acl_units.py tests/security/test_delegation_token_units.py \
 	tests/client/test_membership_states.py tests/client/test_connection_wire.py tests/bench tests/quota \
 	tests/faults/test_fault_table.py tests/chaos/test_checker.py
 test-fast: $(VENV)/.installed-test typecheck lint

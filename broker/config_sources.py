@@ -101,7 +101,8 @@ def text(value: Any) -> str | None:
 #: Kafka's PASSWORD-typed broker settings: DescribeConfigs answers them with a null value and
 #: is_sensitive, as Kafka does, so a secret never leaves the broker.
 SENSITIVE = frozenset({"ssl.key.password", "ssl.keystore.password", "ssl.keystore.key",
-                       "ssl.truststore.password", "weir.faults.token"}) | inert_settings.PASSWORDS
+                       "ssl.truststore.password", "weir.faults.token",
+                       "delegation.token.secret.key"}) | inert_settings.PASSWORDS
 
 
 def _default(name: str) -> Any:

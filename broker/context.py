@@ -17,6 +17,7 @@ from weir.broker.metrics import recorder_for
 from weir.broker.quota.manager import QuotaManager
 from weir.broker.quota.store import QuotaStore
 from weir.broker.security.listeners import listener_specs
+from weir.broker.security.delegation_tokens import DelegationTokens
 from weir.broker.security.scram_store import ScramStore
 from weir.broker.group.configs import GroupConfigs
 from weir.broker.telemetry.instances import ClientInstances
@@ -80,6 +81,7 @@ class BrokerContext:
         self.offset_expiry = OffsetExpiry(self.groups)
         self.txn = TransactionCoordinator(self)
         self.scram = ScramStore(self.data_dir)  # SCRAM credentials (AlterUserScramCredentials)
+        self.delegation_tokens = DelegationTokens(self.data_dir, self.config, self.clock)  # CreateDelegationToken
         self.authorizer = Authorizer(self.config, AclStore(self.data_dir))  # ACLs (CreateAcls) and decisions
         self.metrics = recorder_for(self.config)  # the no-op recorder unless metrics.listener is set
         self.quotas = QuotaManager(QuotaStore(self.data_dir), self.config)  # client quotas (broker/quota)
@@ -88,6 +90,7 @@ class BrokerContext:
         """Load the log store, then rebuild the coordinators by replaying their topics."""
         self.logs.open()
         self.scram.load()
+        self.delegation_tokens.load()
         self.quotas.store.load()
         self.authorizer.store.load()
         self.groups.load()

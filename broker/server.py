@@ -40,7 +40,8 @@ class Server:
         self._settings = ConnectionSettings.from_config(context.config)
         self._quotas = ConnectionQuotas(context.config)
         # one per entry of `listeners` (broker/security/listeners.py); a bad TLS or SASL setting fails here
-        self.listeners = [ListenerSecurity.build(context.config, spec, context.scram) for spec in context.listeners]
+        self.listeners = [ListenerSecurity.build(context.config, spec, context.scram, context.delegation_tokens)
+                          for spec in context.listeners]
         self._listeners: list[Listener] = []
         self._connections: set[KafkaConnection] = set()
 

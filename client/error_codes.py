@@ -174,6 +174,27 @@ class SaslAuthenticationFailedError(BrokerResponseError):
 class UnknownProducerIdError(BrokerResponseError):
     code = Errors.UNKNOWN_PRODUCER_ID
 
+class DelegationTokenAuthDisabledError(BrokerResponseError):
+    code = Errors.DELEGATION_TOKEN_AUTH_DISABLED
+
+class DelegationTokenNotFoundError(BrokerResponseError):
+    code = Errors.DELEGATION_TOKEN_NOT_FOUND
+
+class DelegationTokenOwnerMismatchError(BrokerResponseError):
+    code = Errors.DELEGATION_TOKEN_OWNER_MISMATCH
+
+class DelegationTokenRequestNotAllowedError(BrokerResponseError):
+    code = Errors.DELEGATION_TOKEN_REQUEST_NOT_ALLOWED
+
+class DelegationTokenAuthorizationFailedError(BrokerResponseError):
+    code = Errors.DELEGATION_TOKEN_AUTHORIZATION_FAILED
+
+class DelegationTokenExpiredError(BrokerResponseError):
+    code = Errors.DELEGATION_TOKEN_EXPIRED
+
+class InvalidPrincipalTypeError(BrokerResponseError):
+    code = Errors.INVALID_PRINCIPAL_TYPE
+
 class NonEmptyGroupError(BrokerResponseError):
     code = Errors.NON_EMPTY_GROUP
 
@@ -358,6 +379,10 @@ __all__ = [
     "UnstableOffsetCommitError", "UnsupportedAssignorError", "UnsupportedCompressionTypeError",
     "UnsupportedEndpointTypeError", "UnsupportedForMessageFormatError", "UnsupportedSaslMechanismError",
     "UnsupportedVersionError",
+    # delegation tokens (KIP-48)
+    "DelegationTokenAuthDisabledError", "DelegationTokenAuthorizationFailedError", "DelegationTokenExpiredError",
+    "DelegationTokenNotFoundError", "DelegationTokenOwnerMismatchError", "DelegationTokenRequestNotAllowedError",
+    "InvalidPrincipalTypeError",
     # Kafka 4.x: KRaft, telemetry, share groups (KIP-932), streams groups (KIP-1071), KIP-1242
     "UnknownControllerIdError",
     "UnknownSubscriptionIdError",

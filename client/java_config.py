@@ -3,7 +3,8 @@ client's security keywords: what Spark's ``kafka.*`` options and ``weir-admin --
 hand over, read as the Java client reads them.
 
 * ``security.protocol``, ``sasl.mechanism``;
-* ``sasl.jaas.config``: PlainLoginModule / ScramLoginModule ``username`` and ``password``;
+* ``sasl.jaas.config``: PlainLoginModule / ScramLoginModule ``username`` and ``password`` (and
+  ScramLoginModule's ``tokenauth="true"``: a delegation token);
   OAuthBearerLoginModule's unsecured login options (``unsecuredLoginStringClaim_<name>``,
   ``unsecuredLoginLifetimeSeconds``), which make an unsigned token as the Java client's
   default login handler does;
@@ -70,6 +71,8 @@ def _keywords(settings: tuple[tuple[str, str], ...]) -> dict[str, Any]:
                 raise SecurityOptionError(f"kafka.sasl.jaas.config must give username and password for {mechanism}")
             keywords["sasl_plain_username"] = options["username"]
             keywords["sasl_plain_password"] = options["password"]
+            if options.get("tokenauth", "").lower() == "true":  # ScramLoginModule's delegation-token login
+                keywords["sasl_scram_token_auth"] = True
     ClientSecurity.from_options(**keywords)  # the client's own checks
     return keywords
 

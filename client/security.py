@@ -7,7 +7,8 @@
 ``ssl_context`` (``ssl.create_default_context()`` when none is given: the system's CAs, host names
 checked). SASL runs after ApiVersions on every new connection, as the Java client does:
 SaslHandshake v1, then SaslAuthenticate carrying the tokens of PLAIN, SCRAM-SHA-256/512 (through
-the ``scramp`` library) or OAUTHBEARER (a token from ``sasl_oauth_token_provider``, an object with
+the ``scramp`` library; with ``sasl_scram_token_auth=True`` as a delegation token, whose id and
+HMAC are the user name and password) or OAUTHBEARER (a token from ``sasl_oauth_token_provider``, an object with
 an async ``token()`` and optionally ``extensions()``, as aiokafka's AbstractTokenProvider).
 
 Deviation: sessions are not re-authenticated (KIP-368); against a broker whose sessions expire the
@@ -53,6 +54,7 @@ class SecurityOptions(TypedDict, total=False):
     sasl_plain_username: str | None
     sasl_plain_password: str | None
     sasl_oauth_token_provider: TokenProvider | None
+    sasl_scram_token_auth: bool
 
 
 @dataclass(frozen=True)
@@ -63,12 +65,14 @@ class ClientSecurity:
     username: str | None = None
     password: str | None = None
     token_provider: TokenProvider | None = None
+    scram_token_auth: bool = False  # SCRAM as a delegation token (the tokenauth extension)
 
     @classmethod
     def from_options(cls, security_protocol: str = "PLAINTEXT", ssl_context: ssl.SSLContext | None = None,
                      sasl_mechanism: str = "PLAIN", sasl_plain_username: str | None = None,
                      sasl_plain_password: str | None = None,
-                     sasl_oauth_token_provider: TokenProvider | None = None) -> ClientSecurity:
+                     sasl_oauth_token_provider: TokenProvider | None = None,
+                     sasl_scram_token_auth: bool = False) -> ClientSecurity:
         protocol = security_protocol.upper()
         if protocol not in PROTOCOLS:
             raise ValueError(f"security_protocol must be one of {', '.join(PROTOCOLS)}, not {security_protocol!r}")
@@ -80,10 +84,12 @@ class ClientSecurity:
                     raise ValueError("sasl_mechanism OAUTHBEARER needs sasl_oauth_token_provider")
             elif sasl_plain_username is None or sasl_plain_password is None:
                 raise ValueError(f"sasl_mechanism {sasl_mechanism} needs sasl_plain_username and sasl_plain_password")
+            if sasl_scram_token_auth and not sasl_mechanism.startswith("SCRAM-"):
+                raise ValueError("sasl_scram_token_auth (a delegation token) needs SCRAM-SHA-256 or SCRAM-SHA-512")
         if protocol in ("SSL", "SASL_SSL") and ssl_context is None:
             ssl_context = ssl.create_default_context()
         return cls(protocol, ssl_context, sasl_mechanism, sasl_plain_username, sasl_plain_password,
-                   sasl_oauth_token_provider)
+                   sasl_oauth_token_provider, sasl_scram_token_auth)
 
     @property
     def tls(self) -> ssl.SSLContext | None:
@@ -128,8 +134,12 @@ async def authenticate(connection: Connection, security: ClientSecurity) -> None
 async def _scram(exchange: Exchange, security: ClientSecurity) -> None:
     from scramp import ScramClient, ScramException  # with asn1crypto, ~20 ms to import: only when used
     client = ScramClient([security.mechanism], security.username, security.password)
+    first = client.get_client_first()
+    if security.scram_token_auth:  # a delegation token: the id as user, the HMAC as password (KIP-48)
+        first += ",tokenauth=true"
+        client.client_first_bare += ",tokenauth=true"  # scramp signs the bare message it keeps
     try:
-        client.set_server_first((await exchange(client.get_client_first().encode())).decode())
+        client.set_server_first((await exchange(first.encode())).decode())
         client.set_server_final((await exchange(client.get_client_final().encode())).decode())
     except ScramException as exc:  # the broker's proof did not check out: not the broker we trust
         raise_for(Errors.SASL_AUTHENTICATION_FAILED, f"SCRAM: {exc}")

@@ -13,8 +13,8 @@ Every decision goes to the ``kafka.authorizer.logger`` logger in Kafka's words: 
 INFO, grants at DEBUG; checks that only compute authorized operations or filter a listing log
 at DEBUG only (Kafka: TRACE).
 
-ACLs on DelegationToken and User resources are stored and listed; nothing checks them, as
-Weir serves no delegation-token API (Kafka checks them only there).
+ACLs on DelegationToken and User resources are checked only by the delegation-token APIs
+(broker/handlers/*_delegation_token.py), as in Kafka.
 
 Callers without a connection (handler tests, the broker's own calls) pass ``session=None``
 and are treated as the broker itself: allowed.

@@ -16,3 +16,5 @@ from . import create_acls, delete_acls, describe_acls  # noqa: F401 (broker/acl)
 from . import alter_partition_reassignments, describe_log_dirs, elect_leaders  # noqa: F401 (ops tools)
 from . import alter_client_quotas, list_partition_reassignments  # noqa: F401
 from . import get_telemetry_subscriptions, list_config_resources, push_telemetry  # noqa: F401 (KIP-714)
+from . import (create_delegation_token, describe_delegation_token, expire_delegation_token,  # noqa: F401
+               renew_delegation_token)

@@ -170,6 +170,7 @@ class Authenticator:
         session = self._session
         session.principal = principal
         session.mechanism = exchange.mechanism
+        session.token_authenticated = getattr(exchange, "token_authenticated", False)  # delegation tokens
         session.authenticated = True
         session.can_reauthenticate = session.can_reauthenticate or can_reauthenticate
         lifetime_ms = self._session_lifetime_ms(exchange)
@@ -179,7 +180,8 @@ class Authenticator:
 
     def _session_lifetime_ms(self, exchange: SaslExchange) -> int | None:
         """Kafka's rule: the smaller of connections.max.reauth.ms (when > 0) and what is left of the
-        credential's life (OAUTHBEARER tokens); None when neither applies: the session never expires."""
+        credential's life (OAUTHBEARER tokens, delegation tokens); None when neither applies: the session
+        never expires."""
         max_reauth_ms = self._settings.max_reauth_ms(exchange.mechanism)
         token = getattr(exchange, "token", None)
         left_ms = token.expires_ms - self._wall_ms() if token is not None else None

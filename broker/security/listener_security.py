@@ -23,7 +23,7 @@ SaslExchange = PlainServer | ScramServer | OAuthBearerServer
 
 
 class SaslSettings:
-    def __init__(self, config, listener: str, scram_store):
+    def __init__(self, config, listener: str, scram_store, tokens=None):
         self.mechanisms: tuple[str, ...] = config.for_listener(listener, "sasl.enabled.mechanisms")
         if "GSSAPI" in self.mechanisms:
             raise ConfigError(f"listener {listener}: Weir has no GSSAPI (Kerberos); set sasl.enabled.mechanisms "
@@ -41,6 +41,7 @@ class SaslSettings:
             except ValueError as exc:
                 raise ConfigError(f"listener.name.{listener.lower()}.plain.sasl.jaas.config: {exc}") from None
         self._scram_store = scram_store
+        self._tokens = tokens  # delegation tokens authenticate through SCRAM (tokenauth=true)
         self._oauthbearer = _oauthbearer_validator(config, listener) if "OAUTHBEARER" in self.mechanisms else None
         self._max_reauth_ms = {
             mechanism: _first_set(config.listener_override(listener, f"{mechanism.lower()}.connections.max.reauth.ms"),
@@ -58,7 +59,7 @@ class SaslSettings:
         if mechanism == "OAUTHBEARER":
             return OAuthBearerServer(self._oauthbearer)
         assert mechanism in HASHES
-        return ScramServer(mechanism, self._scram_store)
+        return ScramServer(mechanism, self._scram_store, self._tokens)
 
 
 def _first_set(*values):
@@ -117,7 +118,7 @@ class ListenerSecurity:
     sasl: SaslSettings | None
 
     @classmethod
-    def build(cls, config, spec: ListenerSpec, scram_store) -> ListenerSecurity:
+    def build(cls, config, spec: ListenerSpec, scram_store, tokens=None) -> ListenerSecurity:
         context = mapper = sasl = None
         if spec.uses_tls:
             context = server_context(config, spec.name, spec.protocol)
@@ -126,7 +127,7 @@ class ListenerSecurity:
             except (ValueError, re.error) as exc:
                 raise ConfigError(f"ssl.principal.mapping.rules: {exc}") from None
         if spec.uses_sasl:
-            sasl = SaslSettings(config, spec.name, scram_store)
+            sasl = SaslSettings(config, spec.name, scram_store, tokens)
         return cls(spec, context, mapper, sasl)
 
     def bound_to(self, port: int) -> None:

@@ -7,13 +7,16 @@
 
 The broker keeps only the salt, the iteration count, StoredKey = H(HMAC(SaltedPassword,
 "Client Key")) and ServerKey = HMAC(SaltedPassword, "Server Key"): never the password.
-Channel binding is refused (``p=``), as Kafka does; the ``tokenauth`` extension (delegation
-tokens) is not served.
+Channel binding is refused (``p=``), as Kafka does. Extensions after the nonce are read as
+Kafka's ScramExtensions reads them: ``tokenauth=true`` makes the user name a delegation token id
+whose credential comes from the token store (broker/security/delegation_tokens.py), and the
+principal the token's owner; other extensions are ignored.
 
-Deviation: for a user without credentials Kafka fails at the client-first message; Weir
-answers with a made-up salt (derived from the name and a per-process secret, so a repeated
-attempt sees the same one) and fails at the client-final message, as RFC 5802 section 9
-suggests, so an attacker cannot tell a missing user from a wrong password.
+Deviation: for a user without credentials (or an unknown token id with ``tokenauth``) Kafka
+fails at the client-first message; Weir answers with a made-up salt (derived from the name and
+a per-process secret, so a repeated attempt sees the same one) and fails at the client-final
+message, as RFC 5802 section 9 suggests, so an attacker cannot tell a missing user from a
+wrong password. Both end in SASL_AUTHENTICATION_FAILED with the same message.
 """
 
 from __future__ import annotations
@@ -79,13 +82,19 @@ def _sasl_name(text: str) -> str:
 class ScramServer:
     """One exchange: ``evaluate(token)`` twice; ``user`` is set once it succeeded."""
 
-    def __init__(self, mechanism: str, credentials):
+    def __init__(self, mechanism: str, credentials, tokens=None):
         self.mechanism = mechanism
         self._hash = HASHES[mechanism]
         self._credentials = credentials  # ScramStore: get(user, mechanism) -> ScramCredential | None
+        self._tokens = tokens  # DelegationTokens: credential(token id, mechanism) -> (credential, token) | None
         self._step = 0
         self.user: str | None = None
+        self.token = None  # the delegation token that authenticated (its expiry ends the session)
         self.complete = False
+
+    @property
+    def token_authenticated(self) -> bool:
+        return self.token is not None
 
     def evaluate(self, token: bytes) -> bytes:
         self._step += 1
@@ -109,23 +118,30 @@ class ScramServer:
             raise ScramError("Invalid SCRAM client first message")
         self._gs2_header = f"{parts[0]},{parts[1]},"
         self._client_first_bare = parts[2]
-        attributes = _attributes(parts[2])
+        items = parts[2].split(",")
+        attributes = _attributes(",".join(items[:2]))
         if len(attributes) < 2 or attributes[0][0] != "n" or attributes[1][0] != "r" or not attributes[1][1]:
             raise ScramError("Invalid SCRAM client first message")
-        if any(key == "m" for key, _value in attributes):
+        extensions = dict(item.partition("=")[::2] for item in items[2:])  # names longer than one letter
+        if "m" in extensions or any("=" not in item for item in items[2:]):
             raise ScramError("Invalid SCRAM client first message")  # mandatory extensions are not understood
         user = _sasl_name(attributes[0][1])
         if authzid and _sasl_name(authzid) != user:
             raise ScramError("Authentication failed: Client requested an authorization id that is "
                              "different from username")
         self._user = user
-        self._credential = self._credentials.get(user, self.mechanism)
-        if self._credential is None:  # answered like a wrong password (see the module docstring)
-            salt = _hmac("sha256", _FAKE_SALT_SECRET, f"{self.mechanism}:{user}".encode())[:16]
-            self._credential = ScramCredential(salt, b"", b"", MIN_ITERATIONS)
-            self._unknown = True
+        credential: ScramCredential | None
+        self._token = None
+        if extensions.get("tokenauth", "").lower() == "true":  # Boolean.parseBoolean, as Kafka reads it
+            found = self._tokens.credential(user, self.mechanism) if self._tokens is not None else None
+            credential, self._token = found if found is not None else (None, None)
         else:
-            self._unknown = False
+            credential = self._credentials.get(user, self.mechanism)
+        self._unknown = credential is None
+        if credential is None:  # answered like a wrong password (see the module docstring)
+            salt = _hmac("sha256", _FAKE_SALT_SECRET, f"{self.mechanism}:{user}".encode())[:16]
+            credential = ScramCredential(salt, b"", b"", MIN_ITERATIONS)
+        self._credential = credential
         self._nonce = attributes[1][1] + secrets.token_urlsafe(24)
         self._server_first = (f"r={self._nonce},s={base64.b64encode(self._credential.salt).decode()},"
                               f"i={self._credential.iterations}")
@@ -152,7 +168,9 @@ class ScramServer:
         client_key = bytes(a ^ b for a, b in zip(proof, signature, strict=False))
         if not hmac.compare_digest(hashlib.new(self._hash, client_key).digest(), credential.stored_key):
             raise ScramError("Invalid client credentials")
-        self.user = self._user
+        # a token authenticates its owner (Kafka's principal builder makes User:<owner name>)
+        self.user = self._user if self._token is None else self._token.owner.partition(":")[2]
+        self.token = self._token
         self.complete = True
         server_signature = _hmac(self._hash, credential.server_key, auth_message)
         return b"v=" + base64.b64encode(server_signature)

@@ -20,6 +20,7 @@ class Session:
     on_close: dict[object, Callable[[], None]] = field(default_factory=dict)
     authenticated: bool = False  # True once TLS/SASL (or nothing, on PLAINTEXT) let requests through
     mechanism: str | None = None  # the SASL mechanism that authenticated it
+    token_authenticated: bool = False  # by a delegation token: it may not ask for tokens (Kafka's rule)
     api_key: int | None = None  # the request being handled (the dispatcher sets it; the audit log names it)
     expires_at_ms: int | None = None  # KIP-368: past it, the next request other than a re-authentication closes it
     can_reauthenticate: bool = False  # the client authenticated through SaslAuthenticate v1+ (KIP-368)
@@ -29,7 +30,9 @@ class Session:
     answer_before_mute: bool = True  # KIP-219: the answer goes first and the client waits too; else it is held
 
     def expired(self, now_ms: int) -> bool:
-        return self.expires_at_ms is not None and now_ms > self.expires_at_ms
+        # ">=": a session given no time at all (a credential already past its expiry) ends before its
+        # next request, as Kafka's nanosecond comparison makes it in practice
+        return self.expires_at_ms is not None and now_ms >= self.expires_at_ms
 
 
 def advertised_address(context, session: Session | None) -> tuple[str, int]:

@@ -74,6 +74,13 @@ def _int(text: str) -> int:
     return int(text.strip())
 
 
+def _positive(text: str) -> int:
+    value = int(text.strip())
+    if value < 1:
+        raise ValueError("Value must be at least 1")
+    return value
+
+
 def _non_negative(text: str) -> int:
     value = int(text.strip())
     if value < 0:
@@ -142,6 +149,13 @@ SECURITY_SETTINGS = {
     "inter.broker.listener.name": (_str, "", "accepted; one broker has no inter-broker traffic"),
     "security.inter.broker.protocol": (_str, "PLAINTEXT", "accepted; one broker has no inter-broker traffic"),
     **LISTENER_SCOPED,
+    # delegation tokens (broker/security/delegation_tokens.py); Kafka 4 no longer reads the old
+    # delegation.token.master.key name
+    "delegation.token.secret.key": (_str, "", "HMAC key of delegation tokens; empty = tokens disabled"),
+    "delegation.token.max.lifetime.ms": (_positive, 604800000, "a token cannot be renewed past this age"),
+    "delegation.token.expiry.time.ms": (_positive, 86400000, "a token expires this long after creation or "
+                                                             "renewal unless renewed"),
+    "delegation.token.expiry.check.interval.ms": (_positive, 3600000, "how often expired tokens are removed"),
 }
 
 _PREFIXED = re.compile(r"listener\.name\.([a-z0-9_.\-]+?)\.(?:([a-z0-9\-]+)\.)?"

@@ -6,10 +6,11 @@ from .acls import AclAdmin
 from .consumer_groups import ConsumerGroupAdmin
 from .topics import TopicAdmin
 from .transactions import TransactionAdmin
+from .tokens import TokenAdmin
 from .users import UserAdmin
 
 
-class Admin(TopicAdmin, ConsumerGroupAdmin, TransactionAdmin, AclAdmin, UserAdmin):
+class Admin(TopicAdmin, ConsumerGroupAdmin, TransactionAdmin, AclAdmin, UserAdmin, TokenAdmin):
     """Administer a Kafka cluster (Weir or Apache Kafka) over the wire protocol.
 
     An async context manager::

@@ -6,9 +6,15 @@ import json
 import threading
 import time
 
+import base64
+
 import pytest
 from confluent_kafka import Producer as CKProducer
 
+from tests.security import token_scenario
+from tests.security.acl_wire import scram_login
+from tests.security.brokers import ConfiguredBroker, listeners_setting
+from tests.security.sasl_setup import add_scram_user, sasl_settings
 from tests.support.topics import create_topic
 from tests.pipeline.test_source import ck_read
 
@@ -137,3 +143,36 @@ def test_built_in_sink_writes_batch_and_stream(spark, any_broker, topic_name, tm
     # At least once in general; with no failure here, exactly the input.
     assert sorted((k, v) for _p, _o, k, v, _h, _t in copied) == \
         sorted((f"k{i}".encode(), f"V{i}".encode()) for i in range(200))
+
+
+@pytest.fixture(scope="module")
+def token_broker(tmp_path_factory):
+    """Weir with SCRAM and delegation tokens on, for the token test."""
+    settings, ports = listeners_setting({"PLAINTEXT": "PLAINTEXT", "SASL_PLAINTEXT": "SASL_PLAINTEXT"})
+    settings.update({**sasl_settings(["SASL_PLAINTEXT"]), **token_scenario.token_settings()})
+    weir = ConfiguredBroker(tmp_path_factory.mktemp("weir-spark-token"), settings, ports).start()
+    yield weir
+    weir.stop()
+
+
+def test_spark_kafka_source_reads_with_a_token(spark, token_broker):
+    """A delegation token handed to the connector in its JAAS options (made with the Admin API as
+    kafka-delegation-tokens makes it): the way to give a Spark job a token, since Spark obtains one
+    itself only with Kerberos (docs/guides/security.md)."""
+    broker = token_broker
+    plaintext, sasl = broker.bootstrap_for("PLAINTEXT"), broker.bootstrap_for("SASL_PLAINTEXT")
+    add_scram_user(plaintext, "alice", "alice-pw")
+    producer = CKProducer({"bootstrap.servers": plaintext})
+    for i in range(20):
+        producer.produce("spark-token", value=f"v{i}".encode())
+    assert producer.flush(30) == 0
+    alice = scram_login(sasl, "alice", "alice-pw")
+    token = token_scenario.create_token(alice)
+    alice.close()
+    assert token.error_code == 0
+    jaas = ("org.apache.kafka.common.security.scram.ScramLoginModule required "
+            f'username="{token.token_id}" password="{base64.b64encode(bytes(token.hmac)).decode()}" tokenauth="true";')
+    frame = (spark.read.format("kafka").option("kafka.bootstrap.servers", sasl)
+             .option("kafka.security.protocol", "SASL_PLAINTEXT").option("kafka.sasl.mechanism", "SCRAM-SHA-512")
+             .option("kafka.sasl.jaas.config", jaas).option("subscribe", "spark-token").load())
+    assert sorted(bytes(row.value).decode() for row in frame.collect()) == sorted(f"v{i}" for i in range(20))

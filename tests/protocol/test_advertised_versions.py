@@ -34,6 +34,10 @@ EXPECTED = {
     33: (0, 2),   # AlterConfigs
     36: (0, 2),   # SaslAuthenticate (v1 session lifetime, v2 flexible)
     37: (0, 3),   # CreatePartitions
+    38: (1, 3),   # CreateDelegationToken (v3 owner other than the requester, KIP-373; Kafka 4 removed v0)
+    39: (1, 2),   # RenewDelegationToken
+    40: (1, 2),   # ExpireDelegationToken
+    41: (1, 3),   # DescribeDelegationToken
     42: (0, 3),   # DeleteGroups (v3: a message per group, Kafka 4.4)
     44: (0, 1),   # IncrementalAlterConfigs
     47: (0, 0),   # OffsetDelete
