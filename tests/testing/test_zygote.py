@@ -29,11 +29,11 @@ def warm_starts(monkeypatch):
     assert process_module._zygote is not None
 
 
-def round_trip(bootstrap: str, topic: str) -> bytes:
+def round_trip(bootstrap: str, topic: str, group: str) -> bytes:
     producer = confluent_kafka.Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True})
     producer.produce(topic, b"warm")
     assert producer.flush(15) == 0
-    consumer = confluent_kafka.Consumer({"bootstrap.servers": bootstrap, "group.id": "g",
+    consumer = confluent_kafka.Consumer({"bootstrap.servers": bootstrap, "group.id": group,
                                          "auto.offset.reset": "earliest"})
     consumer.subscribe([topic])
     try:
@@ -53,14 +53,14 @@ def test_a_warm_child_serves_is_killed_and_restarts_with_its_data(tmp_path):
         assert "Max open files            4096                 4096" in Path(f"/proc/{child.pid}/limits").read_text()
         assert Path(f"/proc/{child.pid}/cwd").resolve() == Path.cwd().resolve()
         topic = broker.create_topic("warm")
-        assert round_trip(broker.bootstrap_servers, topic) == b"warm"
+        assert round_trip(broker.bootstrap_servers, topic, "before") == b"warm"
         assert broker.log_contains("Weir broker ready on")
 
         broker.kill()
         assert child.returncode == -signal.SIGKILL
         broker.start()
         assert broker.process is not child and broker.process.pid != child.pid
-        assert round_trip(broker.bootstrap_servers, topic) == b"warm"  # recovered from the same data
+        assert round_trip(broker.bootstrap_servers, topic, "after") == b"warm"  # recovered from the same data
 
         assert broker.stop() == 0  # SIGTERM: a clean shutdown
         assert broker.log_contains("stopped cleanly")

@@ -191,7 +191,7 @@ class ProcessBroker(ChildProcess, FaultShortcuts):
     def _spawn(self) -> _Run:
         command = self.command()
         env = {**os.environ, "PYTHONUNBUFFERED": "1", **self.env}
-        process = _warm_child(command[4:], env, self.open_files_limit) or subprocess.Popen(
+        process = _warm_child(command, env, self.open_files_limit) or subprocess.Popen(
             command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
             env=env, preexec_fn=self._limit_open_files if self.open_files_limit else None)
         self.process = process
@@ -278,14 +278,20 @@ def start_zygote() -> None:
             _zygote = Zygote()  # closed by _kill_leftovers, after the children it forked
 
 
-def _warm_child(arguments: list[str], env: dict[str, str], open_files_limit: int | None) -> ForkedChild | None:
-    """A broker child forked by the zygote; None where it cannot give one (then Popen does)."""
+def _warm_child(command: list[str], env: dict[str, str], open_files_limit: int | None) -> ForkedChild | None:
+    """A broker child forked by the zygote for ``command`` (``python [flags] -m weir.broker ...``);
+    None where it cannot give one (then Popen does)."""
+    if command[0] != sys.executable or "weir.broker" not in command:
+        return None
+    at = command.index("weir.broker")
+    if command[at - 1] != "-m":
+        return None
     start_zygote()
     zygote = _zygote
     if zygote is None or not zygote.can_spawn(env):
         return None
     try:
-        return zygote.spawn(arguments, env, open_files_limit)
+        return zygote.spawn(command[at + 1:], env, open_files_limit)
     except OSError:  # the zygote died (it logs why on the test process's stderr): start cold
         return None
 
