@@ -20,6 +20,8 @@ from weir.protocol.messages import create_acls, delete_acls, describe_acls
 from weir.protocol.messages import alter_client_quotas, alter_partition_reassignments, describe_log_dirs
 from weir.protocol.messages import elect_leaders, list_partition_reassignments
 from weir.protocol.messages import get_telemetry_subscriptions, list_config_resources, push_telemetry
+from weir.protocol.messages import (create_delegation_token, describe_delegation_token, expire_delegation_token,
+                                    renew_delegation_token)
 from weir.protocol.messages import (BY_KEY, alter_user_scram_credentials, consumer_group_describe,
                                    consumer_group_heartbeat, describe_client_quotas, describe_topic_partitions,
                                    describe_user_scram_credentials, offset_delete, offset_for_leader_epoch,
@@ -152,6 +154,16 @@ def hand_built(topic: str) -> dict[int, object]:
         ApiKey.PUSH_TELEMETRY: push_telemetry.REQUEST(client_instance_id=bytes(range(16)), subscription_id=0,
                                                       terminating=False, compression_type=0, metrics=b""),
         ApiKey.LIST_CONFIG_RESOURCES: list_config_resources.REQUEST(resource_types=[16]),
+        # delegation tokens (DELEGATION_TOKEN_REQUEST_NOT_ALLOWED on the fuzz broker's PLAINTEXT listener)
+        ApiKey.CREATE_DELEGATION_TOKEN: create_delegation_token.REQUEST(
+            owner_principal_type="User", owner_principal_name="fuzz",
+            renewers=[create_delegation_token.Renewer(principal_type="User", principal_name="fuzz-renewer")],
+            max_lifetime_ms=60_000),
+        ApiKey.RENEW_DELEGATION_TOKEN: renew_delegation_token.REQUEST(hmac=bytes(range(64)), renew_period_ms=60_000),
+        ApiKey.EXPIRE_DELEGATION_TOKEN: expire_delegation_token.REQUEST(hmac=bytes(range(64)),
+                                                                        expiry_time_period_ms=-1),
+        ApiKey.DESCRIBE_DELEGATION_TOKEN: describe_delegation_token.REQUEST(
+            owners=[describe_delegation_token.Owner(principal_type="User", principal_name="fuzz")]),
     }
 
 

@@ -69,7 +69,7 @@ def ours_flat(struct: Struct, version, prefix=""):
 # against Kafka's field lists written out there.
 # Nor for the share group APIs (KIP-932). Every API is checked against the reference Kafka's own schemas
 # in tests/reference/test_schemas_match_kafka_jar.py.
-NOT_SHIPPED_BY_KAFKA_PYTHON = {68, 69, 71, 72, 76, 77, 78, 79, 90, 91, 92}
+NOT_SHIPPED_BY_KAFKA_PYTHON = {38, 39, 40, 41, 68, 69, 71, 72, 76, 77, 78, 79, 90, 91, 92}
 
 CASES = [(module.REQUEST.api_key, message)
          for module in messages.BY_KEY.values() for message in (module.REQUEST, module.RESPONSE)
