@@ -1,7 +1,7 @@
 """Runs Apicurio Registry (reference/apicurio/pom.xml) as a child process, its storage on Weir.
 
-Apicurio's KafkaSQL storage keeps every change in a journal topic (``kafkasql-journal``) through a
-transactional producer and rebuilds its state at start by reading that topic back into an
+Apicurio's KafkaSQL storage keeps every change in a journal topic (``kafkasql-journal``) through an
+idempotent producer (acks=all) and rebuilds its state at start by reading that topic back into an
 in-memory H2 database, so everything it knows lives on the broker: stop it, kill the broker,
 start both again, and the same subjects, versions and ids come back. It serves Confluent's
 schema-registry API under ``/apis/ccompat/v7``, which confluent-kafka's ``SchemaRegistryClient``

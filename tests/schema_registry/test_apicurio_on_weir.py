@@ -2,8 +2,8 @@
 (reference/apicurio.py), driven through its Confluent-compatible API by confluent-kafka's own
 schema-registry client and Avro serde.
 
-KafkaSQL keeps the registry's state only in Weir: a journal topic written by a transactional
-producer and read back whole at every start. So the registry's subjects, versions, ids and
+KafkaSQL keeps the registry's state only in Weir: a journal topic written by an idempotent
+producer (acks=all) and read back whole at every start. So the registry's subjects, versions, ids and
 compatibility settings survive a registry restart, a Weir restart and a Weir kill -9 exactly when
 Weir keeps (and serves back) what it acknowledged. One Weir and one registry for the module: the
 tests run in file order and the last one restarts both.
@@ -152,7 +152,7 @@ def test_subjects_versions_and_ids_survive_restarts(weir, registry):
     assert registry_state(registry) == before
 
     # Weir stopped cleanly and started again under a running registry: its clients reconnect, and a
-    # write goes through the journal (a transaction on the restarted broker).
+    # write goes through the journal (the idempotent producer's next batch on the restarted broker).
     weir.restart()
     subject = "after-weir-restart-value"
     writer = client(registry)
