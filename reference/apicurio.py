@@ -10,6 +10,7 @@ speaks. A ``weir.testing.process.ChildProcess`` as the brokers' runners are.
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import time
@@ -55,8 +56,11 @@ def _feature_version(java_home: Path) -> int:
 
 
 def java() -> str:
-    """The newest installed JDK's ``java`` if it is 21 or newer (the machine's default is 17)."""
-    homes = [home for home in JVM_HOMES.iterdir() if (home / "bin" / "java").exists()] if JVM_HOMES.exists() else []
+    """The newest JDK's ``java`` of $JAVA_HOME and those under /usr/lib/jvm, if it is 21 or newer
+    (Debian 12's default is 17; the machine image has a Temurin 25 beside it)."""
+    candidates = [Path(os.environ["JAVA_HOME"])] if os.environ.get("JAVA_HOME") else []
+    candidates += JVM_HOMES.iterdir() if JVM_HOMES.exists() else []
+    homes = [home for home in candidates if (home / "bin" / "java").exists()]
     best = max(homes, key=_feature_version, default=None)
     if best is None or _feature_version(best) < MIN_JAVA:
         raise RuntimeError(f"Apicurio Registry needs a JDK {MIN_JAVA} or newer under {JVM_HOMES}; found "
