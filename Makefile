@@ -36,8 +36,9 @@ system-deps:
 
 # Apache Kafka's jars (version pinned in reference/pom.xml) into the local Maven cache, our
 # Java test programs (reference/src/main/java) compiled, and the jars' classpath written to
-# $(REFERENCE_CP); Spark's Kafka connector (reference/spark/pom.xml) likewise.
-# reference/kafka.py and reference/spark.py rebuild on their own when a source is newer.
+# $(REFERENCE_CP); Spark's Kafka connector (reference/spark/pom.xml) likewise; Apicurio Registry's
+# runnable application (reference/apicurio/pom.xml, for tests/schema_registry) unpacked.
+# reference/kafka.py, reference/spark.py and reference/apicurio.py rebuild on their own when a source is newer.
 REFERENCE_CP := reference/target/classpath.txt
 reference: system-deps
 	mvn -q -B -Dstyle.color=never -f reference/pom.xml compile dependency:build-classpath -Dmdep.outputFile=$(CURDIR)/$(REFERENCE_CP)
@@ -45,6 +46,8 @@ reference: system-deps
 	mvn -q -B -Dstyle.color=never -s reference/spark/settings.xml -f reference/spark/pom.xml \
 	  dependency:build-classpath -Dmdep.outputFile=$(CURDIR)/reference/spark/target/classpath.txt
 	touch reference/spark/target/classpath.txt
+	mvn -q -B -Dstyle.color=never -f reference/apicurio/pom.xml dependency:unpack
+	touch reference/apicurio/target/quarkus-app/quarkus-run.jar
 
 $(VENV)/.installed-bench: $(VENV)/.installed
 	$(PY) -m pip install --quiet -e '.[bench]'
