@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from .acls import AclAdmin
 from .consumer_groups import ConsumerGroupAdmin
+from .share_groups import ShareGroupAdmin
 from .topics import TopicAdmin
 from .transactions import TransactionAdmin
 from .users import UserAdmin
 
 
-class Admin(TopicAdmin, ConsumerGroupAdmin, TransactionAdmin, AclAdmin, UserAdmin):
+class Admin(TopicAdmin, ConsumerGroupAdmin, ShareGroupAdmin, TransactionAdmin, AclAdmin, UserAdmin):
     """Administer a Kafka cluster (Weir or Apache Kafka) over the wire protocol.
 
     An async context manager::

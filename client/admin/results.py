@@ -164,6 +164,39 @@ class GroupDescription:
 
 
 @dataclass(frozen=True, slots=True)
+class ShareMemberDescription:
+    """A share group member (KIP-932) as ShareGroupDescribe describes it."""
+    member_id: str
+    client_id: str
+    client_host: str
+    member_epoch: int
+    subscribed_topics: list[str]
+    assignment: list[TopicPartition]
+    rack_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ShareGroupDescription:
+    """A share group: its state, epochs, assignor and members."""
+    group_id: str
+    state: str
+    group_epoch: int
+    assignment_epoch: int
+    assignor: str
+    members: list[ShareMemberDescription]
+    coordinator_id: int = -1
+
+
+@dataclass(frozen=True, slots=True)
+class SharePartitionOffset:
+    """A share-partition's start offset as DescribeShareGroupOffsets reports it: -1 (and a lag of -1)
+    for a partition the group has not started reading; ``lag`` is -1 from a broker before v1."""
+    start_offset: int
+    leader_epoch: int
+    lag: int
+
+
+@dataclass(frozen=True, slots=True)
 class TransactionListing:
     """A transactional id as ListTransactions lists it."""
     transactional_id: str
