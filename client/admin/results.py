@@ -9,10 +9,11 @@ from ..types import TopicPartition
 
 
 class ResourceType(IntEnum):
-    """Kafka's ConfigResource.Type ids (Weir serves TOPIC and BROKER)."""
+    """Kafka's ConfigResource.Type ids (Weir serves TOPIC, BROKER and GROUP)."""
     TOPIC = 2
     BROKER = 4
     BROKER_LOGGER = 8
+    GROUP = 32  # a share or consumer group's configs (share.auto.offset.reset, ...)
 
 
 class ConfigSource(IntEnum):
