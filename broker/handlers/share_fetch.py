@@ -14,6 +14,8 @@ are not applied (``max_records`` bounds an answer; a non-empty answer goes out a
 4.4 answers, only partitions with records, an error or acknowledgement results are in an answer
 that has records; one without records names every partition the request named.
 ACLs: READ on the group; READ on each topic (TOPIC_AUTHORIZATION_FAILED for that partition).
+A connection's share requests run one at a time, in order, as Kafka's muted channel runs them
+(``broker/share/turns.py``).
 """
 
 import asyncio
@@ -34,6 +36,11 @@ RECORD_LIMIT_MODE = 1
 
 @handles(ApiKey.SHARE_FETCH, versions=(1, 2))
 async def handle(context, header, request, session=None):
+    async with context.share_partitions.turns.turn(session):
+        return await _handle(context, header, request, session)
+
+
+async def _handle(context, header, request, session):
     if (refused := refusal(context, msg, request, session)) is not None:
         return refused
     group_id, member_id, epoch = request.group_id, request.member_id, request.share_session_epoch
