@@ -172,7 +172,7 @@ class SharePartitionManager:
         for (group, topic_id, index), sp in self.partitions.items():
             if group == group_id:
                 done = sum(1 for r in sp.in_flight.values() if r.state in TERMINAL)
-                found[(topic_id, index)] = ((sp.start_offset, self._lag(topic_id, index, sp.start_offset, done))
+                found[(topic_id, index)] = ((sp.reported_start, self._lag(topic_id, index, sp.start_offset, done))
                                             if sp.stored else (-1, -1))
         return found
 

@@ -92,6 +92,11 @@ class SharePartition:
         self.log = log_partition
         self.clock = clock
         self.start_offset = start_offset
+        # The start offset DescribeShareGroupOffsets reports: Kafka 4.4 writes a change's state with the
+        # start offset from before that change moved it (SharePartition advances its cached start only
+        # once the write is done), so it reports the start one change behind: 0 after a first
+        # acknowledgement finished offsets 0-2. Weir stores the moved start; only the report lags.
+        self.reported_start = start_offset
         self.end_offset = start_offset
         self.in_flight: dict[int, InFlight] = {}
         self.on_available = on_available  # wakes share fetches waiting for records
@@ -249,7 +254,9 @@ class SharePartition:
         self.on_change()
 
     def _advance_start(self) -> None:
-        """The start moves past the done records at the front of the window."""
+        """The start moves past the done records at the front of the window (each change that is
+        stored ends here; the start it had is what Kafka would report for it)."""
+        self.reported_start = self.start_offset
         while self.in_flight:
             offset, record = next(iter(self.in_flight.items()))
             if record.state not in TERMINAL:
