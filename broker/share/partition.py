@@ -106,10 +106,13 @@ class SharePartition:
 
     # ------------------------------------------------------------------ acquisition
 
-    def acquire(self, member_id: str, max_records: int, limits: Limits, *, strict: bool) -> Acquired:
+    def acquire(self, member_id: str, max_records: int, limits: Limits, *, strict: bool,
+                max_bytes: int = 0x7FFFFFFF) -> Acquired:
         """Acquire up to ``max_records`` for ``member_id``: released records first, then new ones.
         ``strict`` (record-limit mode) cuts inside a batch; otherwise whole batches are taken
-        while the limit is not reached (Kafka's batch-optimized mode)."""
+        while the limit is not reached (Kafka's batch-optimized mode). New records are taken from
+        at most ``max_bytes`` of log, but at least one batch (Kafka acquires within what its
+        fetch read)."""
         self._follow_log_start()
         acquired = Acquired()
         lock = Lock(member_id, [])
@@ -120,7 +123,7 @@ class SharePartition:
                 self._take(offset, record, lock, acquired)
         room = min(max_records - acquired.count, limits.max_in_flight - (self.end_offset - self.start_offset))
         if room > 0:
-            self._acquire_new(room, limits, lock, acquired, strict)
+            self._acquire_new(room, limits, lock, acquired, strict, max_bytes)
         if lock.offsets:
             lock.timer = self.clock.call_later(limits.lock_ms / 1000, lambda: self._expire(lock, limits))
         return acquired
@@ -132,9 +135,10 @@ class SharePartition:
         lock.offsets.append(offset)
         acquired.add(offset, record.delivery_count)
 
-    def _acquire_new(self, room: int, limits: Limits, lock: Lock, acquired: Acquired, strict: bool) -> None:
-        bound = self.log.last_stable_offset if limits.read_committed else self.log.high_watermark
-        taken = 0
+    def _acquire_new(self, room: int, limits: Limits, lock: Lock, acquired: Acquired, strict: bool,
+                     max_bytes: int) -> None:
+        bound = self._bound(limits)
+        taken = read = 0
         while self.end_offset < bound and taken < room:
             data = self.log.read(self.end_offset, _READ_BYTES, bound, min_one=True).records
             headers = list(iter_headers(data))  # type: ignore[arg-type]  # bytes, not by reference
@@ -148,6 +152,9 @@ class SharePartition:
                 if header.is_control or (aborted and _is_aborted(header, aborted)):
                     self._skip(header.base_offset, header.last_offset)
                     continue
+                if read and read + header.size > max_bytes:
+                    return
+                read += header.size
                 for offset in range(max(header.base_offset, self.end_offset), header.last_offset + 1):
                     if strict and taken >= room:
                         return
@@ -158,6 +165,19 @@ class SharePartition:
                 self.end_offset = header.last_offset + 1
                 if taken >= room:
                     return
+
+    def _bound(self, limits: Limits) -> int:
+        return self.log.last_stable_offset if limits.read_committed else self.log.high_watermark
+
+    def available_bytes(self, limits: Limits, enough: int) -> int:
+        """Bytes of log from the first record a fetch could acquire (a released one, else the next
+        new one) to the high watermark (LSO for read_committed), counted up to about ``enough``:
+        what a fetch's ``min_bytes`` is held against, as Kafka's delayed share fetch does."""
+        bound = self._bound(limits)
+        first = next((o for o, r in self.in_flight.items() if r.state == S.AVAILABLE), self.end_offset)
+        if first >= bound or first < self.log.log_start_offset:
+            return 0
+        return len(self.log.read(first, enough, bound, min_one=True).records)  # type: ignore[arg-type]
 
     def _skip(self, first: int, last: int) -> None:
         """Offsets no member is given (control batches, aborted records): ARCHIVED as they are passed."""
@@ -321,3 +341,25 @@ def _is_aborted(header: BatchHeader, aborted: list[AbortedTxn]) -> bool:
     return header.is_transactional and any(
         txn.producer_id == header.producer_id and txn.first_offset <= header.base_offset <= txn.last_offset
         for txn in aborted)
+
+
+def split_ranges(ranges: list[tuple[int, int, int]], records: bytes, batch_size: int) -> list[tuple[int, int, int]]:
+    """Acquired ranges as Kafka answers them: cut at batch boundaries (``records`` holds the
+    batches), each piece at least ``batch_size`` records (a ShareFetch's batch_size) unless its
+    range ends first; 0 or less: not cut."""
+    if batch_size <= 0:
+        return ranges
+    ends = sorted(header.last_offset for _, header in iter_headers(records))  # type: ignore[arg-type]
+    pieces: list[tuple[int, int, int]] = []
+    for first, last, count in ranges:
+        start = first
+        for end in ends:
+            if end < start:
+                continue
+            if end >= last:
+                break
+            if end - start + 1 >= batch_size:
+                pieces.append((start, end, count))
+                start = end + 1
+        pieces.append((start, last, count))
+    return pieces
