@@ -65,6 +65,7 @@ class InFlight:
     state: RecordState
     delivery_count: int
     lock: Lock | None = None
+    batch_records: int = 1  # records of the batch it was produced in (redelivery throttling)
 
     def move(self, target: RecordState) -> None:
         check_transition(self.state, target)
@@ -116,17 +117,38 @@ class SharePartition:
         self._follow_log_start()
         acquired = Acquired()
         lock = Lock(member_id, [])
-        for offset, record in self.in_flight.items():
-            if acquired.count >= max_records:
-                break
-            if record.state == S.AVAILABLE:
-                self._take(offset, record, lock, acquired)
+        throttled = self._acquire_released(max_records, limits, lock, acquired)
         room = min(max_records - acquired.count, limits.max_in_flight - (self.end_offset - self.start_offset))
-        if room > 0:
+        if room > 0 and not throttled:
             self._acquire_new(room, limits, lock, acquired, strict, max_bytes)
         if lock.offsets:
             lock.timer = self.clock.call_later(limits.lock_ms / 1000, lambda: self._expire(lock, limits))
         return acquired
+
+    def _acquire_released(self, max_records: int, limits: Limits, lock: Lock, acquired: Acquired) -> bool:
+        """Records delivered before, as Kafka 4.4 throttles them (KAFKA-17541): from a delivery
+        count of half the limit (at least 2) on, a fetch takes only half of the record's batch,
+        halved again at each further delivery (at least one record); a record on its last
+        delivery goes alone. True when throttling ended the fetch (no new records then).
+        Simplified: the batch is the one the record was produced in (Kafka's in-flight batch
+        may span several), and after a restart it is the record alone."""
+        limit = limits.delivery_limit
+        throttle_from = max(2, -(-limit // 2))
+        cap: int | None = None
+        for offset, record in self.in_flight.items():
+            if acquired.count >= max_records:
+                return False
+            if record.state != S.AVAILABLE:
+                continue
+            count = record.delivery_count
+            if limit > 2 and count == limit - 1 and acquired.count:
+                return True  # on its last delivery: alone, in the next fetch
+            if count >= throttle_from and cap is None:
+                cap = max(1, record.batch_records >> (count - throttle_from + 1))
+            self._take(offset, record, lock, acquired)
+            if (limit > 2 and record.delivery_count == limit) or (cap is not None and acquired.count >= cap):
+                return True
+        return False
 
     def _take(self, offset: int, record: InFlight, lock: Lock, acquired: Acquired) -> None:
         record.move(S.ACQUIRED)
@@ -158,7 +180,8 @@ class SharePartition:
                 for offset in range(max(header.base_offset, self.end_offset), header.last_offset + 1):
                     if strict and taken >= room:
                         return
-                    record = self.in_flight[offset] = InFlight(S.AVAILABLE, 0)
+                    size = header.last_offset - header.base_offset + 1
+                    record = self.in_flight[offset] = InFlight(S.AVAILABLE, 0, batch_records=size)
                     self._take(offset, record, lock, acquired)
                     self.end_offset = offset + 1
                     taken += 1

@@ -3,7 +3,9 @@ in batches of 50: ``max_records`` (whole batches; record_limit mode cuts inside 
 ``batch_size`` (the acquired ranges cut at batch boundaries into pieces of at least that many
 records), ``max_bytes`` (at least one batch) and ``min_bytes`` (the fetch waits ``max_wait_ms``
 for bytes that do not come, then takes what there is). Each case is a new share group's first
-fetch; the acquired ranges and the size of the records answered must be the same."""
+fetch; the acquired ranges and the size of the records answered must be the same. And Kafka
+4.4's throttled redelivery (KAFKA-17541): a batch released again and again comes back half at a
+time from a delivery count of half the limit on, and each record alone on its last delivery."""
 
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ from confluent_kafka.admin import NewTopic
 from weir.protocol.api_keys import ApiKey
 from weir.protocol.messages import share_fetch
 from tests.reference.test_differential_consumer_heartbeat import coordinator_ready
-from tests.reference.test_differential_share_groups import Member, set_group_configs, topic_id_of
+from tests.reference.test_differential_share_groups import RELEASE, Member, set_group_configs, topic_id_of
 from tests.tools.tools import create_topics
 
 RECORD_LIMIT = 1  # share_acquire_mode
@@ -71,3 +73,35 @@ def test_share_fetch_limits_as_kafka_applies_them(weir_process, kafka_broker):
     assert [r[:2] for r in weir["batch_size of two batches"][1][0][2]] == [(0, 99), (100, 199), (200, 299),
                                                                            (300, 399), (400, 499)]
     assert weir["max_bytes below a batch"][1][0][2] == [(0, 49, 1)]
+
+
+def redeliveries(broker) -> list[list[tuple[int, int, int]]]:
+    """What each fetch acquires when a member releases everything it gets, to the delivery limit
+    (5, the default on both) of a batch of ten."""
+    topic, group = f"share-throttle-{uuid.uuid4().hex[:8]}", f"share-throttle-{uuid.uuid4().hex[:8]}"
+    create_topics(broker.bootstrap, NewTopic(topic, 1, 1))
+    producer = Producer({"bootstrap.servers": broker.bootstrap})
+    for i in range(10):
+        producer.produce(topic, value=b"r%d" % i)
+    assert producer.flush(30) == 0
+    set_group_configs(broker, group, share_auto_offset_reset="earliest")
+    coordinator_ready(broker, group)
+    member = Member(broker, group, topic, topic_id_of(broker, topic), f"throttle-{uuid.uuid4().hex[:8]}")
+    member.join()
+    fetches = []
+    while len(fetches) < 30:
+        _code, partitions = member.fetch(max_wait_ms=1000)
+        acquired = [batch for partition in partitions for batch in partition[4]]
+        fetches.append(acquired)
+        if not acquired:
+            break
+        member.acknowledge([(first, last, RELEASE) for first, last, _count in acquired])
+    member.connection.close()
+    return fetches
+
+
+def test_redelivery_is_throttled_as_kafka_throttles_it(weir_process, kafka_broker):
+    weir = redeliveries(weir_process)
+    assert weir == redeliveries(kafka_broker)
+    assert weir == [[(0, 9, 1)], [(0, 9, 2)], [(0, 9, 3)], [(0, 4, 4)], *([(i, i, 5)] for i in range(5)),
+                    [(5, 9, 4)], *([(i, i, 5)] for i in range(5, 10)), []]
