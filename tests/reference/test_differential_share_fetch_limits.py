@@ -5,7 +5,8 @@ records), ``max_bytes`` (at least one batch) and ``min_bytes`` (the fetch waits 
 for bytes that do not come, then takes what there is). Each case is a new share group's first
 fetch; the acquired ranges and the size of the records answered must be the same. And Kafka
 4.4's throttled redelivery (KAFKA-17541): a batch released again and again comes back half at a
-time from a delivery count of half the limit on, and each record alone on its last delivery."""
+time from a delivery count of half the limit on, and each record alone on its last delivery. And a
+RENEW refused where the group's ``share.renew.acknowledge.enable`` is false."""
 
 from __future__ import annotations
 
@@ -16,9 +17,9 @@ from confluent_kafka import Producer
 from confluent_kafka.admin import NewTopic
 
 from weir.protocol.api_keys import ApiKey
-from weir.protocol.messages import share_fetch
+from weir.protocol.messages import share_acknowledge, share_fetch
 from tests.reference.test_differential_consumer_heartbeat import coordinator_ready
-from tests.reference.test_differential_share_groups import RELEASE, Member, set_group_configs, topic_id_of
+from tests.reference.test_differential_share_groups import ACCEPT, RELEASE, Member, set_group_configs, topic_id_of
 from tests.tools.tools import create_topics
 
 RECORD_LIMIT = 1  # share_acquire_mode
@@ -105,3 +106,37 @@ def test_redelivery_is_throttled_as_kafka_throttles_it(weir_process, kafka_broke
     assert weir == redeliveries(kafka_broker)
     assert weir == [[(0, 9, 1)], [(0, 9, 2)], [(0, 9, 3)], [(0, 4, 4)], *([(i, i, 5)] for i in range(5)),
                     [(5, 9, 4)], *([(i, i, 5)] for i in range(5, 10)), []]
+
+
+RENEW = 4
+
+
+def renew_where_disabled(broker) -> list:
+    topic, group = f"share-renew-{uuid.uuid4().hex[:8]}", f"share-renew-{uuid.uuid4().hex[:8]}"
+    create_topics(broker.bootstrap, NewTopic(topic, 1, 1))
+    producer = Producer({"bootstrap.servers": broker.bootstrap})
+    for i in range(3):
+        producer.produce(topic, value=b"r%d" % i)
+    assert producer.flush(30) == 0
+    set_group_configs(broker, group, share_auto_offset_reset="earliest", share_renew_acknowledge_enable="false")
+    coordinator_ready(broker, group)
+    topic_id = topic_id_of(broker, topic)
+    member = Member(broker, group, topic, topic_id, f"renew-{uuid.uuid4().hex[:8]}")
+    member.join()
+    steps = [member.fetch_until(True, 30)[1][0][4]]
+    answer = member.connection.ask(ApiKey.SHARE_ACKNOWLEDGE, 2, share_acknowledge.REQUEST(
+        group_id=group, member_id=member.member_id, share_session_epoch=member.session_epoch, is_renew_ack=True,
+        topics=[share_acknowledge.AcknowledgeTopic(topic_id=topic_id, partitions=[
+            share_acknowledge.AcknowledgePartition(partition_index=0, acknowledgement_batches=[
+                share_fetch.AcknowledgementBatch(first_offset=0, last_offset=0, acknowledge_types=[RENEW])])])]))
+    member.session_epoch += 1
+    steps.append((answer.error_code, [(p.error_code, p.error_message) for t in answer.responses for p in t.partitions]))
+    steps.append(member.acknowledge([(0, 2, ACCEPT)]))  # still held: the refused RENEW changed nothing
+    member.connection.close()
+    return steps
+
+
+def test_renew_refused_where_the_group_disables_it(weir_process, kafka_broker):
+    weir = renew_where_disabled(weir_process)
+    assert weir == renew_where_disabled(kafka_broker)
+    assert weir[1] == (0, [(121, "Renewing acquisition locks is not enabled for the group.")])  # INVALID_RECORD_STATE
