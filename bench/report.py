@@ -35,7 +35,7 @@ RESULTS = REPO / "bench" / "results"
 
 #: bench module -> its arguments, per profile
 PROFILES: dict[str, dict[str, list[str]]] = {
-    "full": {name: [] for name in ("throughput", "transactions", "pipeline", "fetch", "latency", "scale")},
+    "full": {name: [] for name in ("throughput", "transactions", "pipeline", "fetch", "latency", "scale", "share")},
     "make": {
         "throughput": ["--messages", "50000", "--rounds", "1"],
         "transactions": ["--messages", "50000", "--commits", "200", "--producers", "8", "--concurrent-commits", "30",
@@ -49,6 +49,7 @@ PROFILES: dict[str, dict[str, list[str]]] = {
         "scale": ["--partitions", "1000", "--wide-partitions", "300", "--wide-records", "30000",
                   "--connections", "1000", "--members", "50", "--group-partitions", "100", "--txn-producers", "300",
                   "--deadline", "60", "--rounds", "1"],
+        "share": ["--records", "2000", "--seconds", "2", "--rounds", "1"],
     },
 }
 

@@ -4,6 +4,7 @@
 
     topics        list | describe | create | delete | alter-config | add-partitions
     groups        list | describe [--members [--verbose]] | delete | reset-offsets
+    share-groups  list | describe [--members | --state] [--verbose] | reset-offsets | delete-offsets | delete
     transactions  list | describe | describe-producers | find-hanging | abort
     cluster       describe
     acls          list | add | remove
@@ -25,7 +26,8 @@ import asyncio
 import sys
 from typing import Any
 
-from . import cli_acls, cli_cluster, cli_faults, cli_groups, cli_topics, cli_transactions, cli_users
+from . import (cli_acls, cli_cluster, cli_faults, cli_groups, cli_share_groups, cli_topics, cli_transactions,
+               cli_users)
 from .admin import Admin
 from .cli_output import Command, UsageError
 from .errors import KafkaException
@@ -34,7 +36,7 @@ from .java_config import security_keywords
 #: The command families, one module each (``weir-admin <noun> <verb>``). A module's ``add_parser(nouns)``
 #: adds its noun; each verb sets ``run`` (a ``Command``) and may set ``check`` (``args -> None``, raising
 #: UsageError) to refuse a command line before connecting. A new family is one more entry here.
-FAMILIES = (cli_topics, cli_groups, cli_transactions, cli_cluster, cli_acls, cli_users, cli_faults)
+FAMILIES = (cli_topics, cli_groups, cli_share_groups, cli_transactions, cli_cluster, cli_acls, cli_users, cli_faults)
 
 
 def build_parser() -> argparse.ArgumentParser:

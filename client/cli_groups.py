@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from .admin import EARLIEST, LATEST, Admin
@@ -123,14 +124,8 @@ async def groups_reset_offsets(admin: Admin, args: argparse.Namespace) -> None:
     if state not in ("Empty", "Dead"):
         raise IllegalStateError(f"offsets can only be reset while group {args.group!r} is inactive, "
                                 f"but it is {state}")
-    partitions = await _reset_partitions(admin, args)
-    if args.to_earliest or args.to_latest:
-        targets = await admin.list_offsets({tp: EARLIEST if args.to_earliest else LATEST for tp in partitions})
-    else:
-        # As kafka-consumer-groups: an offset outside [earliest, latest] is moved to the nearest bound.
-        earliest = await admin.list_offsets({tp: EARLIEST for tp in partitions})
-        latest = await admin.list_offsets({tp: LATEST for tp in partitions})
-        targets = {tp: min(max(args.to_offset, earliest[tp]), latest[tp]) for tp in partitions}
+    partitions = await reset_partitions(admin, args, admin.list_group_offsets)
+    targets = await reset_targets(admin, args, partitions)
     if args.execute:
         await admin.alter_group_offsets(args.group, targets)
     plan = [{"topic": tp.topic, "partition": tp.partition, "new_offset": off} for tp, off in sorted(targets.items())]
@@ -141,9 +136,25 @@ async def groups_reset_offsets(admin: Admin, args: argparse.Namespace) -> None:
         print("(dry run: add --execute to apply)", file=sys.stderr)
 
 
-async def _reset_partitions(admin: Admin, args: argparse.Namespace) -> list[TopicPartition]:
+async def reset_targets(admin: Admin, args: argparse.Namespace, partitions: list[TopicPartition]
+                        ) -> dict[TopicPartition, int]:
+    """The new offset of each partition (``--to-earliest``, ``--to-latest``, ``--to-offset``)."""
+    if args.to_earliest or args.to_latest:
+        return await admin.list_offsets({tp: EARLIEST if args.to_earliest else LATEST for tp in partitions})
+    # As kafka-consumer-groups and kafka-share-groups: an offset outside [earliest, latest] is moved to
+    # the nearest bound.
+    earliest = await admin.list_offsets({tp: EARLIEST for tp in partitions})
+    latest = await admin.list_offsets({tp: LATEST for tp in partitions})
+    return {tp: min(max(args.to_offset, earliest[tp]), latest[tp]) for tp in partitions}
+
+
+async def reset_partitions(admin: Admin, args: argparse.Namespace,
+                           group_offsets: Callable[[str], Awaitable[Mapping[TopicPartition, object]]]
+                           ) -> list[TopicPartition]:
+    """The partitions ``--topic`` names (every partition of a bare topic name), or with
+    ``--all-topics`` every partition the group has offsets for (``group_offsets``)."""
     if args.all_topics:
-        return sorted(await admin.list_group_offsets(args.group))
+        return sorted(await group_offsets(args.group))
     found: list[TopicPartition] = []
     for spec in args.topic:
         name, _, indexes = spec.partition(":")
@@ -171,6 +182,12 @@ def add_parser(nouns: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     p.add_argument("groups", nargs="+")
     p.set_defaults(run=groups_delete)
     p = verbs.add_parser("reset-offsets", help="move an inactive group's committed offsets")
+    add_reset_arguments(p)
+    p.set_defaults(run=groups_reset_offsets)
+
+
+def add_reset_arguments(p: argparse.ArgumentParser) -> None:
+    """A reset's group, scope (``--topic`` / ``--all-topics``), target and ``--execute``."""
     p.add_argument("group")
     scope = p.add_mutually_exclusive_group(required=True)
     scope.add_argument("--topic", action="append", metavar="TOPIC[:P,P...]")
@@ -180,4 +197,3 @@ def add_parser(nouns: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     target.add_argument("--to-latest", action="store_true")
     target.add_argument("--to-offset", type=int)
     p.add_argument("--execute", action="store_true", help="apply the plan (otherwise only show it)")
-    p.set_defaults(run=groups_reset_offsets)

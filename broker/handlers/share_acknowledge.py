@@ -5,6 +5,8 @@ acknowledgement cannot open a session, as in Kafka); -1 acknowledges and closes 
 giving back what the member still holds. Each partition answers its acknowledgement result
 (``broker/share/requests.py``). v2: ``is_renew_ack`` allows RENEW; the lock timeout is answered.
 ACLs: READ on the group and on each topic.
+A connection's share requests run one at a time, in order, as Kafka's muted channel runs them
+(``broker/share/turns.py``).
 """
 
 from weir.protocol.api_keys import ApiKey
@@ -21,6 +23,11 @@ from ..share.sessions import INITIAL_EPOCH
 
 @handles(ApiKey.SHARE_ACKNOWLEDGE, versions=(1, 2))
 async def handle(context, header, request, session=None):
+    async with context.share_partitions.turns.turn(session):
+        return await _handle(context, header, request, session)
+
+
+async def _handle(context, header, request, session):
     if (refused := refusal(context, msg, request, session)) is not None:
         return refused
     group_id, member_id, epoch = request.group_id, request.member_id, request.share_session_epoch

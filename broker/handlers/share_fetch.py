@@ -9,11 +9,17 @@ acquired the request waits up to ``max_wait_ms`` for an append or a release. v2'
 (``is_renew_ack``) acknowledge only.
 
 Each partition answers the stored batches holding its acquired records, the acquired ranges with
-their delivery counts, and its acknowledgement result. Deviations: ``max_bytes`` and ``min_bytes``
-are not applied (``max_records`` bounds an answer; a non-empty answer goes out at once). As Kafka
-4.4 answers, only partitions with records, an error or acknowledgement results are in an answer
-that has records; one without records names every partition the request named.
+their delivery counts (cut at batch boundaries into pieces of at least ``batch_size`` records, as
+Kafka 4.4 answers them), and its acknowledgement result. As Kafka's: ``max_records`` bounds the
+records acquired (whole batches, unless ``share_acquire_mode`` is record_limit); ``max_bytes``,
+shared out evenly over the session's partitions, bounds the log new records are taken from (at
+least one batch); a fetch waits, up to ``max_wait_ms``, until ``min_bytes`` of log could be
+acquired (then takes what there is). As Kafka 4.4 answers, only partitions with records, an error
+or acknowledgement results are in an answer that has records; one without records names every
+partition the request named.
 ACLs: READ on the group; READ on each topic (TOPIC_AUTHORIZATION_FAILED for that partition).
+A connection's share requests run one at a time, in order, as Kafka's muted channel runs them
+(``broker/share/turns.py``).
 """
 
 import asyncio
@@ -27,6 +33,7 @@ from ..dispatcher import handles
 from ._share_requests import refusal
 from ..log.partition import LEADER_EPOCH
 from ..share import requests as share
+from ..share.partition import split_ranges
 from ..share.sessions import FINAL_EPOCH, INITIAL_EPOCH
 
 RECORD_LIMIT_MODE = 1
@@ -34,6 +41,11 @@ RECORD_LIMIT_MODE = 1
 
 @handles(ApiKey.SHARE_FETCH, versions=(1, 2))
 async def handle(context, header, request, session=None):
+    async with context.share_partitions.turns.turn(session):
+        return await _handle(context, header, request, session)
+
+
+async def _handle(context, header, request, session):
     if (refused := refusal(context, msg, request, session)) is not None:
         return refused
     group_id, member_id, epoch = request.group_id, request.member_id, request.share_session_epoch
@@ -61,6 +73,8 @@ async def handle(context, header, request, session=None):
     limits = manager.limits(group_id)
     fetching = epoch != FINAL_EPOCH and not request.is_renew_ack
     keys = [k for k in share_session.partitions if k[0] not in refused]
+    if fetching and request.min_bytes > 1 and request.max_wait_ms > 0:
+        await _wait_for_bytes(context, manager, group_id, keys, request, limits)
     acquired, errors = _acquire(manager, group_id, member_id, keys, request, limits) if fetching else ({}, {})
     if fetching and not acquired and request.max_wait_ms > 0:
         acquired, errors = await _wait_and_acquire(context, manager, group_id, member_id, keys, request, limits)
@@ -87,7 +101,8 @@ async def handle(context, header, request, session=None):
             answer.records = share_partition.records_for(taken, limits)
             answer.acquired_records = [msg.AcquiredRecords(first_offset=first, last_offset=last,
                                                            delivery_count=count)
-                                       for first, last, count in taken.ranges]
+                                       for first, last, count in split_ranges(taken.ranges, answer.records,
+                                                                              request.batch_size)]
         answers.setdefault(topic_id, []).append(answer)
     return msg.RESPONSE(error_code=Errors.NONE, acquisition_lock_timeout_ms=limits.lock_ms,
                         responses=[msg.TopicResponse(topic_id=topic_id, partitions=partitions)
@@ -102,13 +117,14 @@ def _acquire(manager, group_id, member_id, keys, request, limits):
     """Acquire over the session's partitions, in order, up to max_records in all."""
     remaining = request.max_records if request.max_records > 0 else 0x7FFFFFFF
     strict = request.share_acquire_mode == RECORD_LIMIT_MODE
+    max_bytes = max(request.max_bytes // max(len(keys), 1), 1)  # Kafka's uniform share of max_bytes
     acquired, errors = {}, {}
     for key in keys:
         if remaining <= 0:
             break
         try:
             share_partition = manager.get(group_id, *key)
-            taken = share_partition.acquire(member_id, remaining, limits, strict=strict)
+            taken = share_partition.acquire(member_id, remaining, limits, strict=strict, max_bytes=max_bytes)
         except KafkaError as exc:
             errors[key] = exc
             continue
@@ -116,6 +132,22 @@ def _acquire(manager, group_id, member_id, keys, request, limits):
             acquired[key] = (share_partition, taken)
             remaining -= taken.count
     return acquired, errors
+
+
+async def _wait_for_bytes(context, manager, group_id, keys, request, limits):
+    """Wait, up to ``max_wait_ms``, until the session partitions hold ``min_bytes`` a fetch could
+    acquire (nothing is acquired meanwhile, as Kafka's delayed share fetch checks before acquiring)."""
+    deadline = context.clock.now_ms() + request.max_wait_ms
+    while context.clock.now_ms() < deadline:
+        available = 0
+        for key in keys:
+            try:
+                available += manager.get(group_id, *key).available_bytes(limits, request.min_bytes)
+            except KafkaError:
+                continue
+        if available >= request.min_bytes:
+            return
+        await _wait_once(context, manager, keys, deadline - context.clock.now_ms())
 
 
 async def _wait_and_acquire(context, manager, group_id, member_id, keys, request, limits):
@@ -128,21 +160,28 @@ async def _wait_and_acquire(context, manager, group_id, member_id, keys, request
         remaining_ms = deadline - clock.now_ms()
         if remaining_ms <= 0:
             break
-        partitions = []
-        for topic_id, index in keys:
-            try:
-                partitions.append(manager.log_partition(topic_id, index))
-            except KafkaError:
-                pass
-        woken = asyncio.get_running_loop().create_future()
-        for partition in partitions:
-            partition.fetch_waiters.add(woken)
-        manager.waiters.add(woken)
-        try:
-            await clock.wait(woken, remaining_ms / 1000)
-        finally:
-            for partition in partitions:
-                partition.fetch_waiters.remove(woken)
-            manager.waiters.remove(woken)
+        await _wait_once(context, manager, keys, remaining_ms)
         acquired, errors = _acquire(manager, group_id, member_id, keys, request, limits)
     return acquired, errors
+
+
+async def _wait_once(context, manager, keys, remaining_ms):
+    """Until an append to a session partition, a record coming back, or ``remaining_ms``."""
+    if remaining_ms <= 0:
+        return
+    partitions = []
+    for topic_id, index in keys:
+        try:
+            partitions.append(manager.log_partition(topic_id, index))
+        except KafkaError:
+            pass
+    woken = asyncio.get_running_loop().create_future()
+    for partition in partitions:
+        partition.fetch_waiters.add(woken)
+    manager.waiters.add(woken)
+    try:
+        await context.clock.wait(woken, remaining_ms / 1000)
+    finally:
+        for partition in partitions:
+            partition.fetch_waiters.remove(woken)
+        manager.waiters.remove(woken)

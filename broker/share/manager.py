@@ -29,6 +29,7 @@ from . import records
 from .partition import Limits, SharePartition
 from .record_state import TERMINAL
 from .sessions import ShareSessions
+from .turns import RequestTurns
 
 if TYPE_CHECKING:
     from ..context import BrokerContext
@@ -59,6 +60,7 @@ class SharePartitionManager:
         self.partitions: dict[PartitionKey, SharePartition] = {}
         self.sessions = ShareSessions(context.config["group.share.max.share.sessions"])
         self.waiters = FetchWaiters()  # share fetches waiting for records to come back
+        self.turns = RequestTurns()  # one share request at a time per connection, as Kafka
         self.log = CoordinatorLog(context.logs, STATE_TOPIC,
                                   context.config["share.coordinator.state.topic.num.partitions"])
         self.stored: dict[PartitionKey, records.StoredState] = {}  # replayed, not yet in use
@@ -170,7 +172,7 @@ class SharePartitionManager:
         for (group, topic_id, index), sp in self.partitions.items():
             if group == group_id:
                 done = sum(1 for r in sp.in_flight.values() if r.state in TERMINAL)
-                found[(topic_id, index)] = ((sp.start_offset, self._lag(topic_id, index, sp.start_offset, done))
+                found[(topic_id, index)] = ((sp.reported_start, self._lag(topic_id, index, sp.start_offset, done))
                                             if sp.stored else (-1, -1))
         return found
 

@@ -65,6 +65,7 @@ class InFlight:
     state: RecordState
     delivery_count: int
     lock: Lock | None = None
+    batch_records: int = 1  # records of the batch it was produced in (redelivery throttling)
 
     def move(self, target: RecordState) -> None:
         check_transition(self.state, target)
@@ -92,6 +93,11 @@ class SharePartition:
         self.log = log_partition
         self.clock = clock
         self.start_offset = start_offset
+        # The start offset DescribeShareGroupOffsets reports: Kafka 4.4 writes a change's state with the
+        # start offset from before that change moved it (SharePartition advances its cached start only
+        # once the write is done), so it reports the start one change behind: 0 after a first
+        # acknowledgement finished offsets 0-2. Weir stores the moved start; only the report lags.
+        self.reported_start = start_offset
         self.end_offset = start_offset
         self.in_flight: dict[int, InFlight] = {}
         self.on_available = on_available  # wakes share fetches waiting for records
@@ -101,24 +107,48 @@ class SharePartition:
 
     # ------------------------------------------------------------------ acquisition
 
-    def acquire(self, member_id: str, max_records: int, limits: Limits, *, strict: bool) -> Acquired:
+    def acquire(self, member_id: str, max_records: int, limits: Limits, *, strict: bool,
+                max_bytes: int = 0x7FFFFFFF) -> Acquired:
         """Acquire up to ``max_records`` for ``member_id``: released records first, then new ones.
         ``strict`` (record-limit mode) cuts inside a batch; otherwise whole batches are taken
-        while the limit is not reached (Kafka's batch-optimized mode)."""
+        while the limit is not reached (Kafka's batch-optimized mode). New records are taken from
+        at most ``max_bytes`` of log, but at least one batch (Kafka acquires within what its
+        fetch read)."""
         self._follow_log_start()
         acquired = Acquired()
         lock = Lock(member_id, [])
-        for offset, record in self.in_flight.items():
-            if acquired.count >= max_records:
-                break
-            if record.state == S.AVAILABLE:
-                self._take(offset, record, lock, acquired)
+        throttled = self._acquire_released(max_records, limits, lock, acquired)
         room = min(max_records - acquired.count, limits.max_in_flight - (self.end_offset - self.start_offset))
-        if room > 0:
-            self._acquire_new(room, limits, lock, acquired, strict)
+        if room > 0 and not throttled:
+            self._acquire_new(room, limits, lock, acquired, strict, max_bytes)
         if lock.offsets:
             lock.timer = self.clock.call_later(limits.lock_ms / 1000, lambda: self._expire(lock, limits))
         return acquired
+
+    def _acquire_released(self, max_records: int, limits: Limits, lock: Lock, acquired: Acquired) -> bool:
+        """Records delivered before, as Kafka 4.4 throttles them (KAFKA-17541): from a delivery
+        count of half the limit (at least 2) on, a fetch takes only half of the record's batch,
+        halved again at each further delivery (at least one record); a record on its last
+        delivery goes alone. True when throttling ended the fetch (no new records then).
+        Simplified: the batch is the one the record was produced in (Kafka's in-flight batch
+        may span several), and after a restart it is the record alone."""
+        limit = limits.delivery_limit
+        throttle_from = max(2, -(-limit // 2))
+        cap: int | None = None
+        for offset, record in self.in_flight.items():
+            if acquired.count >= max_records:
+                return False
+            if record.state != S.AVAILABLE:
+                continue
+            count = record.delivery_count
+            if limit > 2 and count == limit - 1 and acquired.count:
+                return True  # on its last delivery: alone, in the next fetch
+            if count >= throttle_from and cap is None:
+                cap = max(1, record.batch_records >> (count - throttle_from + 1))
+            self._take(offset, record, lock, acquired)
+            if (limit > 2 and record.delivery_count == limit) or (cap is not None and acquired.count >= cap):
+                return True
+        return False
 
     def _take(self, offset: int, record: InFlight, lock: Lock, acquired: Acquired) -> None:
         record.move(S.ACQUIRED)
@@ -127,9 +157,10 @@ class SharePartition:
         lock.offsets.append(offset)
         acquired.add(offset, record.delivery_count)
 
-    def _acquire_new(self, room: int, limits: Limits, lock: Lock, acquired: Acquired, strict: bool) -> None:
-        bound = self.log.last_stable_offset if limits.read_committed else self.log.high_watermark
-        taken = 0
+    def _acquire_new(self, room: int, limits: Limits, lock: Lock, acquired: Acquired, strict: bool,
+                     max_bytes: int) -> None:
+        bound = self._bound(limits)
+        taken = read = 0
         while self.end_offset < bound and taken < room:
             data = self.log.read(self.end_offset, _READ_BYTES, bound, min_one=True).records
             headers = list(iter_headers(data))  # type: ignore[arg-type]  # bytes, not by reference
@@ -143,16 +174,33 @@ class SharePartition:
                 if header.is_control or (aborted and _is_aborted(header, aborted)):
                     self._skip(header.base_offset, header.last_offset)
                     continue
+                if read and read + header.size > max_bytes:
+                    return
+                read += header.size
                 for offset in range(max(header.base_offset, self.end_offset), header.last_offset + 1):
                     if strict and taken >= room:
                         return
-                    record = self.in_flight[offset] = InFlight(S.AVAILABLE, 0)
+                    size = header.last_offset - header.base_offset + 1
+                    record = self.in_flight[offset] = InFlight(S.AVAILABLE, 0, batch_records=size)
                     self._take(offset, record, lock, acquired)
                     self.end_offset = offset + 1
                     taken += 1
                 self.end_offset = header.last_offset + 1
                 if taken >= room:
                     return
+
+    def _bound(self, limits: Limits) -> int:
+        return self.log.last_stable_offset if limits.read_committed else self.log.high_watermark
+
+    def available_bytes(self, limits: Limits, enough: int) -> int:
+        """Bytes of log from the first record a fetch could acquire (a released one, else the next
+        new one) to the high watermark (LSO for read_committed), counted up to about ``enough``:
+        what a fetch's ``min_bytes`` is held against, as Kafka's delayed share fetch does."""
+        bound = self._bound(limits)
+        first = next((o for o, r in self.in_flight.items() if r.state == S.AVAILABLE), self.end_offset)
+        if first >= bound or first < self.log.log_start_offset:
+            return 0
+        return len(self.log.read(first, enough, bound, min_one=True).records)  # type: ignore[arg-type]
 
     def _skip(self, first: int, last: int) -> None:
         """Offsets no member is given (control batches, aborted records): ARCHIVED as they are passed."""
@@ -249,7 +297,9 @@ class SharePartition:
         self.on_change()
 
     def _advance_start(self) -> None:
-        """The start moves past the done records at the front of the window."""
+        """The start moves past the done records at the front of the window (each change that is
+        stored ends here; the start it had is what Kafka would report for it)."""
+        self.reported_start = self.start_offset
         while self.in_flight:
             offset, record = next(iter(self.in_flight.items()))
             if record.state not in TERMINAL:
@@ -314,3 +364,25 @@ def _is_aborted(header: BatchHeader, aborted: list[AbortedTxn]) -> bool:
     return header.is_transactional and any(
         txn.producer_id == header.producer_id and txn.first_offset <= header.base_offset <= txn.last_offset
         for txn in aborted)
+
+
+def split_ranges(ranges: list[tuple[int, int, int]], records: bytes, batch_size: int) -> list[tuple[int, int, int]]:
+    """Acquired ranges as Kafka answers them: cut at batch boundaries (``records`` holds the
+    batches), each piece at least ``batch_size`` records (a ShareFetch's batch_size) unless its
+    range ends first; 0 or less: not cut."""
+    if batch_size <= 0:
+        return ranges
+    ends = sorted(header.last_offset for _, header in iter_headers(records))  # type: ignore[arg-type]
+    pieces: list[tuple[int, int, int]] = []
+    for first, last, count in ranges:
+        start = first
+        for end in ends:
+            if end < start:
+                continue
+            if end >= last:
+                break
+            if end - start + 1 >= batch_size:
+                pieces.append((start, end, count))
+                start = end + 1
+        pieces.append((start, last, count))
+    return pieces

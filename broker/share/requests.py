@@ -4,7 +4,9 @@ Acknowledgement batches are checked before any is applied to a share-partition: 
 one acknowledge type or one per offset, types known, RENEW only in a renew request; a partition
 that fails answers INVALID_REQUEST in its acknowledge error. Overlapping batches are not refused
 here: as on Kafka 4.4, the second finds the offset acknowledged (INVALID_RECORD_STATE). A
-share-partition applies a partition's batches all or none (``SharePartition.acknowledge``).
+share-partition applies a partition's batches all or none (``SharePartition.acknowledge``). A
+group whose ``share.renew.acknowledge.enable`` is false refuses a partition's batches holding a
+RENEW with INVALID_RECORD_STATE, as Kafka 4.4 does.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from .record_state import AcknowledgeType
 from .sessions import FINAL_EPOCH, INITIAL_EPOCH, Key, ShareSession
 
 Batches = list[tuple[int, int, list[int]]]
+RENEW_DISABLED = "Renewing acquisition locks is not enabled for the group."  # Kafka 4.4's words
 
 
 def check_batches(batches: Iterable[Any], renew_allowed: bool) -> Batches:
@@ -62,6 +65,7 @@ async def acknowledge(manager: SharePartitionManager, group_id: str, member_id: 
     A failed write answers its error (the client retries); the state in memory stays applied and
     goes out with the next write."""
     limits = manager.limits(group_id)
+    renew_enabled = manager.group_configs.value(group_id, "share.renew.acknowledge.enable")
     results: dict[Key, KafkaError | None] = {}
     changed: dict[Key, SharePartition] = {}
     for topic in topics:
@@ -71,6 +75,8 @@ async def acknowledge(manager: SharePartitionManager, group_id: str, member_id: 
                 continue
             try:
                 batches = check_batches(partition.acknowledgement_batches, renew_allowed)
+                if not renew_enabled and any(AcknowledgeType.RENEW in types for _, _, types in batches):
+                    raise KafkaError(Errors.INVALID_RECORD_STATE, RENEW_DISABLED)  # nothing applied, as Kafka
                 share_partition = manager.get(group_id, topic.topic_id, partition.partition_index)
                 share_partition.acknowledge(member_id, batches, limits)
                 results[key] = None

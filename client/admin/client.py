@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from .acls import AclAdmin
 from .consumer_groups import ConsumerGroupAdmin
+from .share_groups import ShareGroupAdmin
 from .topics import TopicAdmin
 from .transactions import TransactionAdmin
 from .tokens import TokenAdmin
 from .users import UserAdmin
 
 
-class Admin(TopicAdmin, ConsumerGroupAdmin, TransactionAdmin, AclAdmin, UserAdmin, TokenAdmin):
+class Admin(TopicAdmin, ConsumerGroupAdmin, ShareGroupAdmin, TransactionAdmin, AclAdmin, UserAdmin, TokenAdmin):
     """Administer a Kafka cluster (Weir or Apache Kafka) over the wire protocol.
 
     An async context manager::

@@ -26,12 +26,16 @@ from .results import GroupDescription, GroupListing, MemberDescription
 
 
 class GroupAdmin(AdminBase):
-    async def list_groups(self, *, states: list[str] | None = None) -> list[GroupListing]:
-        """Every group on every broker (optionally only those in ``states``, ListGroups v4+)."""
+    async def list_groups(self, *, states: list[str] | None = None, types: list[str] | None = None
+                          ) -> list[GroupListing]:
+        """Every group on every broker (optionally only those in ``states``, ListGroups v4+, and of
+        ``types``: classic, consumer, share, streams, v5+)."""
         def build(version: int) -> Any:
             if states and version < 4:
                 check(Errors.UNSUPPORTED_VERSION, "this broker cannot filter groups by state")
-            return list_groups.REQUEST(states_filter=list(states or []))
+            if types and version < 5:
+                check(Errors.UNSUPPORTED_VERSION, "this broker cannot filter groups by type")
+            return list_groups.REQUEST(states_filter=list(states or []), types_filter=list(types or []))
 
         answers = await self._every_broker(ApiKey.LIST_GROUPS, build)
         found = []

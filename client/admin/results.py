@@ -9,10 +9,11 @@ from ..types import TopicPartition
 
 
 class ResourceType(IntEnum):
-    """Kafka's ConfigResource.Type ids (Weir serves TOPIC and BROKER)."""
+    """Kafka's ConfigResource.Type ids (Weir serves TOPIC, BROKER and GROUP)."""
     TOPIC = 2
     BROKER = 4
     BROKER_LOGGER = 8
+    GROUP = 32  # a share or consumer group's configs (share.auto.offset.reset, ...)
 
 
 class ConfigSource(IntEnum):
@@ -161,6 +162,39 @@ class GroupDescription:
     group_type: str = "classic"  # "consumer": a KIP-848 group, with the epochs below
     group_epoch: int | None = None
     target_assignment_epoch: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ShareMemberDescription:
+    """A share group member (KIP-932) as ShareGroupDescribe describes it."""
+    member_id: str
+    client_id: str
+    client_host: str
+    member_epoch: int
+    subscribed_topics: list[str]
+    assignment: list[TopicPartition]
+    rack_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ShareGroupDescription:
+    """A share group: its state, epochs, assignor and members."""
+    group_id: str
+    state: str
+    group_epoch: int
+    assignment_epoch: int
+    assignor: str
+    members: list[ShareMemberDescription]
+    coordinator_id: int = -1
+
+
+@dataclass(frozen=True, slots=True)
+class SharePartitionOffset:
+    """A share-partition's start offset as DescribeShareGroupOffsets reports it: -1 (and a lag of -1)
+    for a partition the group has not started reading; ``lag`` is -1 from a broker before v1."""
+    start_offset: int
+    leader_epoch: int
+    lag: int
 
 
 @dataclass(frozen=True, slots=True)

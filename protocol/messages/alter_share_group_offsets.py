@@ -2,18 +2,22 @@
 
 from ._dsl import INT16, INT32, INT64, STRING, UUID, Array, Field, Message, Struct
 
+RequestPartition = Struct(
+    "AlterShareGroupOffsetsRequestPartition",
+    Field("partition_index", INT32),
+    Field("start_offset", INT64),
+)
+
+RequestTopic = Struct(
+    "AlterShareGroupOffsetsRequestTopic",
+    Field("topic_name", STRING),
+    Field("partitions", Array(RequestPartition)),
+)
+
 REQUEST = Message(
     "AlterShareGroupOffsetsRequest", 91, "0-0", "0+",
     Field("group_id", STRING),
-    Field("topics", Array(Struct(
-        "AlterShareGroupOffsetsRequestTopic",
-        Field("topic_name", STRING),
-        Field("partitions", Array(Struct(
-            "AlterShareGroupOffsetsRequestPartition",
-            Field("partition_index", INT32),
-            Field("start_offset", INT64),
-        ))),
-    ))),
+    Field("topics", Array(RequestTopic)),
 )
 
 ResponsePartition = Struct(

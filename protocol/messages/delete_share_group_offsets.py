@@ -2,10 +2,12 @@
 
 from ._dsl import INT16, INT32, STRING, UUID, Array, Field, Message, Struct
 
+RequestTopic = Struct("DeleteShareGroupOffsetsRequestTopic", Field("topic_name", STRING))
+
 REQUEST = Message(
     "DeleteShareGroupOffsetsRequest", 92, "0-0", "0+",
     Field("group_id", STRING),
-    Field("topics", Array(Struct("DeleteShareGroupOffsetsRequestTopic", Field("topic_name", STRING)))),
+    Field("topics", Array(RequestTopic)),
 )
 
 ResponseTopic = Struct(

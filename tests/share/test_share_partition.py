@@ -6,7 +6,7 @@ import pytest
 
 from weir.broker.clock import ManualClock
 from weir.broker.share import records
-from weir.broker.share.partition import Limits, SharePartition
+from weir.broker.share.partition import Limits, SharePartition, split_ranges
 from weir.broker.share.record_state import TRANSITIONS, RecordState, check_transition
 from weir.protocol import records as rec
 from weir.protocol.errors import Errors, KafkaError
@@ -192,3 +192,32 @@ async def test_the_stored_state_restores_the_same_share_partition(context):
         sp.key, 1, 6, stored.batches)
     # held records come back after a restart, their delivery counted; done ones never
     assert restored.acquire("c", 10, LIMITS, strict=True).ranges == [(1, 1, 2), (3, 3, 2), (5, 5, 2), (6, 7, 1)]
+
+
+async def test_redelivery_is_throttled_and_a_last_delivery_goes_alone(context):
+    sp, _ = share_partition(context, await append(context, 8, per_batch=8))
+    limits = Limits(lock_ms=30_000, delivery_limit=5, max_in_flight=100)  # throttled from 3 deliveries on
+    fetches = []
+    for _ in range(10):
+        taken = sp.acquire("a", 100, limits, strict=False).ranges
+        fetches.append(taken)
+        sp.acknowledge("a", [(first, last, [RELEASE]) for first, last, _ in taken], limits)
+    assert fetches == [[(0, 7, 1)], [(0, 7, 2)], [(0, 7, 3)], [(0, 3, 4)], [(0, 0, 5)], [(1, 1, 5)], [(2, 2, 5)],
+                       [(3, 3, 5)], [(4, 7, 4)], [(4, 4, 5)]]
+
+
+async def test_max_bytes_takes_at_least_one_batch_and_whole_batches_within_it(context):
+    partition = await append(context, 6, per_batch=2)
+    sp, _ = share_partition(context, partition)
+    assert sp.acquire("a", 100, LIMITS, strict=False, max_bytes=1).ranges == [(0, 1, 1)]
+    batch_bytes = len(partition.read(2, 1 << 20, min_one=True).records) // 2  # two batches of equal size
+    assert sp.acquire("a", 100, LIMITS, strict=False, max_bytes=2 * batch_bytes).ranges == [(2, 5, 1)]
+
+
+def test_acquired_ranges_are_cut_at_batch_boundaries_into_batch_size_pieces():
+    batches = b"".join(rec.encode_batch([rec.Record(b"v", timestamp=1)] * 5, base_offset=base)
+                       for base in range(0, 20, 5))
+    assert split_ranges([(0, 19, 1)], batches, 10) == [(0, 9, 1), (10, 19, 1)]
+    assert split_ranges([(0, 19, 1)], batches, 3) == [(0, 4, 1), (5, 9, 1), (10, 14, 1), (15, 19, 1)]
+    assert split_ranges([(0, 12, 2)], batches, 10) == [(0, 9, 2), (10, 12, 2)]  # record-limit mode ends inside one
+    assert split_ranges([(0, 19, 1)], batches, 0) == [(0, 19, 1)]
