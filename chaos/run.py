@@ -2,16 +2,18 @@
 
     python -m chaos.run [--seconds 600] [--out bench/results] [--seed N]
 
-Transactional producers on librdkafka (transaction version 1), on Weir's client and on the Java
-client (version 2) write to ``chaos-in``; consume-transform-produce workers (Weir's
-``GroupTransactSession``) copy it, in a classic group to ``chaos-out`` and in a KIP-848 group to
-``chaos-out-848``, with their offsets committed in the same transactions. Meanwhile
-the nemesis (chaos/nemesis.py) kills the broker -9 and restarts it, pauses it, arms storms of
-retriable errors, fills its disk, slows it (with ``--fuse``: the data directory on the FUSE test
-filesystem) and kills clients -9; a killed or failed client is started again.
-At the end the faults are healed, the producers stop, the workers drain the input, and the checker
-(chaos/checker.py) reads everything back. It prints the count of every anomaly class and the first
-examples, writes ``chaos-<date>.json`` and a chart of committed records per second with the faults
+Transactional producers on librdkafka, on Weir's client and on the Java client write to
+``chaos-in``, at transaction version 1 for the first half of the run and 2 for the second
+(chaos/versions.py); consume-transform-produce workers (Weir's ``GroupTransactSession``) copy it,
+in a classic group to ``chaos-out`` and in a KIP-848 group to ``chaos-out-848``, with their offsets
+committed in the same transactions; share group members consume it too (chaos/share.py).
+Meanwhile the nemesis (chaos/nemesis.py) kills the broker -9 and restarts it, pauses it, arms
+storms of retriable errors, fills its disk, kills clients -9 and, with ``--fuse`` (the data
+directory on the FUSE test filesystem, the broker flushing every message), slows the disk and
+cuts the power; a killed or failed client is started again.
+At the end the faults are healed, the producers stop, the workers and the share group drain the
+input, and the checker (chaos/checker.py) reads everything back. It prints the count of every
+anomaly class and the first examples, writes ``chaos-<date>.json`` and a chart of committed records per second with the faults
 marked (``chaos-<date>.svg``) to ``--out``, and exits 1 when any anomaly was found.
 """
 

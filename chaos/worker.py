@@ -2,8 +2,8 @@
 
     python -m chaos.worker rdkafka|weir|ctp|ctp848|share NAME RUN_DIR BOOTSTRAP
 
-- ``rdkafka``: a transactional producer on librdkafka (confluent-kafka; transaction version 1);
-- ``weir``: a transactional producer on Weir's client (transaction version 2);
+- ``rdkafka``: a transactional producer on librdkafka (confluent-kafka; transaction version 1 always);
+- ``weir``: a transactional producer on Weir's client (the cluster's transaction version: 1, then 2);
 - ``ctp``: consume-transform-produce on Weir's client (``GroupTransactSession``, a classic group):
   each committed input record becomes one output record naming its source partition and offset,
   with the input offsets committed in the same transaction; ``ctp848`` the same in a group of
@@ -14,7 +14,8 @@
 
 A producer writes transactions of 1-20 records to one random partition of ``chaos-in``, one in ten
 aborted on purpose, and keeps a journal (``RUN_DIR/NAME.journal``, JSON lines): ``begin`` before a
-transaction's first record, ``commit``/``abort`` once the client said so. A transaction with no
+transaction's first record, ``commit``/``abort`` once the client said so (with the transaction
+version it ran at, ``tv``). A transaction with no
 outcome line is in doubt (the process died or gave up): either outcome is legal for it. Record
 values are ``{"w": NAME, "t": txn, "s": seq}``; a restarted producer carries on after the highest
 sequence its journal began, so no sequence is written twice by design. Any error other than an
