@@ -13,8 +13,9 @@ directory on the FUSE test filesystem, the broker flushing every message), slows
 cuts the power; a killed or failed client is started again.
 At the end the faults are healed, the producers stop, the workers and the share group drain the
 input, and the checker (chaos/checker.py) reads everything back. It prints the count of every
-anomaly class and the first examples, writes ``chaos-<date>.json`` and a chart of committed records per second with the faults
-marked (``chaos-<date>.svg``) to ``--out``, and exits 1 when any anomaly was found.
+anomaly class and the first examples, writes ``chaos-<date>.json`` and a chart of committed
+records per second with the faults marked (``chaos-<date>.svg``) to ``--out``, and exits 1 when
+any anomaly was found.
 """
 
 from __future__ import annotations

@@ -15,10 +15,10 @@
 A producer writes transactions of 1-20 records to one random partition of ``chaos-in``, one in ten
 aborted on purpose, and keeps a journal (``RUN_DIR/NAME.journal``, JSON lines): ``begin`` before a
 transaction's first record, ``commit``/``abort`` once the client said so (with the transaction
-version it ran at, ``tv``). A transaction with no
-outcome line is in doubt (the process died or gave up): either outcome is legal for it. Record
-values are ``{"w": NAME, "t": txn, "s": seq}``; a restarted producer carries on after the highest
-sequence its journal began, so no sequence is written twice by design. Any error other than an
+version it ran at, ``tv``). A transaction with no outcome line is in doubt (the process died or
+gave up): either outcome is legal for it. Record values are ``{"w": NAME, "t": txn, "s": seq}``; a
+restarted producer carries on after the highest sequence its journal began, so no sequence is
+written twice by design. Any error other than an
 abortable one ends the process (exit 3); the campaign starts it again, and its InitProducerId
 fences the old one and settles what it left open. SIGTERM: finish the transaction, then exit 0.
 """
