@@ -192,6 +192,10 @@ def _campaign(seconds: float, out: Path, rng: random.Random, seed: int, kinds: t
                 if len(phases) == 1 and time.monotonic() - begun >= seconds / 2:
                     phases[0]["requests_since_last_broker_start"] = versions.requests_by_version(metrics)
                     versions.upgrade(broker)
+                    # clients read the level from ApiVersions when they connect: a restart makes every
+                    # one reconnect now, so the second half runs version 2 whatever the faults are
+                    broker.kill()
+                    broker.restart()
                     phases.append({"t": round(time.monotonic() - begun, 2), "transaction.version": versions.SECOND})
                     print(phases[-1], flush=True)
                 if time.monotonic() < deadline:

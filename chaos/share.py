@@ -46,7 +46,7 @@ import json
 import random
 import time
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -173,6 +173,7 @@ class ShareLogs:
     confirmed: Counter[int]  # record key -> ACCEPTs and REJECTs the broker took
     foreign: list[dict[str, Any]]  # "got" entries of records that are not committed inputs
     instance_ends: list[float]  # sorted upper bounds of when each consumer instance ended (wall clock)
+    sent: Counter[str] = field(default_factory=Counter)  # acknowledgements meant, by kind (for the report)
 
 
 def read_logs(run_dir: Path, committed: set[int], ended_by: float) -> ShareLogs:
@@ -194,6 +195,7 @@ def read_logs(run_dir: Path, committed: set[int], ended_by: float) -> ShareLogs:
                     logs.foreign.append(entry)
             elif entry["e"] == "ack":
                 sent[entry["b"]] = entry["acks"]
+                logs.sent.update(kind for _p, _o, kind in entry["acks"])
                 logs.intended.update(key_of(p, o) for p, o, kind in entry["acks"] if kind in TERMINAL)
             elif entry["e"] == "acked":
                 logs.confirmed.update(key_of(p, o) for p, o, kind in sent.pop(entry["b"]) if kind in TERMINAL)
@@ -206,7 +208,9 @@ def read_logs(run_dir: Path, committed: set[int], ended_by: float) -> ShareLogs:
 def check_shares(inputs: list[Any], logs: ShareLogs, start: dict[int, int], outcome: dict[tuple[str, int], str],
                  anomalies: Any) -> dict[str, int]:
     """The share classes into ``anomalies``; returns the figures (unjudged, unprocessed)."""
-    figures = {"share_unjudged": 0, "share_unprocessed": 0}
+    figures = {"share_unjudged": 0, "share_unprocessed": 0, "share_instances": len(logs.instance_ends),
+               "share_deliveries": logs.deliveries.total(),
+               **{f"share_{kind}_sent": logs.sent[kind] for kind in ("accept", "release", "reject")}}
     for read in inputs:
         key = key_of(read.partition, read.offset)
         where = {"partition": read.partition, "offset": read.offset}

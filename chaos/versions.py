@@ -1,12 +1,13 @@
 """Transaction versions 1 and 2 in the chaos campaign (KIP-890), on one broker.
 
 The broker's data directory is formatted at ``transaction.version`` 1; halfway through the run the
-campaign upgrades it to 2 with UpdateFeatures, as ``kafka-features upgrade`` does. The Java client
-and ours read the finalized level (ApiVersions) and run their next transactions at it (a restarted
-client at once); librdkafka 2.16 has no KIP-890 (confluentinc/librdkafka#5423) and runs version 1
-throughout. So every producer kind the issue lists runs version 1, and the two that can run
-version 2 run it, with the upgrade itself under the faults too. One broker, one checker: simpler
-than a broker per version, and half the load on a shared machine.
+campaign upgrades it to 2 with UpdateFeatures, as ``kafka-features upgrade`` does, and restarts the
+broker (kill -9). The Java client and ours read the finalized level from ApiVersions when they
+connect and run their next transactions at it; librdkafka 2.16 has no KIP-890
+(confluentinc/librdkafka#5423) and runs version 1 throughout. So every producer kind the issue
+lists runs version 1, and the two that can run version 2 run it, with the upgrade itself under the
+faults too. One broker, one checker: simpler than a broker per version, and half the load on a
+shared machine.
 
 What each half ran is measured, not assumed: the broker's request counters (its metrics listener)
 by API version -- EndTxn v5 and Produce v12 are version 2, AddPartitionsToTxn from a producer

@@ -76,7 +76,8 @@ def share_classes(run_dir, inputs, start, *, now=1000.0) -> tuple[dict[str, int]
     anomalies = Anomalies()
     committed = {key_of(read.partition, read.offset) for read in inputs}
     figures = check_shares(inputs, read_logs(run_dir, committed, now), {0: start}, {("p", 2): "abort"}, anomalies)
-    return {name: count for name, count in anomalies.counts.items() if count}, figures
+    judged = {name: figures[name] for name in ("share_unjudged", "share_unprocessed")}
+    return {name: count for name, count in anomalies.counts.items() if count}, judged
 
 
 SHARED = [Read(0, offset, 500_000, {"w": "p", "t": 1, "s": offset}) for offset in range(3)]  # written at 500 s
