@@ -240,7 +240,8 @@ def _campaign(seconds: float, out: Path, rng: random.Random, seed: int, kinds: t
     if result.share:
         print(f"  share group: {result.share}")
     print(f"report: {stem}.json, {stem}.svg")
-    return 1 if anomalies.total or result.unprocessed or result.share.get("share_unprocessed") else 0
+    undecided = result.share.get("share_unprocessed", 0) + result.share.get("share_unjudged", 0)
+    return 1 if anomalies.total or result.unprocessed or undecided else 0
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -30,8 +30,10 @@ input record (read_committed, chaos/checker.py):
   after the record was written (its CreateTime). So a record is ``share_lost`` only when logged
   deliveries + instances that ended after its timestamp < the limit: no false positive. Records
   the bound cannot rule on (finished with no intent, yet the limit could have been reached) are
-  ``share_unjudged`` in the report, a figure, not hidden: a correct broker has none unless a
-  record really met ten deliveries.
+  ``share_unjudged`` in the report and fail the run as liveness does (a correct broker has none
+  unless a record really met ten deliveries, and only the first delivery is ever released on
+  purpose), so a long run, whose many instances weaken the bound for its early records, cannot
+  hide a record the broker finished on its own.
 - A record handed out that is not a committed input is an ``aborted_read`` (its producer saw its
   transaction abort) or an ``uncommitted_read`` (any other): the group reads read_committed.
 - A committed input at or past the start offset after the drain is liveness
