@@ -10,9 +10,11 @@ faults too. One broker, one checker: simpler than a broker per version, and half
 shared machine.
 
 What each half ran is measured, not assumed: the broker's request counters (its metrics listener)
-by API version -- EndTxn v5 and Produce v12 are version 2, AddPartitionsToTxn from a producer
-(v3 and below) version 1 -- and the journals of Weir's producers, which note each transaction's
-version. The counters start again at each broker restart, so they show what ran since the last one.
+by API version, where each client shows: EndTxn v1 with Produce v10 is librdkafka, v3 with Produce
+v10 ours at version 1, v4 with Produce v11 the Java client at version 1, v5 with Produce v12 the
+Java client or ours at version 2; and the journals of Weir's producers, which note each
+transaction's version. The counters start again at each broker restart, so they show what ran
+since the last one (in the first half, up to the upgrade; in the second, up to the drain).
 """
 
 from __future__ import annotations
