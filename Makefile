@@ -104,9 +104,10 @@ test-fast: $(VENV)/.installed-test typecheck lint
 bench: $(VENV)/.installed-bench
 	$(PY) -m bench.report --profile make
 
-# Weir's chaos campaign (chaos/run.py; not part of make test, which runs a 40 s one): clients under
-# broker kill -9, pauses, error storms, a full and a slow disk (FUSE) and client kills, then the checker;
-# report and chart in bench/results/. CHAOS_SECONDS=600 by default.
+# Weir's chaos campaign (chaos/run.py; not part of make test, which runs a 40 s one): transactional, consume-
+# transform-produce and share group clients under broker kill -9, pauses, error storms, a full and a slow disk
+# and power cuts (FUSE) and client kills, then the checker; report and chart in bench/results/.
+# CHAOS_SECONDS=600 by default.
 chaos: $(VENV)/.installed-test
 	$(PY) -m chaos.run --fuse --out bench/results
 

@@ -1,6 +1,8 @@
 """The faults the chaos campaign applies, one at a time, at random intervals: broker kill -9 and
-restart, a pause, a storm of injected retriable errors, a full disk, a client killed -9, and a
-slow disk when the data directory is on the FUSE test filesystem (tests/support/lazyfs.py).
+restart, a pause, a storm of injected retriable errors, a full disk, a client killed -9, and when
+the data directory is on the FUSE test filesystem (tests/support/lazyfs.py) a slow disk and a power
+cut: the broker killed -9 and every write it did not fsync dropped (but a random prefix of each
+file's unsynced writes, the last torn), then the broker restarted on what is left.
 
 Every fault goes through the broker's own controls (weir.testing: ``kill()``, ``restart()``,
 ``pause()``, ``faults.error()``, ``disk_full()``), so what the clients meet is what a real broker
@@ -12,24 +14,28 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from weir.testing import ProcessBroker
+
+if TYPE_CHECKING:
+    from tests.support.power import LazyMount
 
 #: Errors a real Kafka answers now and then and clients retry: (API, error).
 STORMS = (("Produce", "NOT_LEADER_OR_FOLLOWER"), ("Fetch", "NOT_LEADER_OR_FOLLOWER"),
           ("EndTxn", "CONCURRENT_TRANSACTIONS"), ("AddPartitionsToTxn", "CONCURRENT_TRANSACTIONS"),
           ("TxnOffsetCommit", "COORDINATOR_LOAD_IN_PROGRESS"), ("InitProducerId", "COORDINATOR_LOAD_IN_PROGRESS"),
           ("FindCoordinator", "COORDINATOR_NOT_AVAILABLE"), ("Heartbeat", "REBALANCE_IN_PROGRESS"))
-KINDS = ("kill", "pause", "errors", "disk_full", "client_kill", "slow_disk")
+KINDS = ("kill", "pause", "errors", "disk_full", "client_kill", "slow_disk", "power_cut")
+ON_THE_FUSE_DISK = ("slow_disk", "power_cut")
 
 
 class Nemesis:
     def __init__(self, broker: ProcessBroker, kill_client: Callable[[random.Random], str | None],
                  rng: random.Random, kinds: tuple[str, ...] = KINDS,
-                 slow_disk: Callable[[int], object] | None = None):
+                 disk: LazyMount | None = None):
         self.broker = broker
-        self.slow_disk = slow_disk  # sets the FUSE disk's added latency per write and fsync (ms)
+        self.disk = disk  # the FUSE disk the data directory is on: its latency and its power cuts
         self.kill_client = kill_client
         self.rng = rng
         self.kinds = kinds
@@ -62,12 +68,17 @@ class Nemesis:
             time.sleep(seconds)
             self.broker.disk_ok()
         elif kind == "slow_disk":
-            assert self.slow_disk is not None, "slow_disk needs the data directory on the FUSE disk (--fuse)"
+            assert self.disk is not None, "slow_disk needs the data directory on the FUSE disk (--fuse)"
             detail["seconds"] = seconds = round(self.rng.uniform(2, 5), 1)
             detail["latency_ms"] = latency_ms = self.rng.randint(20, 100)
-            self.slow_disk(latency_ms)
+            self.disk.slow(latency_ms)
             time.sleep(seconds)
-            self.slow_disk(0)
+            self.disk.slow(0)
+        elif kind == "power_cut":
+            assert self.disk is not None, "power_cut needs the data directory on the FUSE disk (--fuse)"
+            self.broker.kill()
+            detail.update(self.disk.cut(self.rng.randrange(1 << 30)))
+            self.broker.restart()
         else:
             detail["client"] = self.kill_client(self.rng)
         self.applied.append({"t": at, "fault": kind, **detail})

@@ -1,22 +1,24 @@
 """One client of the chaos campaign, as a process of its own (so the campaign can kill -9 it):
 
-    python -m chaos.worker rdkafka|weir|ctp|ctp848 NAME RUN_DIR BOOTSTRAP
+    python -m chaos.worker rdkafka|weir|ctp|ctp848|share NAME RUN_DIR BOOTSTRAP
 
-- ``rdkafka``: a transactional producer on librdkafka (confluent-kafka; transaction version 1);
-- ``weir``: a transactional producer on Weir's client (transaction version 2);
+- ``rdkafka``: a transactional producer on librdkafka (confluent-kafka; transaction version 1 always);
+- ``weir``: a transactional producer on Weir's client (the cluster's transaction version: 1, then 2);
 - ``ctp``: consume-transform-produce on Weir's client (``GroupTransactSession``, a classic group):
   each committed input record becomes one output record naming its source partition and offset,
   with the input offsets committed in the same transaction; ``ctp848`` the same in a group of
-  KIP-848's consumer protocol, to an output of its own (``PIPELINES``).
+  KIP-848's consumer protocol, to an output of its own (``PIPELINES``);
+- ``share``: a member of the share group ``chaos-share`` on ``chaos-in`` (chaos/share.py).
 
 (reference/.../chaos/ChaosProducer.java is the Java transactional producer, with the same journal.)
 
 A producer writes transactions of 1-20 records to one random partition of ``chaos-in``, one in ten
 aborted on purpose, and keeps a journal (``RUN_DIR/NAME.journal``, JSON lines): ``begin`` before a
-transaction's first record, ``commit``/``abort`` once the client said so. A transaction with no
-outcome line is in doubt (the process died or gave up): either outcome is legal for it. Record
-values are ``{"w": NAME, "t": txn, "s": seq}``; a restarted producer carries on after the highest
-sequence its journal began, so no sequence is written twice by design. Any error other than an
+transaction's first record, ``commit``/``abort`` once the client said so (with the transaction
+version it ran at, ``tv``). A transaction with no outcome line is in doubt (the process died or
+gave up): either outcome is legal for it. Record values are ``{"w": NAME, "t": txn, "s": seq}``; a
+restarted producer carries on after the highest sequence its journal began, so no sequence is
+written twice by design. Any error other than an
 abortable one ends the process (exit 3); the campaign starts it again, and its InitProducerId
 fences the old one and settles what it left open. SIGTERM: finish the transaction, then exit 0.
 """
@@ -98,6 +100,9 @@ class RdkafkaClient:
     def abortable(self, exc: Exception) -> bool:
         return bool(exc.args[0].txn_requires_abort())
 
+    def transaction_version(self) -> int:
+        return 1  # librdkafka 2.16 has no KIP-890 (confluentinc/librdkafka#5423): version 1 at any level
+
     async def close(self) -> None:
         pass
 
@@ -132,6 +137,11 @@ class WeirClient:
     def abortable(self, exc: Exception) -> bool:
         return bool(getattr(exc, "abortable", False))
 
+    def transaction_version(self) -> int:
+        """The version the transaction ran at: the cluster's finalized level when it began (KIP-890)."""
+        manager = self.producer.transaction_manager
+        return manager.transaction_version if manager is not None else 0
+
     async def close(self) -> None:
         await self.producer.close()
 
@@ -145,20 +155,21 @@ async def run_producer(kind: str, name: str, run_dir: Path, bootstrap: str, stop
             partition, count, abort = plan()
             txn, first = journal.begin(partition, count)
             client.begin()
+            version = client.transaction_version()
             try:
                 for seq in range(first, first + count):
                     await client.send(partition, value(name, txn, seq), name.encode())
                 if abort:
                     await client.abort()
-                    journal.write(e="abort", txn=txn)
+                    journal.write(e="abort", txn=txn, tv=version)
                 else:
                     await client.commit()
-                    journal.write(e="commit", txn=txn)
+                    journal.write(e="commit", txn=txn, tv=version)
             except client.errors as exc:
                 if not client.abortable(exc):
                     raise
                 await client.abort()
-                journal.write(e="abort", txn=txn)
+                journal.write(e="abort", txn=txn, tv=version)
     except client.errors as exc:
         print(f"{name}: {exc!r}", file=sys.stderr)
         return 3
@@ -203,6 +214,9 @@ def main(argv: list[str]) -> int:
     signal.signal(signal.SIGTERM, lambda *_: stopping.append(True))
     if kind in PIPELINES:
         return asyncio.run(run_ctp(kind, name, bootstrap, stopping))
+    if kind == "share":
+        from .share import run_share
+        return asyncio.run(run_share(name, Path(run_dir), bootstrap))
     return asyncio.run(run_producer(kind, name, Path(run_dir), bootstrap, stopping))
 
 
