@@ -4,17 +4,8 @@ so that topics, checkpoints and group offsets arrive within seconds."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-from pathlib import Path
+from tests.mirror.connect_process import ConnectProcess
 
-from reference.kafka import REPO
-from weir.testing.process import ChildProcess
-
-POM = REPO / "reference" / "mirror" / "pom.xml"
-CLASSPATH_FILE = REPO / "reference" / "mirror" / "target" / "classpath.txt"
-
-LOG_CONFIG = REPO / "reference" / "log4j2-mirror.properties"
 IDENTITY_POLICY = "org.apache.kafka.connect.mirror.IdentityReplicationPolicy"
 DEFAULT_POLICY = "org.apache.kafka.connect.mirror.DefaultReplicationPolicy"
 
@@ -57,48 +48,9 @@ def mm2_properties(source: str, target: str, topics: str, groups: str, identity:
     }
 
 
-def classpath() -> str:
-    """MM2's jars, resolved by Maven from reference/mirror/pom.xml when the pom is newer."""
-    if not CLASSPATH_FILE.exists() or CLASSPATH_FILE.stat().st_mtime < POM.stat().st_mtime:
-        build = subprocess.run(["mvn", "-q", "-B", "-Dstyle.color=never", "-f", str(POM), "dependency:build-classpath",
-                                f"-Dmdep.outputFile={CLASSPATH_FILE}"], capture_output=True, text=True, timeout=600)
-        if build.returncode != 0:
-            raise RuntimeError(f"resolving MirrorMaker 2 failed:\n{build.stdout}{build.stderr}")
-        CLASSPATH_FILE.touch()  # the plugin leaves an unchanged file's time as it was
-    jars = CLASSPATH_FILE.read_text().strip().split(os.pathsep)
-    return os.pathsep.join(jars)
-
-
-class MirrorMakerProcess(ChildProcess):
+class MirrorMakerProcess(ConnectProcess):
     """``start()`` launches MM2 and returns; callers wait on what it writes to the clusters."""
 
     kind = "mirror-maker"
-
-    def __init__(self, run_dir: Path, settings: dict[str, str]):
-        self.run_dir = Path(run_dir)
-        self.settings = settings
-
-    @property
-    def log_file(self) -> Path:
-        return self.run_dir / "mm2.log"
-
-    @property
-    def lines(self) -> list[str]:
-        try:
-            return self.log_file.read_text(errors="replace").splitlines(keepends=True)
-        except FileNotFoundError:
-            return []
-
-    def start(self) -> MirrorMakerProcess:
-        self.run_dir.mkdir(parents=True, exist_ok=True)
-        properties = self.run_dir / "mm2.properties"
-        properties.write_text("".join(f"{name}={value}\n" for name, value in self.settings.items()))
-        command = ["java", "-Xms64m", "-Xmx384m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-                   f"-Dlog4j2.configurationFile={LOG_CONFIG}", "-cp", classpath(),
-                   "org.apache.kafka.connect.mirror.MirrorMaker", str(properties)]
-        with open(self.log_file, "ab") as log:
-            self.process = subprocess.Popen(command, cwd=self.run_dir, stdout=log, stderr=subprocess.STDOUT)
-        return self
-
-    def tail(self, count: int = 40) -> str:
-        return "".join(self.lines[-count:])
+    name = "mm2"
+    main_class = "org.apache.kafka.connect.mirror.MirrorMaker"
