@@ -180,3 +180,26 @@ def test_kafka_to_weir_default_policy_a_production_slice(weir, kafka_broker, mir
     assert checked["ready"], checked
     [position] = checked["positions"]
     assert position["target_topic"] == remote and 0 <= position["target_offset"] <= 120, position
+
+
+def test_carry_offsets_refuses_a_copy_whose_offsets_shifted(weir, kafka_broker):
+    """The copy an exactly-once MM2 makes after its first transaction: the same records, each one
+    offset further on per commit marker before it. The record at N-1 differs, so no exact offset."""
+    topic, group = f"shifted-{uuid.uuid4().hex[:8]}", f"late-{uuid.uuid4().hex[:8]}"
+    for bootstrap in (weir.bootstrap, kafka_broker.bootstrap):
+        create_topic(bootstrap, topic, 1)
+    transactional = Producer({"bootstrap.servers": kafka_broker.bootstrap, "transactional.id": f"tx-{group}"})
+    transactional.init_transactions(60)
+    transactional.begin_transaction()
+    transactional.produce(topic, key=b"k0-0", value=b"value 0/0", partition=0, timestamp=1_700_000_000_000,
+                          headers=[("seq", b"0")])
+    transactional.commit_transaction(60)  # record 0, its commit marker at offset 1
+    produce(weir.bootstrap, topic, 1)
+    produce(kafka_broker.bootstrap, topic, 1)  # the same records again, from offset 2 on
+    commit(weir.bootstrap, group, {TopicPartition(topic, 0): 5})
+
+    plan = cli_json(weir.bootstrap, "mirror", "carry-offsets", "--target", kafka_broker.bootstrap, group, "--execute")
+    [partition] = plan["offsets"]
+    assert partition["new_target_offset"] is None and "differs" in partition["result"], partition
+    nothing = cli(kafka_broker.bootstrap, "groups", "describe", group, expect=1)  # nothing committed there
+    assert "GROUP_ID_NOT_FOUND" in nothing.stderr
