@@ -11,8 +11,9 @@ DEFAULT_POLICY = "org.apache.kafka.connect.mirror.DefaultReplicationPolicy"
 
 
 def mm2_properties(source: str, target: str, topics: str, groups: str, identity: bool,
-                   replication_factor: int = 1) -> dict[str, str]:
-    """The settings of one source->target flow, exactly-once, every offset synced."""
+                   replication_factor: int = 1, sync_acls: bool = False) -> dict[str, str]:
+    """The settings of one source->target flow, exactly-once, every offset synced; topic ACLs
+    too with ``sync_acls`` (both clusters then need an authorizer)."""
     flow = "source->target"
     factor = str(replication_factor)
     return {
@@ -36,7 +37,8 @@ def mm2_properties(source: str, target: str, topics: str, groups: str, identity:
         "refresh.topics.interval.seconds": "1",
         "refresh.groups.interval.seconds": "1",
         "sync.topic.configs.interval.seconds": "1",
-        "sync.topic.acls.enabled": "false",
+        "sync.topic.acls.enabled": str(sync_acls).lower(),
+        "sync.topic.acls.interval.seconds": "1",
         "tasks.max": "1",
         "replication.factor": factor,
         "checkpoints.topic.replication.factor": factor,

@@ -20,9 +20,10 @@ import uuid
 
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
-from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic
+from confluent_kafka.admin import (AclBinding, AclBindingFilter, AclOperation, AclPermissionType, AdminClient,
+                                  ConfigResource, NewTopic, ResourcePatternType, ResourceType)
 
-from reference.kafka import SHARED_TEST_SETTINGS
+from reference.kafka import SHARED_TEST_SETTINGS, KafkaProcess
 from tests.broker_process import BrokerProcess
 from tests.mirror.mirror_maker import MirrorMakerProcess, mm2_properties
 from tests.support.admin_cli import cli, cli_json
@@ -37,9 +38,24 @@ CHECK_WAIT_MS = "100000"  # weir-admin mirror check --wait-ms, within the 120 s 
 STORES_STARTED = "starting checkpoint and offset sync stores took"
 
 
+#: An authorizer on, and the PLAINTEXT listener's ANONYMOUS a super user: MM2 and the tests act as
+#: administrators while ACLs exist for MM2 to copy.
+ACLS_ON = {"authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+           "super.users": "User:ANONYMOUS"}
+
+
 @pytest.fixture(scope="module")
 def weir(tmp_path_factory):
-    process = BrokerProcess(tmp_path_factory.mktemp("mirror-weir") / "data", overrides=SHARED_TEST_SETTINGS).start()
+    process = BrokerProcess(tmp_path_factory.mktemp("mirror-weir") / "data",
+                            overrides={**SHARED_TEST_SETTINGS, **ACLS_ON}).start()
+    yield process
+    process.stop()
+
+
+@pytest.fixture(scope="module")
+def kafka_with_acls(tmp_path_factory):
+    """A Kafka of this module's own: the session's runs without an authorizer."""
+    process = KafkaProcess(tmp_path_factory.mktemp("mirror-kafka-acls"), overrides=ACLS_ON).start()
     yield process
     process.stop()
 
@@ -48,10 +64,12 @@ def weir(tmp_path_factory):
 def mirror_maker(tmp_path):
     started: list[MirrorMakerProcess] = []
 
-    def start(settings: dict[str, str]) -> MirrorMakerProcess:
+    def start(settings: dict[str, str], checkpoints: bool = True) -> MirrorMakerProcess:
+        """MM2 started; with ``checkpoints`` (some group to translate), once its offset syncs are read."""
         process = MirrorMakerProcess(tmp_path / f"mm2-{len(started)}", settings).start()
         started.append(process)
-        assert process.wait_for_log(STORES_STARTED, timeout=MIRROR_TIMEOUT), process.tail()
+        if checkpoints:
+            assert process.wait_for_log(STORES_STARTED, timeout=MIRROR_TIMEOUT), process.tail()
         return process
 
     yield start
@@ -203,3 +221,31 @@ def test_carry_offsets_refuses_a_copy_whose_offsets_shifted(weir, kafka_broker):
     assert partition["new_target_offset"] is None and "differs" in partition["result"], partition
     nothing = cli(kafka_broker.bootstrap, "groups", "describe", group, expect=1)  # nothing committed there
     assert "GROUP_ID_NOT_FOUND" in nothing.stderr
+
+
+def topic_acls(bootstrap: str, topic: str) -> set[tuple[str, str, str]]:
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    found = admin.describe_acls(AclBindingFilter(
+        ResourceType.TOPIC, topic, ResourcePatternType.LITERAL, None, None, AclOperation.ANY,
+        AclPermissionType.ANY)).result(timeout=30)
+    return {(b.principal, b.operation.name, b.permission_type.name) for b in found}
+
+
+def test_topic_acls_follow_the_topic_to_kafka(weir, kafka_with_acls, mirror_maker):
+    """MM2 copies a topic's literal ALLOW ACLs (WRITE left out, ALL as READ), as it does between
+    Kafka clusters: read from Weir with DescribeAcls, created on Kafka."""
+    topic = f"guarded-{uuid.uuid4().hex[:8]}"
+    create_topic(weir.bootstrap, topic, 1)
+    admin = AdminClient({"bootstrap.servers": weir.bootstrap})
+    bindings = [AclBinding(ResourceType.TOPIC, topic, ResourcePatternType.LITERAL, principal, "*", operation,
+                           AclPermissionType.ALLOW)
+                for principal, operation in (("User:alice", AclOperation.READ), ("User:bob", AclOperation.WRITE),
+                                             ("User:carol", AclOperation.ALL))]
+    for future in admin.create_acls(bindings).values():
+        future.result(timeout=30)
+    mirror_maker(mm2_properties(weir.bootstrap, kafka_with_acls.bootstrap, topic, "none", identity=True,
+                                sync_acls=True), checkpoints=False)
+    wait_until(lambda: topic_acls(kafka_with_acls.bootstrap, topic) == {
+        ("User:alice", "READ", "ALLOW"), ("User:carol", "READ", "ALLOW")},
+        lambda: f"the topic's ACLs on Kafka: {topic_acls(kafka_with_acls.bootstrap, topic)}",
+        timeout=MIRROR_TIMEOUT, interval=0.5)
