@@ -36,8 +36,9 @@ system-deps:
 
 # Apache Kafka's jars (version pinned in reference/pom.xml) into the local Maven cache, our
 # Java test programs (reference/src/main/java) compiled, and the jars' classpath written to
-# $(REFERENCE_CP); Spark's Kafka connector (reference/spark/pom.xml) likewise; Apicurio Registry's
-# runnable application (reference/apicurio/pom.xml, for tests/schema_registry) unpacked.
+# $(REFERENCE_CP); Spark's Kafka connector (reference/spark/pom.xml) and MirrorMaker 2
+# (reference/mirror/pom.xml, tests/mirror) likewise; Apicurio Registry's runnable application
+# (reference/apicurio/pom.xml, for tests/schema_registry) unpacked.
 # reference/kafka.py, reference/spark.py and reference/apicurio.py rebuild on their own when a source is newer.
 REFERENCE_CP := reference/target/classpath.txt
 reference: system-deps
@@ -48,6 +49,9 @@ reference: system-deps
 	touch reference/spark/target/classpath.txt
 	mvn -q -B -Dstyle.color=never -f reference/apicurio/pom.xml dependency:unpack
 	touch reference/apicurio/target/quarkus-app/quarkus-run.jar
+	mvn -q -B -Dstyle.color=never -f reference/mirror/pom.xml \
+	  dependency:build-classpath -Dmdep.outputFile=$(CURDIR)/reference/mirror/target/classpath.txt
+	touch reference/mirror/target/classpath.txt
 
 $(VENV)/.installed-bench: $(VENV)/.installed
 	$(PY) -m pip install --quiet -e '.[bench]'
@@ -112,4 +116,4 @@ chaos: $(VENV)/.installed-test
 	$(PY) -m chaos.run --fuse --out bench/results
 
 clean:
-	rm -rf $(VENV) .pytest_cache build *.egg-info reference/target
+	rm -rf $(VENV) .pytest_cache build *.egg-info reference/target reference/mirror/target

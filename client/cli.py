@@ -9,6 +9,7 @@
     cluster       describe
     acls          list | add | remove
     users         list | add | remove
+    mirror        check | carry-offsets   (MirrorMaker 2's group offsets on a --target cluster)
     faults        error | delay | disconnect | status | clear | pause | resume | disk-full | disk-ok
 
 Tables for people, ``--json`` for machines. A broker error prints its Kafka
@@ -26,8 +27,8 @@ import asyncio
 import sys
 from typing import Any
 
-from . import (cli_acls, cli_cluster, cli_faults, cli_groups, cli_share_groups, cli_topics, cli_transactions,
-               cli_users)
+from . import (cli_acls, cli_cluster, cli_faults, cli_groups, cli_mirror, cli_share_groups, cli_topics,
+               cli_transactions, cli_users)
 from .admin import Admin
 from .cli_output import Command, UsageError
 from .errors import KafkaException
@@ -36,7 +37,8 @@ from .java_config import security_keywords
 #: The command families, one module each (``weir-admin <noun> <verb>``). A module's ``add_parser(nouns)``
 #: adds its noun; each verb sets ``run`` (a ``Command``) and may set ``check`` (``args -> None``, raising
 #: UsageError) to refuse a command line before connecting. A new family is one more entry here.
-FAMILIES = (cli_topics, cli_groups, cli_share_groups, cli_transactions, cli_cluster, cli_acls, cli_users, cli_faults)
+FAMILIES = (cli_topics, cli_groups, cli_share_groups, cli_transactions, cli_cluster, cli_acls, cli_users,
+            cli_mirror, cli_faults)
 
 
 def build_parser() -> argparse.ArgumentParser:
