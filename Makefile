@@ -116,4 +116,4 @@ chaos: $(VENV)/.installed-test
 	$(PY) -m chaos.run --fuse --out bench/results
 
 clean:
-	rm -rf $(VENV) .pytest_cache build *.egg-info reference/target reference/mirror/target
+	rm -rf $(VENV) .pytest_cache build *.egg-info reference/target reference/mirror/target reference/apicurio/target
