@@ -30,7 +30,8 @@ from ..coordinator.runtime import CoordinatorLog
 from ..log.fetch_waiters import FetchWaiters
 from ..log.time_lookup import offset_for_timestamp
 from . import records
-from .partition import Change, Limits, SharePartition
+from .in_flight import Change, Limits
+from .partition import SharePartition
 from .record_state import TERMINAL
 from .sessions import ShareSessions
 from .turns import RequestTurns

@@ -18,7 +18,8 @@ from typing import Any
 from weir.protocol.errors import Errors, KafkaError
 
 from .manager import SharePartitionManager
-from .partition import Change, SharePartition
+from .in_flight import Change
+from .partition import SharePartition
 from .record_state import AcknowledgeType
 from .sessions import FINAL_EPOCH, INITIAL_EPOCH, Key, ShareSession
 

@@ -6,7 +6,8 @@ import pytest
 
 from weir.broker.clock import ManualClock
 from weir.broker.share import records
-from weir.broker.share.partition import Limits, SharePartition, split_ranges
+from weir.broker.share.in_flight import Limits
+from weir.broker.share.partition import SharePartition, split_ranges
 from weir.broker.share.record_state import TRANSITIONS, RecordState, check_transition
 from weir.protocol import records as rec
 from weir.protocol.errors import Errors, KafkaError

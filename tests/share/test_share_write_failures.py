@@ -12,7 +12,7 @@ import pytest
 from weir.broker.clock import ManualClock
 from weir.broker.log import disk
 from weir.broker.share import requests as share
-from weir.broker.share.partition import Limits
+from weir.broker.share.in_flight import Limits
 from weir.broker.share.record_state import RecordState
 from weir.protocol.errors import Errors
 from tests.share.test_share_partition import ACCEPT, RELEASE, RENEW, append, share_partition, state
