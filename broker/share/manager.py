@@ -9,6 +9,10 @@ Durable state: each change of a share-partition is written to ``__share_group_st
 ShareSnapshot (``records.py``), in the partition Kafka's share coordinator uses (the hash of
 ``group:topicId:partition``); an acknowledgement is answered after its write. Start-up replays the
 topic and a share-partition first touched after it starts from what was stored.
+
+A failed write undoes the acknowledgement or release it was for (``store``), as Kafka's
+SharePartition rolls back when its persister write fails, and answers Kafka's error for it
+(``state_write_error``); a lock expiry stands even when its write fails, as in Kafka.
 """
 
 from __future__ import annotations
@@ -26,7 +30,8 @@ from ..coordinator.runtime import CoordinatorLog
 from ..log.fetch_waiters import FetchWaiters
 from ..log.time_lookup import offset_for_timestamp
 from . import records
-from .partition import Limits, SharePartition
+from .in_flight import Change, Limits
+from .partition import SharePartition
 from .record_state import TERMINAL
 from .sessions import ShareSessions
 from .turns import RequestTurns
@@ -39,6 +44,15 @@ log = logging.getLogger(__name__)
 
 PartitionKey = tuple[str, bytes, int]  # group id, topic id, partition
 STATE_TOPIC = "__share_group_state"
+
+# What Kafka 4.4's share coordinator answers for a failed append of its state (a full disk's
+# KAFKA_STORAGE_ERROR reaches it as NOT_COORDINATOR) and what its persister, having retried those,
+# makes of it: SharePartition answers COORDINATOR_NOT_AVAILABLE. Other failures: UNKNOWN_SERVER_ERROR.
+_COORDINATOR_ERRORS = frozenset({
+    Errors.NOT_COORDINATOR, Errors.COORDINATOR_NOT_AVAILABLE, Errors.COORDINATOR_LOAD_IN_PROGRESS,
+    Errors.KAFKA_STORAGE_ERROR, Errors.NOT_LEADER_OR_FOLLOWER, Errors.UNKNOWN_TOPIC_OR_PARTITION,
+    Errors.NOT_ENOUGH_REPLICAS, Errors.REQUEST_TIMED_OUT, Errors.NETWORK_EXCEPTION})
+WRITE_FAILED = "Error in write state RPC. Exhausted max retries to complete write state RPC without success."  # Kafka's
 
 _DURATION = re.compile(r"P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?")
 
@@ -87,6 +101,25 @@ class SharePartitionManager:
         record = records.encode(*key, share_partition.stored_state(), self.clock.now_ms())
         await self.log.append(self.log.partition_for(coordinator_key(*key)), [record], self.clock.now_ms())
         share_partition.stored = True
+        share_partition.writes += 1
+
+    async def store(self, share_partition: SharePartition, change: Change) -> None:
+        """Write a pending change: it stands once written; a failed write undoes it and raises Kafka's
+        error for it. Simplified: Kafka's persister retries a coordinator error with backoff before
+        giving up; Weir answers at once (the client's retry is the retry)."""
+        try:
+            await self.persist(share_partition)
+        except Exception as exc:
+            share_partition.rollback(change)
+            raise state_write_error(exc) from None
+        share_partition.commit(change)
+
+    async def _store_logged(self, share_partition: SharePartition, change: Change) -> None:
+        try:
+            await self.store(share_partition, change)
+        except KafkaError:
+            log.warning("share-partition %s: storing a release failed; the records stay with their member "
+                        "until their lock expires", share_partition.key, exc_info=True)
 
     def _persist_later(self, share_partition: SharePartition) -> None:
         """A change nobody waits for (a lock expired, a member left); a crash before it lands makes
@@ -212,11 +245,12 @@ class SharePartitionManager:
                                   [records.encode(*key, None, self.clock.now_ms())], self.clock.now_ms())
 
     def release_member(self, group_id: str, member_id: str) -> None:
-        """A member left its group or closed its session: its records go back to the group."""
+        """A member left its group or closed its session: its records go back to the group once
+        that is written (a failed write leaves them with the member until their lock expires)."""
         limits = self.limits(group_id)
         for (group, _, _), share_partition in self.partitions.items():
-            if group == group_id:
-                share_partition.release_member(member_id, limits)
+            if group == group_id and (change := share_partition.release_member(member_id, limits)) is not None:
+                self._spawn(self._store_logged(share_partition, change))
 
     def connection_closed(self, group_id: str, member_id: str, connection: object) -> None:
         """The connection that opened the member's share session closed: the session ends and the
@@ -227,6 +261,13 @@ class SharePartitionManager:
     def member_left(self, group_id: str, member_id: str) -> None:
         self.sessions.close(group_id, member_id)
         self.release_member(group_id, member_id)
+
+
+def state_write_error(exc: BaseException) -> KafkaError:
+    """The error an acknowledgement answers when its state write failed, as Kafka 4.4 answers it."""
+    if isinstance(exc, KafkaError) and exc.error in _COORDINATOR_ERRORS:
+        return KafkaError(Errors.COORDINATOR_NOT_AVAILABLE, WRITE_FAILED)
+    return KafkaError(Errors.UNKNOWN_SERVER_ERROR, str(exc) or None)
 
 
 def coordinator_key(group_id: str, topic_id: bytes, partition: int) -> str:

@@ -14,6 +14,14 @@ records released inside that window are acquired again first. With ``share.isola
 read_committed, acquisition stops at the last stable offset and the records of aborted
 transactions are archived unseen, as a read_committed consumer never shows them.
 
+A change made by an acknowledgement or a leaving member is applied at once but stays pending
+(``Change``) until its state is written: ``commit`` then moves the start offset past what it
+finished, ``rollback`` (the write failed) puts every record it touched back as it was (state,
+holder, lock, delivery count), as Kafka's ``rollbackOrProcessStateUpdates`` does, so the records
+stay with their member until their lock expires and are delivered again. A pending record is not
+acquired, acknowledged, released or expired by anything else meanwhile (Kafka's "ongoing state
+transition"). A lock expiry is not pending: as in Kafka it stands even when its write fails.
+
 Deviation: Kafka keeps in-flight state per batch until a batch is split by acknowledgements;
 per record is the same state, simpler, and bounded by the in-flight limit (at most 10,000).
 """
@@ -21,7 +29,6 @@ per record is the same state, simpler, and bounded by the in-flight limit (at mo
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from weir.protocol.errors import Errors, KafkaError
@@ -30,60 +37,18 @@ from weir.protocol.records import BatchHeader, iter_headers
 from ..log import partition_txns
 from ..log.txn_index import AbortedTxn
 
-from .record_state import TERMINAL, AcknowledgeType, RecordState, check_transition
+from .in_flight import Acquired, Change, InFlight, Limits, Lock
+from .record_state import TERMINAL, AcknowledgeType, RecordState
 from .records import StoredState, ranges
 
 if TYPE_CHECKING:
-    from ..clock import Clock, Timer
+    from ..clock import Clock
     from ..log.partition import Partition
 
 S = RecordState
 NOT_ACQUIRED = "The offset cannot be acknowledged. The offset is not acquired."  # Kafka 4.4's words
 NOT_OWNER = "Member is not the owner of batch record"
 _READ_BYTES = 1 << 20  # one log read while walking batch headers
-
-
-@dataclass(frozen=True)
-class Limits:
-    """A group's settings as they apply to one acquisition or acknowledgement."""
-    lock_ms: int
-    delivery_limit: int
-    max_in_flight: int
-    read_committed: bool = False
-
-
-@dataclass(eq=False)
-class Lock:
-    """The acquisition lock of the records one fetch (or one RENEW) gave a member."""
-    member_id: str
-    offsets: list[int]
-    timer: Timer | None = None
-
-
-@dataclass(slots=True)
-class InFlight:
-    state: RecordState
-    delivery_count: int
-    lock: Lock | None = None
-    batch_records: int = 1  # records of the batch it was produced in (redelivery throttling)
-
-    def move(self, target: RecordState) -> None:
-        check_transition(self.state, target)
-        self.state = target
-
-
-@dataclass
-class Acquired:
-    ranges: list[tuple[int, int, int]] = field(default_factory=list)  # first, last, delivery count
-    count: int = 0
-
-    def add(self, offset: int, delivery_count: int) -> None:
-        if self.ranges and self.ranges[-1][1] == offset - 1 and self.ranges[-1][2] == delivery_count:
-            first, _, count = self.ranges[-1]
-            self.ranges[-1] = (first, offset, count)
-        else:
-            self.ranges.append((offset, offset, delivery_count))
-        self.count += 1
 
 
 class SharePartition:
@@ -103,6 +68,7 @@ class SharePartition:
         self.on_available = on_available  # wakes share fetches waiting for records
         self.on_change: Callable[[], None] = lambda: None  # a change to store that nobody waits for
         self.stored = False  # whether __share_group_state holds this state (the manager's to say)
+        self.writes = 0  # successful state writes (the manager counts them)
         self.created_ms = clock.now_ms()
 
     # ------------------------------------------------------------------ acquisition
@@ -138,7 +104,7 @@ class SharePartition:
         for offset, record in self.in_flight.items():
             if acquired.count >= max_records:
                 return False
-            if record.state != S.AVAILABLE:
+            if not record.acquirable:
                 continue
             count = record.delivery_count
             if limit > 2 and count == limit - 1 and acquired.count:
@@ -197,7 +163,7 @@ class SharePartition:
         new one) to the high watermark (LSO for read_committed), counted up to about ``enough``:
         what a fetch's ``min_bytes`` is held against, as Kafka's delayed share fetch does."""
         bound = self._bound(limits)
-        first = next((o for o, r in self.in_flight.items() if r.state == S.AVAILABLE), self.end_offset)
+        first = next((o for o, r in self.in_flight.items() if r.acquirable), self.end_offset)
         if first >= bound or first < self.log.log_start_offset:
             return 0
         return len(self.log.read(first, enough, bound, min_one=True).records)  # type: ignore[arg-type]
@@ -223,17 +189,18 @@ class SharePartition:
 
     # ------------------------------------------------------------------ acknowledgement
 
-    def acknowledge(self, member_id: str, batches: list[tuple[int, int, list[int]]], limits: Limits) -> None:
+    def acknowledge(self, member_id: str, batches: list[tuple[int, int, list[int]]], limits: Limits) -> Change | None:
         """Apply (first, last, types) batches in order, all or none: every offset from the start offset
         on must be ACQUIRED by ``member_id`` (INVALID_RECORD_STATE otherwise, as Kafka refuses and
         rolls back; so an offset acknowledged twice in one request fails); offsets below the start
-        offset are done and ignored, as Kafka 4.4 answers them."""
+        offset are done and ignored, as Kafka 4.4 answers them. The change, pending until its write
+        is done (``commit``) or failed (``rollback``); None when nothing changed."""
         changes: list[tuple[int, InFlight, AcknowledgeType]] = []
         acknowledged: set[int] = set()
         for first, last, types in batches:
             for offset in range(max(first, self.start_offset), last + 1):  # below the start: done, ignored
                 record = self.in_flight.get(offset)
-                if record is None or record.state != S.ACQUIRED or record.lock is None:
+                if record is None or record.state != S.ACQUIRED or record.lock is None or record.change:
                     raise KafkaError(Errors.INVALID_RECORD_STATE, NOT_ACQUIRED)
                 if record.lock.member_id != member_id:
                     raise KafkaError(Errors.INVALID_RECORD_STATE, NOT_OWNER)
@@ -242,11 +209,12 @@ class SharePartition:
                 acknowledged.add(offset)
                 kind = AcknowledgeType(types[0] if len(types) == 1 else types[offset - first])
                 changes.append((offset, record, kind))
+        if not changes:
+            return None
+        change = Change(limits, self.writes)
         renewed = Lock(member_id, [])
-        released = False
         for offset, record, kind in changes:
-            old_lock = record.lock
-            assert old_lock is not None
+            change.touch(offset, record)
             if kind == AcknowledgeType.RENEW:
                 record.move(S.ACQUIRED)
                 record.lock = renewed
@@ -255,12 +223,36 @@ class SharePartition:
             if kind == AcknowledgeType.ACCEPT:
                 record.move(S.ACKNOWLEDGED)
             elif kind == AcknowledgeType.RELEASE:
-                released |= self._release(record, limits) == S.AVAILABLE
+                self._release(record, limits)
             else:  # REJECT, GAP
                 record.move(S.ARCHIVED)
             record.lock = None
         if renewed.offsets:
             renewed.timer = self.clock.call_later(limits.lock_ms / 1000, lambda: self._expire(renewed, limits))
+        return change
+
+    def commit(self, change: Change) -> None:
+        """The change's state is written: it stands, and the start moves past what it finished."""
+        self._settle(change, undo=False)
+
+    def rollback(self, change: Change) -> None:
+        """The change's write failed: its records are as they were before it (a lock that expired
+        meanwhile releases them now). A write since that carried the change is written over."""
+        self._settle(change, undo=True)
+        if self.writes != change.writes:
+            self.on_change()
+
+    def _settle(self, change: Change, undo: bool) -> None:
+        released = False
+        for offset, record, state, lock, count in change.before:
+            if self.in_flight.get(offset) is not record or record.change is not change:
+                continue  # gone with the log's start meanwhile
+            record.change = None
+            if undo:
+                record.state, record.lock, record.delivery_count = state, lock, count
+            if record.state == S.ACQUIRED and record.lock is not None and record.lock.expired:
+                self._release(record, change.limits)
+            released |= record.state == S.AVAILABLE
         self._advance_start()
         if released:
             self.on_available()
@@ -271,25 +263,23 @@ class SharePartition:
         record.lock = None
         return record.state
 
-    def release_member(self, member_id: str, limits: Limits) -> None:
-        """A member that left (or whose share session closed) gives back what it holds."""
-        released = changed = False
-        for record in self.in_flight.values():
-            if record.state == S.ACQUIRED and record.lock is not None and record.lock.member_id == member_id:
-                released |= self._release(record, limits) == S.AVAILABLE
-                changed = True
-        if not changed:
-            return
-        self._advance_start()
-        if released:
-            self.on_available()
-        self.on_change()
+    def release_member(self, member_id: str, limits: Limits) -> Change | None:
+        """A member that left (or whose share session closed) gives back what it holds: the change,
+        pending its write as an acknowledgement's is (None: it held nothing)."""
+        change = Change(limits, self.writes)
+        for offset, record in self.in_flight.items():
+            if (record.state == S.ACQUIRED and record.change is None and record.lock is not None
+                    and record.lock.member_id == member_id):
+                change.touch(offset, record)
+                self._release(record, limits)
+        return change if change.before else None
 
     def _expire(self, lock: Lock, limits: Limits) -> None:
+        lock.expired = True
         released = False
         for offset in lock.offsets:
             record = self.in_flight.get(offset)
-            if record is not None and record.lock is lock and record.state == S.ACQUIRED:
+            if record is not None and record.lock is lock and record.state == S.ACQUIRED and record.change is None:
                 released |= self._release(record, limits) == S.AVAILABLE
         self._advance_start()
         if released:
@@ -302,7 +292,7 @@ class SharePartition:
         self.reported_start = self.start_offset
         while self.in_flight:
             offset, record = next(iter(self.in_flight.items()))
-            if record.state not in TERMINAL:
+            if record.state not in TERMINAL or record.change is not None:
                 self.start_offset = offset
                 return
             del self.in_flight[offset]
@@ -313,10 +303,12 @@ class SharePartition:
     def stored_state(self) -> StoredState:
         """What ``__share_group_state`` keeps: the start offset and the window's records in ranges.
         An ACQUIRED record is stored AVAILABLE with its delivery count: after a restart it is
-        delivered again, that delivery counted."""
-        return StoredState(self.start_offset, ranges([
+        delivered again, that delivery counted. Pending changes are written as made (the write is
+        theirs); the start is past the finished records at the front."""
+        start = next((o for o, r in self.in_flight.items() if r.state not in TERMINAL), self.end_offset)
+        return StoredState(start, ranges([
             (offset, (int(S.AVAILABLE if r.state == S.ACQUIRED else r.state), r.delivery_count))
-            for offset, r in self.in_flight.items()]), create_timestamp=self.created_ms)
+            for offset, r in self.in_flight.items() if offset >= start]), create_timestamp=self.created_ms)
 
     def restore(self, stored: StoredState) -> None:
         """The state a start-up found stored (before any member fetched)."""
@@ -332,7 +324,7 @@ class SharePartition:
 
     @property
     def has_available(self) -> bool:
-        if any(r.state == S.AVAILABLE for r in self.in_flight.values()):
+        if any(r.acquirable for r in self.in_flight.values()):
             return True
         return self.end_offset < self.log.high_watermark
 

@@ -18,6 +18,7 @@ from typing import Any
 from weir.protocol.errors import Errors, KafkaError
 
 from .manager import SharePartitionManager
+from .in_flight import Change
 from .partition import SharePartition
 from .record_state import AcknowledgeType
 from .sessions import FINAL_EPOCH, INITIAL_EPOCH, Key, ShareSession
@@ -62,12 +63,12 @@ def step_session(manager: SharePartitionManager, group_id: str, member_id: str, 
 async def acknowledge(manager: SharePartitionManager, group_id: str, member_id: str, topics: Iterable[Any],
                       renew_allowed: bool) -> dict[Key, KafkaError | None]:
     """Each partition's acknowledgements applied and stored; its error (None: applied and stored).
-    A failed write answers its error (the client retries); the state in memory stays applied and
-    goes out with the next write."""
+    A failed write undoes them and answers Kafka's error (``SharePartitionManager.store``): the
+    records stay with the member, which may acknowledge them again, until their lock expires."""
     limits = manager.limits(group_id)
     renew_enabled = manager.group_configs.value(group_id, "share.renew.acknowledge.enable")
     results: dict[Key, KafkaError | None] = {}
-    changed: dict[Key, SharePartition] = {}
+    changed: dict[Key, tuple[SharePartition, Change]] = {}
     for topic in topics:
         for partition in topic.partitions:
             key = (topic.topic_id, partition.partition_index)
@@ -78,12 +79,14 @@ async def acknowledge(manager: SharePartitionManager, group_id: str, member_id: 
                 if not renew_enabled and any(AcknowledgeType.RENEW in types for _, _, types in batches):
                     raise KafkaError(Errors.INVALID_RECORD_STATE, RENEW_DISABLED)  # nothing applied, as Kafka
                 share_partition = manager.get(group_id, topic.topic_id, partition.partition_index)
-                share_partition.acknowledge(member_id, batches, limits)
+                change = share_partition.acknowledge(member_id, batches, limits)
                 results[key] = None
-                changed[key] = share_partition
+                if change is not None:
+                    changed[key] = share_partition, change
             except KafkaError as exc:
                 results[key] = exc
-    written = await asyncio.gather(*(manager.persist(sp) for sp in changed.values()), return_exceptions=True)
+    written = await asyncio.gather(*(manager.store(sp, change) for sp, change in changed.values()),
+                                   return_exceptions=True)
     for key, outcome in zip(changed, written, strict=True):
         if isinstance(outcome, KafkaError):
             results[key] = outcome

@@ -6,7 +6,8 @@ import pytest
 
 from weir.broker.clock import ManualClock
 from weir.broker.share import records
-from weir.broker.share.partition import Limits, SharePartition, split_ranges
+from weir.broker.share.in_flight import Limits
+from weir.broker.share.partition import SharePartition, split_ranges
 from weir.broker.share.record_state import TRANSITIONS, RecordState, check_transition
 from weir.protocol import records as rec
 from weir.protocol.errors import Errors, KafkaError
@@ -36,6 +37,17 @@ def share_partition(context, partition, start=0):
     return sp, woken
 
 
+def acknowledged(sp, member, batches, limits):
+    """Acknowledge and commit, as a successful state write does."""
+    if (change := sp.acknowledge(member, batches, limits)) is not None:
+        sp.commit(change)
+
+
+def released(sp, member, limits):
+    if (change := sp.release_member(member, limits)) is not None:
+        sp.commit(change)
+
+
 def state(sp):
     return {offset: (r.state, r.delivery_count) for offset, r in sp.in_flight.items()}
 
@@ -56,7 +68,7 @@ async def test_acquire_takes_new_records_once_and_accept_moves_the_start(context
     first = sp.acquire("a", 3, LIMITS, strict=True)
     assert (first.ranges, sp.start_offset, sp.end_offset) == ([(0, 2, 1)], 0, 3)
     assert sp.acquire("b", 10, LIMITS, strict=True).ranges == [(3, 4, 1)]  # nothing twice
-    sp.acknowledge("a", [(0, 2, [ACCEPT])], LIMITS)
+    acknowledged(sp, "a", [(0, 2, [ACCEPT])], LIMITS)
     assert (sp.start_offset, list(sp.in_flight)) == (3, [3, 4])
     records = sp.records_for(first, LIMITS)
     assert [h.base_offset for _, h in rec.iter_headers(records)] == [0, 2]  # the batches holding 0-2
@@ -74,7 +86,7 @@ async def test_release_comes_back_with_the_count_raised_and_the_limit_archives(c
     sp, woken = share_partition(context, await append(context, 1))
     for delivery in (1, 2, 3):
         assert sp.acquire("a", 10, LIMITS, strict=True).ranges == [(0, 0, delivery)]
-        sp.acknowledge("a", [(0, 0, [RELEASE])], LIMITS)
+        acknowledged(sp, "a", [(0, 0, [RELEASE])], LIMITS)
     assert woken == [1, 1]  # the third release archived it: nothing came back
     assert (sp.in_flight, sp.start_offset) == ({}, 1)
     assert sp.acquire("a", 10, LIMITS, strict=True).ranges == []
@@ -83,7 +95,7 @@ async def test_release_comes_back_with_the_count_raised_and_the_limit_archives(c
 async def test_reject_archives_and_gap_too(context):
     sp, _ = share_partition(context, await append(context, 3))
     sp.acquire("a", 10, LIMITS, strict=True)
-    sp.acknowledge("a", [(0, 1, [REJECT, GAP]), (2, 2, [ACCEPT])], LIMITS)
+    acknowledged(sp, "a", [(0, 1, [REJECT, GAP]), (2, 2, [ACCEPT])], LIMITS)
     assert (sp.in_flight, sp.start_offset) == ({}, 3)
 
 
@@ -96,7 +108,7 @@ async def test_a_lock_expiring_gives_the_records_back(context):
     assert state(sp) == {0: (RecordState.AVAILABLE, 1), 1: (RecordState.AVAILABLE, 1)} and woken == [1]
     assert sp.acquire("b", 10, LIMITS, strict=True).ranges == [(0, 1, 2)]
     with pytest.raises(KafkaError) as caught:  # the lock is b's now
-        sp.acknowledge("a", [(0, 0, [ACCEPT])], LIMITS)
+        acknowledged(sp, "a", [(0, 0, [ACCEPT])], LIMITS)
     assert caught.value.error == Errors.INVALID_RECORD_STATE
 
 
@@ -106,18 +118,18 @@ async def test_acknowledgements_apply_all_or_none(context):
     sp.acquire("b", 2, LIMITS, strict=True)
     before = state(sp)
     with pytest.raises(KafkaError) as caught:
-        sp.acknowledge("a", [(0, 1, [ACCEPT]), (2, 2, [ACCEPT])], LIMITS)  # 2 is b's
+        acknowledged(sp, "a", [(0, 1, [ACCEPT]), (2, 2, [ACCEPT])], LIMITS)  # 2 is b's
     assert caught.value.error == Errors.INVALID_RECORD_STATE
     assert state(sp) == before
     with pytest.raises(KafkaError):
-        sp.acknowledge("a", [(9, 9, [ACCEPT])], LIMITS)  # never acquired
+        acknowledged(sp, "a", [(9, 9, [ACCEPT])], LIMITS)  # never acquired
 
 
 async def test_renew_restarts_the_lock(context):
     sp, _ = share_partition(context, await append(context, 1))
     sp.acquire("a", 10, LIMITS, strict=True)
     context.clock.advance(20_000)
-    sp.acknowledge("a", [(0, 0, [RENEW])], LIMITS)
+    acknowledged(sp, "a", [(0, 0, [RENEW])], LIMITS)
     context.clock.advance(20_000)  # past the first lock, within the renewed one
     assert state(sp) == {0: (RecordState.ACQUIRED, 1)}
     context.clock.advance(10_000)
@@ -129,9 +141,9 @@ async def test_the_in_flight_limit_bounds_new_records_not_released_ones(context)
     limits = Limits(lock_ms=30_000, delivery_limit=5, max_in_flight=4)
     assert sp.acquire("a", 10, limits, strict=True).ranges == [(0, 3, 1)]
     assert sp.acquire("b", 10, limits, strict=True).ranges == []
-    sp.acknowledge("a", [(0, 0, [RELEASE]), (1, 1, [ACCEPT])], limits)
+    acknowledged(sp, "a", [(0, 0, [RELEASE]), (1, 1, [ACCEPT])], limits)
     assert sp.acquire("b", 10, limits, strict=True).ranges == [(0, 0, 2)]  # the window is still 0-3
-    sp.acknowledge("b", [(0, 0, [ACCEPT])], limits)  # the start moves to 2: room for two
+    acknowledged(sp, "b", [(0, 0, [ACCEPT])], limits)  # the start moves to 2: room for two
     assert sp.acquire("b", 10, limits, strict=True).ranges == [(4, 5, 1)]
 
 
@@ -139,7 +151,7 @@ async def test_a_member_leaving_gives_back_what_it_holds(context):
     sp, _ = share_partition(context, await append(context, 3))
     sp.acquire("a", 2, LIMITS, strict=True)
     sp.acquire("b", 1, LIMITS, strict=True)
-    sp.release_member("a", LIMITS)
+    released(sp, "a", LIMITS)
     assert state(sp) == {0: (RecordState.AVAILABLE, 1), 1: (RecordState.AVAILABLE, 1),
                          2: (RecordState.ACQUIRED, 1)}
 
@@ -169,7 +181,7 @@ async def test_read_committed_stops_at_the_lso_and_archives_aborted_records(cont
     sp, _ = share_partition(context, partition)
     taken = sp.acquire("a", 100, committed, strict=True)
     assert (taken.ranges, sp.end_offset) == ([(0, 0, 1), (4, 4, 1)], 6)
-    sp.acknowledge("a", [(0, 0, [ACCEPT]), (4, 4, [ACCEPT])], committed)
+    acknowledged(sp, "a", [(0, 0, [ACCEPT]), (4, 4, [ACCEPT])], committed)
     assert (sp.start_offset, sp.in_flight) == (6, {})
     uncommitted, _ = share_partition(context, partition)
     assert uncommitted.acquire("a", 100, LIMITS, strict=True).ranges == [(0, 2, 1), (4, 4, 1), (6, 6, 1)]
@@ -179,8 +191,8 @@ async def test_the_stored_state_restores_the_same_share_partition(context):
     sp, _ = share_partition(context, await append(context, 8))
     sp.acquire("a", 3, LIMITS, strict=True)
     sp.acquire("b", 3, LIMITS, strict=True)
-    sp.acknowledge("a", [(0, 0, [ACCEPT]), (1, 1, [RELEASE]), (2, 2, [REJECT])], LIMITS)
-    sp.acknowledge("b", [(4, 4, [ACCEPT])], LIMITS)
+    acknowledged(sp, "a", [(0, 0, [ACCEPT]), (1, 1, [RELEASE]), (2, 2, [REJECT])], LIMITS)
+    acknowledged(sp, "b", [(4, 4, [ACCEPT])], LIMITS)
     stored = sp.stored_state()
     assert (stored.start_offset, stored.batches) == (1, [(1, 1, 0, 1), (2, 2, 4, 1), (3, 3, 0, 1), (4, 4, 2, 1),
                                                          (5, 5, 0, 1)])
@@ -201,7 +213,7 @@ async def test_redelivery_is_throttled_and_a_last_delivery_goes_alone(context):
     for _ in range(10):
         taken = sp.acquire("a", 100, limits, strict=False).ranges
         fetches.append(taken)
-        sp.acknowledge("a", [(first, last, [RELEASE]) for first, last, _ in taken], limits)
+        acknowledged(sp, "a", [(first, last, [RELEASE]) for first, last, _ in taken], limits)
     assert fetches == [[(0, 7, 1)], [(0, 7, 2)], [(0, 7, 3)], [(0, 3, 4)], [(0, 0, 5)], [(1, 1, 5)], [(2, 2, 5)],
                        [(3, 3, 5)], [(4, 7, 4)], [(4, 4, 5)]]
 
