@@ -49,6 +49,7 @@ FILE_NAME = "finalized-features.json"
 TRANSACTION_VERSION = "transaction.version"
 GROUP_VERSION = "group.version"
 SHARE_VERSION = "share.version"
+STREAMS_VERSION = "streams.version"
 
 # The one place of the supported ranges and of a new data directory's levels: transaction.version
 # 2 (KIP-890 part 2) by default, as Kafka 4 formats it. A Java 4.x producer that sees it finalized
@@ -56,8 +57,9 @@ SHARE_VERSION = "share.version"
 # the Python clients speak version 1 whatever the level, and the coordinator serves both.
 # share.version 1 enables share groups (KIP-932); 2 adds their dead-letter queue (KIP-1191), which
 # Weir does not serve: Kafka 4.4 finalizes 2 at format, Weir 1.
-SUPPORTED: dict[str, tuple[int, int]] = {TRANSACTION_VERSION: (0, 2), GROUP_VERSION: (0, 1), SHARE_VERSION: (0, 1)}
-DEFAULT_LEVELS: dict[str, int] = {TRANSACTION_VERSION: 2, GROUP_VERSION: 1, SHARE_VERSION: 1}
+SUPPORTED: dict[str, tuple[int, int]] = {TRANSACTION_VERSION: (0, 2), GROUP_VERSION: (0, 1), SHARE_VERSION: (0, 1),
+                                         STREAMS_VERSION: (0, 1)}
+DEFAULT_LEVELS: dict[str, int] = {TRANSACTION_VERSION: 2, GROUP_VERSION: 1, SHARE_VERSION: 1, STREAMS_VERSION: 1}
 
 _UPGRADE_TYPES = (UPGRADE, SAFE_DOWNGRADE, UNSAFE_DOWNGRADE)
 

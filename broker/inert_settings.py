@@ -164,7 +164,10 @@ _BROKER: dict[str, tuple[Callable[[str], Any], Any, int, str]] = {
         ("min.session.timeout.ms", integer(1), 45000), ("max.session.timeout.ms", integer(1), 60000),
         ("heartbeat.interval.ms", integer(1), 5000), ("min.heartbeat.interval.ms", integer(1), 5000),
         ("max.heartbeat.interval.ms", integer(1), 15000), ("initial.rebalance.delay.ms", integer(0), 3000),
-        ("num.standby.replicas", integer(0), 0), ("max.standby.replicas", integer(0), 2))},
+        ("num.standby.replicas", integer(0), 0), ("max.standby.replicas", integer(0), 2),
+        ("task.offset.interval.ms", integer(15000), 60000), ("min.task.offset.interval.ms", integer(1), 15000))},
+    "group.streams.acceptable.recovery.lag": (_LONG(0), 10000, LONG, "no warm-up tasks (KIP-1071): it is only "
+                                              "passed on to the members"),
 }
 
 #: Settings for ``config.SETTINGS``: name -> (parse, default, doc)
