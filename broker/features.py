@@ -10,11 +10,11 @@ A new data directory starts at ``DEFAULT_LEVELS``, or at the levels given with
 the persisted levels win and the flag is ignored with a log line, as Kafka formats a
 directory only once.
 
-Weir has features only where it means them: ``transaction.version``, ``group.version`` and
-``share.version``. No
+Weir has features only where it means them: ``transaction.version``, ``group.version``,
+``share.version`` and ``streams.version``. No
 ``metadata.version`` or ``kraft.version``: there is no KRaft quorum to describe, and
 neither Kafka's clients nor kafka-features need them. A feature Weir does not know
-is "not found" even where Kafka knows it (streams.version, ...), and a
+is "not found" even where Kafka knows it (eligible.leader.replicas.version, ...), and a
 level of 0 removes the feature from the finalized set, as Kafka's replay does.
 
 Weir's transaction coordinator behaves the same at transaction.version 0 and 1
@@ -25,7 +25,8 @@ as version 2 ends do, and clients that read the level switch to version 2.
 group.version 1 (KIP-848, finalized by default as Kafka 4.x formats a directory) enables the
 consumer group protocol: at 0 ConsumerGroupHeartbeat answers UNSUPPORTED_VERSION, as Kafka does.
 share.version 1 (KIP-932) enables share groups: at 0 the share group APIs answer
-UNSUPPORTED_VERSION, as Kafka's do.
+UNSUPPORTED_VERSION, as Kafka's do. streams.version 1 (KIP-1071, supported 0-1 and finalized 1 by
+Kafka 4.4 at format, as asked of the reference) enables streams groups the same way.
 
 A data directory made before Weir knew group.version keeps its persisted levels (without it),
 as a Kafka directory keeps them until ``kafka-features upgrade``.
