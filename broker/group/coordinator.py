@@ -328,12 +328,13 @@ class GroupCoordinator:
     def streams_group_heartbeat(self, request: Any, client_id: str, client_host: str) -> dict[str, Any]:
         group_id = request.group_id
         classic = self.groups.get(group_id)
+        had_offsets = bool(self.offsets.committed.get(group_id))
         if classic is not None and not classic.members and group_id not in self.consumer.groups:
             del self.groups[group_id]  # an empty classic group (offsets only) becomes this one, as in Kafka
         elif group_id in self.consumer.groups or group_id in self.share.groups or classic is not None:
             return {"error_code": Errors.GROUP_ID_NOT_FOUND, "member_id": request.member_id,
                     "error_message": f"Group {group_id} is not a streams group."}
-        return self.streams.heartbeat(request, client_id, client_host)
+        return self.streams.heartbeat(request, client_id, client_host, had_offsets)
 
     # ------------------------------------------------------------------ offset commits
 

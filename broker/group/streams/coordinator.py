@@ -7,8 +7,9 @@ members' session deadlines (``streams.session.timeout.ms``, a group config over 
 
 Deviations, written down: the groups live in memory only (Kafka writes StreamsGroup* records to
 ``__consumer_offsets``); after a broker restart a member heartbeating an epoch of a group the broker
-no longer knows is told UNKNOWN_MEMBER_ID, so it rejoins with its tasks' offsets safe in the
-committed offsets (Kafka would answer from its replayed group). The first assignment is not delayed
+no longer knows is told UNKNOWN_MEMBER_ID when the group has committed offsets (it existed), so it
+rejoins with its tasks' offsets safe in those (Kafka would answer from its replayed group); a group
+never seen is GROUP_ID_NOT_FOUND, as Kafka answers. The first assignment is not delayed
 by ``group.streams.initial.rebalance.delay.ms``, and a member slow to revoke is not fenced after its
 rebalance timeout (its session still ends it).
 """
@@ -44,20 +45,23 @@ class StreamsGroupCoordinator:
 
     # ------------------------------------------------------------------ StreamsGroupHeartbeat
 
-    def heartbeat(self, request: Any, client_id: str, client_host: str) -> dict[str, Any]:
+    def heartbeat(self, request: Any, client_id: str, client_host: str, had_offsets: bool = False) -> dict[str, Any]:
+        """``had_offsets``: the group id has committed offsets (a group this broker forgot on restart)."""
         try:
             hb.validate(request)
-            return self._heartbeat(request, client_id, client_host)
+            return self._heartbeat(request, client_id, client_host, had_offsets)
         except KafkaError as exc:
             return {"error_code": exc.code, "error_message": exc.message or None, "member_id": request.member_id}
 
-    def _heartbeat(self, request: Any, client_id: str, client_host: str) -> dict[str, Any]:
+    def _heartbeat(self, request: Any, client_id: str, client_host: str, had_offsets: bool) -> dict[str, Any]:
         group_id, epoch = request.group_id, request.member_epoch
         group = self.groups.get(group_id)
         if group is None:
-            if epoch != JOIN_GROUP_EPOCH:  # see the module's note on restarts
+            if epoch != JOIN_GROUP_EPOCH and had_offsets:  # see the module's note on restarts
                 raise KafkaError(Errors.UNKNOWN_MEMBER_ID, f"Member {request.member_id} is not a member of group "
                                                            f"{group_id}.")
+            if epoch != JOIN_GROUP_EPOCH:
+                raise KafkaError(Errors.GROUP_ID_NOT_FOUND, f"Streams group {group_id} not found.")
             group = StreamsGroup(group_id)
         if epoch in (LEAVE_GROUP_EPOCH, LEAVE_GROUP_STATIC_EPOCH):
             return self._leave(group, request)

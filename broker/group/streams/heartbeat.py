@@ -41,7 +41,7 @@ def validate(request: Any) -> None:
         if request.rebalance_timeout_ms == -1:
             raise _invalid("RebalanceTimeoutMs must be provided in first request.")
         if request.topology is None:
-            raise _invalid("Topology must be non-null when joining.")
+            raise _invalid("Topology must be non-null when (re-)joining.")
         for name in ("active_tasks", "standby_tasks", "warmup_tasks"):
             if getattr(request, name):
                 label = "".join(part.capitalize() for part in name.split("_"))

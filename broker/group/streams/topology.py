@@ -128,7 +128,7 @@ def configure(topology: Topology, topics: Mapping[str, int]) -> Configured:
                 result.to_create[info.name] = (info.partitions or result.tasks[sub.subtopology_id], info)
     if result.to_create:
         result.statuses.append((MISSING_INTERNAL_TOPICS,
-                                f"Internal topics are missing: [{', '.join(sorted(result.to_create))}]"))
+                                f"Internal topics are missing: {', '.join(sorted(result.to_create))}"))
         result.tasks = {}
     return result
 
