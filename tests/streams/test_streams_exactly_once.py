@@ -72,9 +72,11 @@ class StreamsApp:
         self.process.kill()
         self.process.wait(10)
 
-    def stop(self) -> None:
+    def terminate(self) -> None:
         """SIGTERM: the shutdown hook closes Kafka Streams; the JVM then exits 128 + SIGTERM."""
         self.process.send_signal(signal.SIGTERM)
+
+    def wait_stopped(self) -> None:
         assert self.process.wait(60) == 128 + signal.SIGTERM, "".join(self.lines[-40:])
         self.reader.join(10)  # the last lines may still be in the pipe
         assert self.lines[-1].strip() == "STATE NOT_RUNNING", "".join(self.lines[-40:])
@@ -228,8 +230,10 @@ def test_streams_exactly_once_v2_through_application_and_broker_kills(any_broker
             reader.poll()  # anything beyond the expected output would show up here
         finally:
             reader.close()
+        for app in running:  # all at once: one closing alone would hand its tasks to the other mid-close
+            app.terminate()
         for app in running:
-            app.stop()
+            app.wait_stopped()
 
         assert sorted(reader.confirmations) == sorted(order(n)[0] for n in range(ORDERS_TOTAL))
         assert {product: emitted[-1] for product, emitted in reader.totals.items()} == sums

@@ -15,6 +15,7 @@ from weir.protocol.messages import offset_commit, streams_group_heartbeat as hb
 from tests.features.raw import ask
 from tests.reference.test_differential_consumer_heartbeat import coordinator_ready
 from tests.reference.test_differential_streams_groups import Member, _until
+from tests.support.admin_cli import cli
 from tests.tools.tools import create_topics, run_tool, table
 
 STREAMS_GROUPS = "org.apache.kafka.tools.streams.StreamsGroupCommand"
@@ -52,6 +53,8 @@ def test_kafka_streams_groups(any_broker):
     assert [p.error_code for t in committed.topics for p in t.partitions] == [0, 0]
 
     assert group in ok(tool("--list")).split()
+    assert [group, "streams", "Stable", "streams"] in [line.split() for line in cli(bootstrap, "groups", "list").stdout
+                                                       .splitlines()]  # weir-admin too, beside the other types
     offsets = table(ok(tool("--describe", "--group", group, "--offsets")))
     assert sorted((r["GROUP"], r["TOPIC"], r["PARTITION"], r["OFFSET-LAG"]) for r in offsets) == [
         (group, topic, str(p), "2") for p in range(2)]
