@@ -189,7 +189,8 @@ class StreamsGroupCoordinator:
 
     def validate_offset_commit(self, group: StreamsGroup, member_id: str, member_epoch: int,
                                transactional: bool, partitions: Iterable[tuple[str, int]] = ()) -> None:
-        """Kafka's StreamsGroup.validateOffsetCommit: epoch -1 with no members is the admin client."""
+        """Kafka 4.4's StreamsGroup.validateOffsetCommit: epoch -1 with no members is the admin client; an
+        epoch older than the member's is accepted for the partitions of tasks it has held since then."""
         if member_epoch < 0 and not group.members:
             return
         if transactional and member_epoch == -1 and member_id == "":
@@ -197,10 +198,22 @@ class StreamsGroupCoordinator:
         member = group.members.get(member_id)
         if member is None:
             raise KafkaError(Errors.UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of group {group.group_id}.")
-        if member_epoch != member.member_epoch:
-            error = Errors.ILLEGAL_GENERATION if transactional else Errors.STALE_MEMBER_EPOCH
-            raise KafkaError(error, f"The received member epoch {member_epoch} does not match the expected member "
-                                    f"epoch {member.member_epoch}.")
+        if member_epoch == member.member_epoch:
+            return
+        stale = Errors.ILLEGAL_GENERATION if transactional else Errors.STALE_MEMBER_EPOCH
+        if member_epoch > member.member_epoch:
+            raise KafkaError(stale, f"Received member epoch {member_epoch} is newer than current member epoch "
+                                    f"{member.member_epoch}.")
+        subtopology_of = {}
+        for sub in group.topology.subtopologies if group.topology is not None else ():
+            for name in (*sub.source_topics, *(t.name for t in sub.repartition_source_topics)):
+                subtopology_of[name] = sub.subtopology_id
+        for name, partition in partitions:
+            subtopology_id = subtopology_of.get(name)
+            held_since = member.assigned_at(subtopology_id, partition) if subtopology_id is not None else None
+            if held_since is None or member_epoch < held_since:
+                raise KafkaError(stale, f"Task {subtopology_id}_{partition} is not assigned to the member at epoch "
+                                        f"{member_epoch}.")
 
     def validate_offset_fetch(self, group: StreamsGroup, member_id: str | None, member_epoch: int) -> None:
         if member_epoch == -1:

@@ -25,7 +25,8 @@ import org.apache.kafka.streams.kstream.Produced;
  *
  * Arguments: bootstrapServers applicationId stateDir ordersTopic confirmationsTopic totalsTopic
  * [groupProtocol: classic (the default) or streams, KIP-1071's StreamsGroupHeartbeat].
- * Prints "STATE <new state>" on every state change, so the test can wait for RUNNING, and
+ * Prints "STATE <new state>" on every state change, so the test can wait for RUNNING, "CLOSED
+ * true" when a SIGTERM closed it cleanly, and
  * "THREAD FAILED <exception>" when a stream thread dies and is replaced.
  */
 public final class OrdersStreams {
@@ -77,8 +78,12 @@ public final class OrdersStreams {
             System.out.flush();
             return StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse.REPLACE_THREAD;
         });
+        // "CLOSED true" once close() finished in time: the state listener runs after close() is
+        // woken, so its "STATE NOT_RUNNING" may not be printed before the JVM exits
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-            streams.close(Duration.ofSeconds(30));
+            boolean closed = streams.close(Duration.ofSeconds(30));
+            System.out.println("CLOSED " + closed);
+            System.out.flush();
             stopped.countDown();
         }));
         streams.start();
