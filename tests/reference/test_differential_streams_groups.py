@@ -227,3 +227,35 @@ def test_streams_group_heartbeats_as_kafka(weir_process, kafka_broker):
     assert weir["split"] == (PARTITIONS, PARTITIONS) and weir["no task held twice"]
     differing = {key: (weir[key], kafka.get(key)) for key in weir if weir[key] != kafka.get(key)}
     assert not differing, "\n".join(f"{k}:\n  weir  {w}\n  kafka {kf}" for k, (w, kf) in differing.items())
+
+
+def static_scenario(broker) -> dict:
+    """A static member (group.instance.id) leaving with -2 and coming back under a new member id."""
+    suffix = uuid.uuid4().hex[:8]
+    source, app = f"streams-static-src-{suffix}", f"streams-static-{suffix}"
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    admin.create_topics([NewTopic(source, 2, 1)])[source].result(30)
+    coordinator_ready(broker, app)
+    plain = hb.Topology(epoch=1, subtopologies=[hb.Subtopology(
+        subtopology_id="0", source_topics=[source], source_topic_regex=[], state_changelog_topics=[],
+        repartition_sink_topics=[], repartition_source_topics=[], copartition_groups=[])])
+    seen: dict = {}
+    first = Member(broker, app, source, "process-s")
+    first.beat(0, plain, instance_id="instance-1")
+    seen["tasks"] = _until("the static member's tasks",
+                           lambda: first.active if (first.beat(), first.task_count())[1] == 2 else None)
+    twin = Member(broker, app, source, "process-s")
+    seen["instance taken"] = _error(twin.beat(0, plain, instance_id="instance-1"))
+    seen["static leave"] = (first.beat(-2, instance_id="instance-1").error_code,)
+    answer = twin.beat(0, plain, instance_id="instance-1")
+    seen["comes back"] = (answer.error_code, twin.active)
+    seen["old id fenced"] = _error(first.beat(first.epoch, instance_id="instance-1"))
+    return {key: _without(value, {suffix: "", first.member_id: "OLD", twin.member_id: "NEW"})
+            for key, value in seen.items()}
+
+
+def test_static_members_as_kafka(weir_process, kafka_broker):
+    weir, kafka = static_scenario(weir_process), static_scenario(kafka_broker)
+    assert weir["comes back"] == (0, {"0": [0, 1]})  # the instance's tasks, at once
+    differing = {key: (weir[key], kafka.get(key)) for key in weir if weir[key] != kafka.get(key)}
+    assert not differing, "\n".join(f"{k}:\n  weir  {w}\n  kafka {kf}" for k, (w, kf) in differing.items())

@@ -88,8 +88,9 @@ def find_member(group: StreamsGroup, request: Any) -> tuple[StreamsMember | None
         static = group.static_member(instance_id)
         if epoch == JOIN_GROUP_EPOCH and static is not None and static.member_id != member_id:
             if static.member_epoch != LEAVE_GROUP_STATIC_EPOCH:
-                raise KafkaError(Errors.UNRELEASED_INSTANCE_ID, f"Static member {static.member_id} with instance id "
-                                                                f"{instance_id} is not released yet.")
+                raise KafkaError(Errors.UNRELEASED_INSTANCE_ID, f"Static member {member_id} with instance id "
+                                                                f"{instance_id} cannot join the group because the "
+                                                                f"instance id is owned by {static.member_id} member.")
             return static.replace(member_id=member_id), static.member_id
         if epoch != JOIN_GROUP_EPOCH and static is not None and static.member_id != member_id:
             raise KafkaError(Errors.FENCED_INSTANCE_ID, f"Static member {member_id} with instance id {instance_id} "

@@ -75,6 +75,15 @@ class Configured:
     source_partitions: dict[str, dict[str, int]] = field(default_factory=dict)  # subtopology -> topic -> count
 
 
+def _matches(pattern: str, name: str) -> bool:
+    """A regex Python cannot compile matches nothing: the topology then lacks that source (Kafka's
+    Java patterns and Python's differ at the edges; a simplification)."""
+    try:
+        return re.fullmatch(pattern, name) is not None
+    except re.error:
+        return False
+
+
 def _sources(sub: Subtopology, topics: Mapping[str, int]) -> tuple[list[str], list[str]]:
     """Source topics of a subtopology that exist (names, then regex matches), and those missing."""
     found: list[str] = []
@@ -82,7 +91,7 @@ def _sources(sub: Subtopology, topics: Mapping[str, int]) -> tuple[list[str], li
     for name in sub.source_topics:
         (found if name in topics else missing).append(name)
     for pattern in sub.source_topic_regex:
-        matched = sorted(name for name in topics if re.fullmatch(pattern, name))
+        matched = sorted(name for name in topics if _matches(pattern, name))
         if not matched:
             missing.append(pattern)
         found += matched
@@ -108,7 +117,7 @@ def configure(topology: Topology, topics: Mapping[str, int]) -> Configured:
             counts = {topics[sub.source_topics[i]] for i in names_at}
             counts |= {repartition[sub.repartition_source_topics[i].name] for i in repartition_at}
             for i in regex_at:
-                counts |= {topics[name] for name in topics if re.fullmatch(sub.source_topic_regex[i], name)}
+                counts |= {topics[name] for name in topics if _matches(sub.source_topic_regex[i], name)}
             if len(counts) > 1:
                 mismatched.append(sub.subtopology_id)
     if mismatched:
