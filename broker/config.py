@@ -18,6 +18,7 @@ from .acl.settings import ACL_SETTINGS
 from .quota.settings import QUOTA_SETTINGS
 from .security.settings import SECURITY_SETTINGS, parse_prefixed
 from .share.settings import SHARE_SETTINGS
+from .group.streams.settings import STREAMS_SETTINGS
 from . import inert_settings
 
 LONG_MAX = 2**63 - 1
@@ -257,8 +258,8 @@ SETTINGS.update({name: Setting(*entry) for name, entry in SECURITY_SETTINGS.item
 SETTINGS.update({name: Setting(*entry) for name, entry in inert_settings.BROKER_SETTINGS.items()})
 SETTINGS.update({name: Setting(*entry) for name, entry in ACL_SETTINGS.items()})  # broker/acl/settings.py
 SETTINGS.update({name: Setting(*entry) for name, entry in QUOTA_SETTINGS.items()})  # broker/quota/settings.py
-SETTINGS.update({name: Setting(_int(low, high), default, doc)  # broker/share/settings.py
-                 for name, (low, high, default, doc) in SHARE_SETTINGS.items()})
+SETTINGS.update({name: Setting(_int(low, high), default, doc)  # broker/share/settings.py, group/streams/settings.py
+                 for name, (low, high, default, doc) in {**SHARE_SETTINGS, **STREAMS_SETTINGS}.items()})
 
 #: Topic-level overrides accepted by CreateTopics, and the broker setting each defaults to.
 TOPIC_SETTINGS: dict[str, tuple[str | None, Callable[[str], Any]]] = {

@@ -10,11 +10,11 @@ A new data directory starts at ``DEFAULT_LEVELS``, or at the levels given with
 the persisted levels win and the flag is ignored with a log line, as Kafka formats a
 directory only once.
 
-Weir has features only where it means them: ``transaction.version``, ``group.version`` and
-``share.version``. No
+Weir has features only where it means them: ``transaction.version``, ``group.version``,
+``share.version`` and ``streams.version``. No
 ``metadata.version`` or ``kraft.version``: there is no KRaft quorum to describe, and
 neither Kafka's clients nor kafka-features need them. A feature Weir does not know
-is "not found" even where Kafka knows it (streams.version, ...), and a
+is "not found" even where Kafka knows it (eligible.leader.replicas.version, ...), and a
 level of 0 removes the feature from the finalized set, as Kafka's replay does.
 
 Weir's transaction coordinator behaves the same at transaction.version 0 and 1
@@ -25,7 +25,8 @@ as version 2 ends do, and clients that read the level switch to version 2.
 group.version 1 (KIP-848, finalized by default as Kafka 4.x formats a directory) enables the
 consumer group protocol: at 0 ConsumerGroupHeartbeat answers UNSUPPORTED_VERSION, as Kafka does.
 share.version 1 (KIP-932) enables share groups: at 0 the share group APIs answer
-UNSUPPORTED_VERSION, as Kafka's do.
+UNSUPPORTED_VERSION, as Kafka's do. streams.version 1 (KIP-1071, supported 0-1 and finalized 1 by
+Kafka 4.4 at format, as asked of the reference) enables streams groups the same way.
 
 A data directory made before Weir knew group.version keeps its persisted levels (without it),
 as a Kafka directory keeps them until ``kafka-features upgrade``.
@@ -49,6 +50,7 @@ FILE_NAME = "finalized-features.json"
 TRANSACTION_VERSION = "transaction.version"
 GROUP_VERSION = "group.version"
 SHARE_VERSION = "share.version"
+STREAMS_VERSION = "streams.version"
 
 # The one place of the supported ranges and of a new data directory's levels: transaction.version
 # 2 (KIP-890 part 2) by default, as Kafka 4 formats it. A Java 4.x producer that sees it finalized
@@ -56,8 +58,9 @@ SHARE_VERSION = "share.version"
 # the Python clients speak version 1 whatever the level, and the coordinator serves both.
 # share.version 1 enables share groups (KIP-932); 2 adds their dead-letter queue (KIP-1191), which
 # Weir does not serve: Kafka 4.4 finalizes 2 at format, Weir 1.
-SUPPORTED: dict[str, tuple[int, int]] = {TRANSACTION_VERSION: (0, 2), GROUP_VERSION: (0, 1), SHARE_VERSION: (0, 1)}
-DEFAULT_LEVELS: dict[str, int] = {TRANSACTION_VERSION: 2, GROUP_VERSION: 1, SHARE_VERSION: 1}
+SUPPORTED: dict[str, tuple[int, int]] = {TRANSACTION_VERSION: (0, 2), GROUP_VERSION: (0, 1), SHARE_VERSION: (0, 1),
+                                         STREAMS_VERSION: (0, 1)}
+DEFAULT_LEVELS: dict[str, int] = {TRANSACTION_VERSION: 2, GROUP_VERSION: 1, SHARE_VERSION: 1, STREAMS_VERSION: 1}
 
 _UPGRADE_TYPES = (UPGRADE, SAFE_DOWNGRADE, UNSAFE_DOWNGRADE)
 

@@ -147,8 +147,8 @@ _BROKER: dict[str, tuple[Callable[[str], Any], Any, int, str]] = {
     "errors.deadletterqueue.topic.name.prefix": (_text, "dlq.", STRING, "no share-group dead-letter queues (KIP-1191)"),
     "log.remote.copy.lag.bytes": (_LONG(-1), -1, LONG, "no tiered storage"),
     "log.remote.copy.lag.ms": (_LONG(-1), 0, LONG, "no tiered storage"),
-    "group.streams.assignors": (_names, ("sticky",), LIST, "no streams groups (KIP-1071)"),
-    "group.streams.rack.aware.assignment.tags": (_names, (), LIST, "no streams groups (KIP-1071)"),
+    "group.streams.assignors": (_names, ("sticky",), LIST, "Weir's one streams task assignor is sticky (KIP-1071)"),
+    "group.streams.rack.aware.assignment.tags": (_names, (), LIST, "no rack-aware task placement (KIP-1071)"),
     # bounds of group configs (broker/group/configs.py) for group types and intervals Weir lacks
     "group.consumer.assignment.interval.ms": (integer(0), 1000, INT,
                                               "a target assignment is computed at once, in the heartbeat"),
@@ -158,13 +158,13 @@ _BROKER: dict[str, tuple[Callable[[str], Any], Any, int, str]] = {
     **{f"group.share.{name}": (integer(0), default, INT, "a share group's target assignment is computed at once")
        for name, default in (("assignment.interval.ms", 1000), ("min.assignment.interval.ms", 0),
                              ("max.assignment.interval.ms", 15000))},
-    **{f"group.streams.{name}": (parse, default, INT, "no streams groups (KIP-1071)") for name, parse, default in (
-        ("assignment.interval.ms", integer(0), 1000), ("min.assignment.interval.ms", integer(0), 0),
-        ("max.assignment.interval.ms", integer(0), 15000), ("session.timeout.ms", integer(1), 45000),
-        ("min.session.timeout.ms", integer(1), 45000), ("max.session.timeout.ms", integer(1), 60000),
-        ("heartbeat.interval.ms", integer(1), 5000), ("min.heartbeat.interval.ms", integer(1), 5000),
-        ("max.heartbeat.interval.ms", integer(1), 15000), ("initial.rebalance.delay.ms", integer(0), 3000),
-        ("num.standby.replicas", integer(0), 0), ("max.standby.replicas", integer(0), 2))},
+    # (the streams group settings Weir acts on are in broker/group/streams/settings.py)
+    **{f"group.streams.{name}": (integer(0), default, INT, "a streams group's target assignment is computed at "
+                                 "once (KIP-1071)") for name, default in (
+        ("assignment.interval.ms", 1000), ("min.assignment.interval.ms", 0), ("max.assignment.interval.ms", 15000),
+        ("initial.rebalance.delay.ms", 3000))},
+    "group.streams.acceptable.recovery.lag": (_LONG(0), 10000, LONG, "no warm-up tasks (KIP-1071): only passed on "
+                                              "to the members"),
 }
 
 #: Settings for ``config.SETTINGS``: name -> (parse, default, doc)

@@ -76,7 +76,9 @@ async def groups_describe_members(admin: Admin, args: argparse.Namespace) -> Non
 
 async def groups_list(admin: Admin, args: argparse.Namespace) -> None:
     groups = await admin.list_groups(states=args.state or None)
-    emit(args, groups, ["Group", "ProtocolType", "State"], [[g.group_id, g.protocol_type, g.state] for g in groups])
+    # Type: classic, consumer (KIP-848), share (KIP-932) or streams (KIP-1071), as ListGroups v5 names it
+    emit(args, groups, ["Group", "ProtocolType", "State", "Type"],
+         [[g.group_id, g.protocol_type, g.state, g.group_type or ""] for g in groups])
 
 
 async def _lag_rows(admin: Admin, group_id: str, assigned: set[TopicPartition]

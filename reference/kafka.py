@@ -59,6 +59,13 @@ SHARED_TEST_SETTINGS = {
     # reconciliation steps follow each other quickly in tests
     "group.consumer.min.heartbeat.interval.ms": "500",
     "group.consumer.heartbeat.interval.ms": "500",
+    # streams-group members (KIP-1071) too, and one killed with -9 leaves its group after 6 s
+    # instead of 45 (the session must exceed the heartbeat); no delay before a first assignment
+    "group.streams.min.heartbeat.interval.ms": "500",
+    "group.streams.heartbeat.interval.ms": "500",
+    "group.streams.min.session.timeout.ms": "6000",
+    "group.streams.session.timeout.ms": "6000",
+    "group.streams.initial.rebalance.delay.ms": "0",
 }
 
 # Small heap, serial GC and the client compiler only: quicker start and far less CPU on a

@@ -35,6 +35,7 @@ from .consumer import records as consumer_records
 from .consumer.coordinator import ConsumerGroupCoordinator
 from .share import records as share_records
 from .share.coordinator import ShareGroupCoordinator
+from .streams.coordinator import StreamsGroupCoordinator
 from .migration import Migration
 from .classic import ClassicGroup, GroupState, JoinResult, Member, SyncResult
 from .joins import Joins
@@ -64,6 +65,7 @@ class GroupCoordinator:
         self.joins = Joins(self)  # how a JoinGroup enters a classic group
         self.consumer.on_member_removed = self.migration.maybe_downgrade
         self.share = ShareGroupCoordinator(context, context.share_partitions, self.log)  # KIP-932 share groups
+        self.streams = StreamsGroupCoordinator(context)  # KIP-1071 streams groups
 
     # ------------------------------------------------------------------ load and persistence
 
@@ -126,6 +128,7 @@ class GroupCoordinator:
         await asyncio.gather(*self._tasks, return_exceptions=True)
         await self.consumer.close()
         await self.share.close()
+        await self.streams.close()
 
     def _spawn(self, coroutine: Coroutine[Any, Any, Any]) -> None:
         task = asyncio.get_running_loop().create_task(coroutine)
@@ -151,7 +154,7 @@ class GroupCoordinator:
                     <= self.config["group.max.session.timeout.ms"]):
                 raise KafkaError(Errors.INVALID_SESSION_TIMEOUT,
                                  f"session timeout {session_timeout_ms} ms is outside the broker's bounds")
-            if group_id in self.share.groups:
+            if group_id in self.share.groups or group_id in self.streams.groups:
                 raise KafkaError(Errors.INCONSISTENT_GROUP_PROTOCOL)  # as Kafka answers a share group's id
             consumer_group = self.consumer.groups.get(group_id)
             if consumer_group is not None and consumer_group.members:
@@ -292,7 +295,7 @@ class GroupCoordinator:
 
     async def consumer_group_heartbeat(self, request: Any, version: int, client_id: str,
                                        client_host: str) -> dict[str, Any]:
-        if request.group_id in self.share.groups:
+        if request.group_id in self.share.groups or request.group_id in self.streams.groups:
             return {"error_code": Errors.GROUP_ID_NOT_FOUND,
                     "error_message": f"Group {request.group_id} is not a consumer group."}
         try:
@@ -310,9 +313,28 @@ class GroupCoordinator:
     async def share_group_heartbeat(self, request: Any, client_id: str, client_host: str) -> dict[str, Any]:
         group_id = request.group_id
         classic = self.groups.get(group_id)
-        if group_id in self.consumer.groups or (classic is not None and not classic.is_in(S.DEAD)):
+        if (group_id in self.consumer.groups or group_id in self.streams.groups
+                or (classic is not None and not classic.is_in(S.DEAD))):
             return {"error_code": Errors.GROUP_ID_NOT_FOUND, "error_message": f"Group {group_id} is not a share group."}
         return await self.share.heartbeat(request, client_id, client_host)
+
+    # ------------------------------------------------------------------ streams groups (KIP-1071)
+
+    def holds(self, group_id: str) -> bool:
+        """Does a group of any type have this id?"""
+        return any(group_id in groups for groups in (self.groups, self.consumer.groups, self.share.groups,
+                                                     self.streams.groups))
+
+    def streams_group_heartbeat(self, request: Any, client_id: str, client_host: str) -> dict[str, Any]:
+        group_id = request.group_id
+        classic = self.groups.get(group_id)
+        had_offsets = bool(self.offsets.committed.get(group_id))
+        if classic is not None and not classic.members and group_id not in self.consumer.groups:
+            del self.groups[group_id]  # an empty classic group (offsets only) becomes this one, as in Kafka
+        elif group_id in self.consumer.groups or group_id in self.share.groups or classic is not None:
+            return {"error_code": Errors.GROUP_ID_NOT_FOUND, "member_id": request.member_id,
+                    "error_message": f"Group {group_id} is not a streams group."}
+        return self.streams.heartbeat(request, client_id, client_host, had_offsets)
 
     # ------------------------------------------------------------------ offset commits
 
@@ -327,6 +349,10 @@ class GroupCoordinator:
         if consumer_group is not None:
             self.consumer.validate_offset_commit(consumer_group, member_id, instance_id, generation, transactional,
                                                  api_version, partitions)
+            return
+        streams_group = self.streams.groups.get(group_id)
+        if streams_group is not None:
+            self.streams.validate_offset_commit(streams_group, member_id, generation, transactional, partitions)
             return
         group = self._group(group_id)
         if group is None:

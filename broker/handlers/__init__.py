@@ -2,6 +2,7 @@
 
 from . import (alter_share_group_offsets, delete_share_group_offsets, describe_share_group_offsets,  # noqa: F401
                share_acknowledge, share_fetch, share_group_describe, share_group_heartbeat)  # (KIP-932)
+from . import streams_group_describe, streams_group_heartbeat  # noqa: F401  (KIP-1071)
 from . import (add_offsets_to_txn, add_partitions_to_txn, alter_configs, api_versions,  # noqa: F401
                consumer_group_describe, consumer_group_heartbeat,
                create_partitions, create_topics, delete_groups, delete_records, delete_topics, describe_cluster,

@@ -29,7 +29,7 @@ def handle(context, header, request, session=None):
             # a consumer-protocol group (KIP-848) is described by ConsumerGroupDescribe, as in Kafka
             # (and a share group, KIP-932, by ShareGroupDescribe)
             message = (f"Group {group_id} is not a classic group."
-                       if group_id in context.groups.consumer.groups or group_id in context.groups.share.groups
+                       if context.groups.holds(group_id)
                        else f"Group {group_id} not found.")
             described.append(msg.Group(error_code=Errors.GROUP_ID_NOT_FOUND, error_message=message,
                                        group_id=group_id, group_state=summary.state, protocol_type="",

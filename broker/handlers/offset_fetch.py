@@ -42,6 +42,9 @@ def _group(context, group_id, topics, require_stable, member_id=None, member_epo
         consumer_group = context.groups.consumer.groups.get(group_id)
         if consumer_group is not None:
             context.groups.consumer.validate_offset_fetch(consumer_group, member_id, member_epoch)
+        streams_group = context.groups.streams.groups.get(group_id)
+        if streams_group is not None:  # KIP-1071: a member's epoch, as for a consumer group
+            context.groups.streams.validate_offset_fetch(streams_group, member_id, member_epoch)
     except KafkaError as exc:
         return msg.Group(group_id=group_id, topics=[], error_code=exc.code)
     wanted = None if topics is None else [(t.name, index) for t in topics for index in t.partition_indexes]

@@ -4,9 +4,9 @@ the same things: raw ApiVersions and UpdateFeatures through our codec, and Kafka
 tool. Both support 0-2.
 
 Where the two must differ, and how the assertions allow for it:
-- OTHER_FEATURES: Kafka lists metadata.version, kraft.version, streams.version and more; Weir has
-  only transaction.version, group.version and share.version, so only their rows are compared, and
-  Kafka's other names are unknown ("Feature streams.version not found.") to Weir.
+- OTHER_FEATURES: Kafka lists metadata.version, kraft.version, eligible.leader.replicas.version and
+  more; Weir has only transaction.version, group.version, share.version and streams.version, so only
+  their rows are compared, and Kafka's other names are unknown to Weir.
 - SHARE_VERSION: Kafka 4.4 supports share.version 0-2 and finalizes 2 (level 2 is the share
   groups' dead-letter queue, KIP-1191); Weir serves share groups without it: 0-1, finalized 1.
 - EPOCH: Kafka's epoch is its metadata log offset, Weir's counts changes; both only grow.
@@ -146,7 +146,8 @@ def wait_for_described(broker, level: int) -> tuple[str, ...]:
 def test_kafka_features_tool(both):
     weir, kafka = both
     rows = {broker.kind: described(broker) for broker in both}
-    assert set(rows["weir"]) == {TV, "group.version", "share.version"} and TV in rows["kafka"]  # OTHER_FEATURES
+    assert set(rows["weir"]) == {TV, "group.version", "share.version", "streams.version"}  # OTHER_FEATURES
+    assert rows["weir"]["streams.version"][:3] == rows["kafka"]["streams.version"][:3] == ("0", "1", "1")
     assert (rows["weir"]["share.version"][:3], rows["kafka"]["share.version"][:3]) == (
         ("0", "1", "1"), ("0", "2", "2"))  # SHARE_VERSION
     assert rows["weir"][TV][:3] == rows["kafka"][TV][:3] == ("0", "2", "1")

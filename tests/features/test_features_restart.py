@@ -49,7 +49,9 @@ def test_feature_flag_sets_a_new_directory_only(tmp_path):
 def test_a_feature_flag_this_broker_cannot_serve_stops_start_up(tmp_path):
     for flag, complaint in [(f"{TV}=3", "transaction.version=3 is outside the supported range 0-2"),
                             ("share.version=2", "share.version=2 is outside the supported range 0-1"),
-                            ("streams.version=1", "unsupported feature 'streams.version'")]:
+                            ("streams.version=2", "streams.version=2 is outside the supported range 0-1"),
+                            ("eligible.leader.replicas.version=1",
+                             "unsupported feature 'eligible.leader.replicas.version'")]:
         result = subprocess.run([sys.executable, "-m", "weir.broker", "--port", str(free_port()),
                                  "--data-dir", str(tmp_path / "data"), "--feature", flag],
                                 cwd=REPO, capture_output=True, text=True, timeout=60)

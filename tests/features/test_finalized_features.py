@@ -17,7 +17,7 @@ from weir.broker.acl.authorizer import Authorizer
 from weir.broker.acl.store import AclStore
 from weir.broker.config import BrokerConfig, ConfigError
 from weir.broker.dispatcher import HANDLERS
-from weir.broker.features import (DEFAULT_LEVELS, FILE_NAME, GROUP_VERSION, SHARE_VERSION, SUPPORTED,
+from weir.broker.features import (DEFAULT_LEVELS, FILE_NAME, GROUP_VERSION, SHARE_VERSION, STREAMS_VERSION, SUPPORTED,
                                   TRANSACTION_VERSION,
                                   FinalizedFeatures,
                                   parse_feature_flag)
@@ -29,6 +29,7 @@ from weir.protocol.messages.update_features import SAFE_DOWNGRADE, UNSAFE_DOWNGR
 TV = TRANSACTION_VERSION
 GV = GROUP_VERSION
 SV = SHARE_VERSION
+STV = STREAMS_VERSION
 PREFIX = "Invalid update version"
 
 
@@ -46,32 +47,33 @@ def refusal(features, *updates, validate_only=False) -> str:
 def test_transaction_and_group_versions_are_supported_and_finalized_as_kafka_4_formats_them():
     # A Java 4.x producer runs its transactions at version 2 (KIP-890 part 2) when it sees 2 finalized;
     # group.version 1 is the consumer group protocol (KIP-848).
-    assert SUPPORTED == {TV: (0, 2), GV: (0, 1), SV: (0, 1)} and DEFAULT_LEVELS == {TV: 2, GV: 1, SV: 1}
+    assert SUPPORTED == {TV: (0, 2), GV: (0, 1), SV: (0, 1), STV: (0, 1)}
+    assert DEFAULT_LEVELS == {TV: 2, GV: 1, SV: 1, STV: 1}
 
 
 def test_a_new_data_directory_starts_at_the_defaults_and_writes_them(tmp_path):
     features = FinalizedFeatures(tmp_path, node_id=1)
-    assert (features.levels, features.epoch) == ({TV: 2, GV: 1, SV: 1}, 0)
-    assert stored(tmp_path) == {"version": 1, "epoch": 0, "features": {TV: 2, GV: 1, SV: 1}}
+    assert (features.levels, features.epoch) == ({TV: 2, GV: 1, SV: 1, STV: 1}, 0)
+    assert stored(tmp_path) == {"version": 1, "epoch": 0, "features": {TV: 2, GV: 1, SV: 1, STV: 1}}
     assert [p.name for p in tmp_path.iterdir()] == [FILE_NAME]  # no temp file left behind
 
 
 def test_initial_levels_apply_to_a_new_directory_only(tmp_path):
     first = FinalizedFeatures(tmp_path, node_id=1, initial={TV: 0})
-    assert (first.levels, first.level(TV)) == ({GV: 1, SV: 1}, 0)  # level 0: not finalized, as Kafka removes it
+    assert (first.levels, first.level(TV)) == ({GV: 1, SV: 1, STV: 1}, 0)  # level 0: not finalized, as Kafka removes it
     again = FinalizedFeatures(tmp_path, node_id=1, initial={TV: 1})
-    assert (again.levels, again.epoch) == ({GV: 1, SV: 1}, 0)  # the persisted levels win
+    assert (again.levels, again.epoch) == ({GV: 1, SV: 1, STV: 1}, 0)  # the persisted levels win
 
 
 def test_updates_bump_the_epoch_and_persist(tmp_path):
     features = FinalizedFeatures(tmp_path, node_id=1)
     features.update([(TV, 0, SAFE_DOWNGRADE)], validate_only=False)
-    assert (features.levels, features.epoch) == ({GV: 1, SV: 1}, 1)
+    assert (features.levels, features.epoch) == ({GV: 1, SV: 1, STV: 1}, 1)
     features.update([(TV, 1, UPGRADE)], validate_only=False)
     features.update([(TV, 0, UNSAFE_DOWNGRADE)], validate_only=False)
-    assert (features.levels, features.epoch) == ({GV: 1, SV: 1}, 3)
+    assert (features.levels, features.epoch) == ({GV: 1, SV: 1, STV: 1}, 3)
     reopened = FinalizedFeatures(tmp_path, node_id=1)
-    assert (reopened.levels, reopened.epoch) == ({GV: 1, SV: 1}, 3)
+    assert (reopened.levels, reopened.epoch) == ({GV: 1, SV: 1, STV: 1}, 3)
 
 
 def test_validate_only_and_unchanged_levels_change_nothing(tmp_path):
@@ -79,7 +81,7 @@ def test_validate_only_and_unchanged_levels_change_nothing(tmp_path):
     features.update([(TV, 0, SAFE_DOWNGRADE)], validate_only=True)
     features.update([(TV, 2, UPGRADE)], validate_only=False)  # already 2
     features.update([], validate_only=False)
-    assert (features.levels, features.epoch) == ({TV: 2, GV: 1, SV: 1}, 0)
+    assert (features.levels, features.epoch) == ({TV: 2, GV: 1, SV: 1, STV: 1}, 0)
     assert stored(tmp_path)["epoch"] == 0
 
 
@@ -100,7 +102,7 @@ def test_refusals_carry_kafkas_messages(tmp_path, update, reason):
     name, level, _ = update
     assert refusal(features, update) == f"{PREFIX} {level} for feature {name}. {reason}"
     assert refusal(features, update, validate_only=True) == f"{PREFIX} {level} for feature {name}. {reason}"
-    assert (features.levels, features.epoch) == ({TV: 2, GV: 1, SV: 1}, 0)
+    assert (features.levels, features.epoch) == ({TV: 2, GV: 1, SV: 1, STV: 1}, 0)
 
 
 def test_a_downgrade_type_cannot_raise_a_level(tmp_path):
@@ -112,7 +114,7 @@ def test_a_downgrade_type_cannot_raise_a_level(tmp_path):
 def test_one_refused_update_refuses_them_all(tmp_path):
     features = FinalizedFeatures(tmp_path, node_id=1)
     assert "feature foo" in refusal(features, (TV, 0, SAFE_DOWNGRADE), ("foo", 1, UPGRADE))
-    assert (features.levels, features.epoch) == ({TV: 2, GV: 1, SV: 1}, 0)
+    assert (features.levels, features.epoch) == ({TV: 2, GV: 1, SV: 1, STV: 1}, 0)
 
 
 def test_a_failed_write_leaves_the_levels_as_they_were(tmp_path, monkeypatch):
@@ -123,8 +125,8 @@ def test_a_failed_write_leaves_the_levels_as_they_were(tmp_path, monkeypatch):
     monkeypatch.setattr(weir.broker.features, "replace_durably", full_disk)
     with pytest.raises(OSError):
         features.update([(TV, 0, SAFE_DOWNGRADE)], validate_only=False)
-    assert (features.levels, features.epoch) == ({TV: 2, GV: 1, SV: 1}, 0)
-    assert stored(tmp_path)["features"] == {TV: 2, GV: 1, SV: 1}
+    assert (features.levels, features.epoch) == ({TV: 2, GV: 1, SV: 1, STV: 1}, 0)
+    assert stored(tmp_path)["features"] == {TV: 2, GV: 1, SV: 1, STV: 1}
 
 
 @pytest.mark.parametrize("contents,complaint", [
@@ -136,8 +138,10 @@ def test_a_failed_write_leaves_the_levels_as_they_were(tmp_path, monkeypatch):
      "group.version is finalized at 2, which this broker does not support (0-1)"),
     ('{"version": 1, "epoch": 2, "features": {"share.version": 2}}',
      "share.version is finalized at 2, which this broker does not support (0-1)"),
-    ('{"version": 1, "epoch": 2, "features": {"streams.version": 1}}',
-     "streams.version is finalized at 1, which this broker does not support (0)"),
+    ('{"version": 1, "epoch": 2, "features": {"streams.version": 2}}',
+     "streams.version is finalized at 2, which this broker does not support (0-1)"),
+    ('{"version": 1, "epoch": 2, "features": {"eligible.leader.replicas.version": 1}}',
+     "eligible.leader.replicas.version is finalized at 1, which this broker does not support (0)"),
 ])
 def test_a_file_that_cannot_be_served_stops_start_up(tmp_path, contents, complaint):
     (tmp_path / FILE_NAME).write_text(contents)
@@ -151,7 +155,8 @@ def test_feature_flag():
     assert parse_feature_flag("group.version=0") == (GV, 0)
     for text, complaint in [("transaction.version", "expects name=level"), ("=1", "expects name=level"),
                             ("transaction.version=x", "expects name=level"),
-                            ("streams.version=1", "unsupported feature"),
+                            ("eligible.leader.replicas.version=1", "unsupported feature"),
+                            ("streams.version=2", "outside the supported range 0-1"),
                             ("transaction.version=3", "outside the supported range 0-2")]:
         with pytest.raises(ConfigError, match=complaint):
             parse_feature_flag(text)
@@ -171,10 +176,10 @@ def test_api_versions_carries_the_features(tmp_path, version):
     answer = call(ApiKey.API_VERSIONS, version, api_versions.REQUEST(), features)
     # below v4 a supported range that starts at 0 is left out, as Kafka does (KAFKA-17492)
     assert [(f.name, f.min_version, f.max_version) for f in answer.supported_features] == \
-        ([] if version == 3 else [(GV, 0, 1), (SV, 0, 1), (TV, 0, 2)])
+        ([] if version == 3 else [(GV, 0, 1), (SV, 0, 1), (STV, 0, 1), (TV, 0, 2)])
     assert answer.finalized_features_epoch == 2
     finalized = [(f.name, f.min_version_level, f.max_version_level) for f in answer.finalized_features]
-    assert finalized == [(GV, 1, 1), (SV, 1, 1), (TV, 1, 1)]
+    assert finalized == [(GV, 1, 1), (SV, 1, 1), (STV, 1, 1), (TV, 1, 1)]
     encoded = api_versions.RESPONSE.encode(version, answer)
     assert api_versions.RESPONSE.decode(version, encoded) == answer
 
@@ -254,4 +259,4 @@ def test_the_file_is_replaced_durably(tmp_path, monkeypatch):
     features.update([(TV, 0, SAFE_DOWNGRADE)], validate_only=False)
     path = str(tmp_path / FILE_NAME)
     assert calls == [("fsync", path + ".tmp"), ("rename", path + ".tmp", path), ("fsync", str(tmp_path))]
-    assert stored(tmp_path) == {"version": 1, "epoch": 1, "features": {GV: 1, SV: 1}}
+    assert stored(tmp_path) == {"version": 1, "epoch": 1, "features": {GV: 1, SV: 1, STV: 1}}

@@ -29,7 +29,7 @@ from weir.protocol.messages import (BY_KEY, alter_user_scram_credentials, consum
 from weir.protocol.primitives import DecodeError
 from weir.protocol.messages import (alter_share_group_offsets, delete_share_group_offsets,  # noqa: I001 (KIP-932)
                                    describe_share_group_offsets, share_acknowledge, share_fetch, share_group_describe,
-                                   share_group_heartbeat)
+                                   share_group_heartbeat, streams_group_describe, streams_group_heartbeat)
 
 PER_VERSION_CAP = 6  # distinct recorded frames kept per (API, version); Produce/Fetch/Heartbeat repeat a lot
 
@@ -140,6 +140,15 @@ def hand_built(topic: str) -> dict[int, object]:
                     partition_index=0, start_offset=0)])]),
         ApiKey.DELETE_SHARE_GROUP_OFFSETS: delete_share_group_offsets.REQUEST(group_id="fuzz-share-idle", topics=[
             _element(delete_share_group_offsets.REQUEST, "topics")(topic_name=topic)]),
+        # KIP-1071 streams groups: a join with a one-subtopology topology, and a describe of it
+        ApiKey.STREAMS_GROUP_HEARTBEAT: streams_group_heartbeat.REQUEST(
+            group_id="fuzz-streams", member_id="fuzz-streams-member", member_epoch=0, endpoint_information_epoch=0,
+            rebalance_timeout_ms=30000, process_id="fuzz-process", active_tasks=[], standby_tasks=[], warmup_tasks=[],
+            topology=streams_group_heartbeat.Topology(epoch=1, subtopologies=[streams_group_heartbeat.Subtopology(
+                subtopology_id="0", source_topics=[topic], source_topic_regex=[], state_changelog_topics=[],
+                repartition_sink_topics=[], repartition_source_topics=[], copartition_groups=[])])),
+        ApiKey.STREAMS_GROUP_DESCRIBE: streams_group_describe.REQUEST(group_ids=["fuzz-streams", "nobody"],
+                                                                      include_authorized_operations=True),
         # kafka-acls (SECURITY_DISABLED on the fuzz broker, which runs no authorizer)
         ApiKey.DESCRIBE_ACLS: describe_acls.REQUEST(resource_type_filter=2, resource_name_filter=topic,
                                                     pattern_type_filter=2, operation=1, permission_type=1),

@@ -60,6 +60,8 @@ EXPECTED = {
     90: (0, 1),   # DescribeShareGroupOffsets (v1 lag)
     91: (0, 0),   # AlterShareGroupOffsets
     92: (0, 0),   # DeleteShareGroupOffsets
+    88: (0, 1),   # StreamsGroupHeartbeat (KIP-1071; v1 INT64 recovery lag, topology description flag)
+    89: (0, 1),   # StreamsGroupDescribe (v1 topology description, assignor name)
     68: (0, 1),   # ConsumerGroupHeartbeat (KIP-848; v1 regex subscriptions, client-chosen member ids)
     69: (0, 1),   # ConsumerGroupDescribe (v1 member type)
     75: (0, 0),   # DescribeTopicPartitions (KIP-966; kafka-topics --describe)

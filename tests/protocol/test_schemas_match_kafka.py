@@ -67,9 +67,10 @@ def ours_flat(struct: Struct, version, prefix=""):
 
 # kafka-python ships no JSON for the KIP-848 APIs; test_consumer_group_messages.py checks those
 # against Kafka's field lists written out there.
-# Nor for the share group APIs (KIP-932). Every API is checked against the reference Kafka's own schemas
-# in tests/reference/test_schemas_match_kafka_jar.py.
-NOT_SHIPPED_BY_KAFKA_PYTHON = {38, 39, 40, 41, 68, 69, 71, 72, 76, 77, 78, 79, 90, 91, 92}
+# Nor for delegation tokens, client telemetry, share groups (KIP-932) or streams groups (KIP-1071).
+# Every API is checked against the reference Kafka's own schemas in
+# tests/reference/test_schemas_match_kafka_jar.py.
+NOT_SHIPPED_BY_KAFKA_PYTHON = {38, 39, 40, 41, 68, 69, 71, 72, 76, 77, 78, 79, 88, 89, 90, 91, 92, 93}
 
 CASES = [(module.REQUEST.api_key, message)
          for module in messages.BY_KEY.values() for message in (module.REQUEST, module.RESPONSE)

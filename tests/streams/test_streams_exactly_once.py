@@ -11,10 +11,10 @@ total equal to the sum of its orders, every total on the way rising (an order co
 would push the last total past the sum; a store restored from a changelog that lost an
 update would show a total going back).
 
-The group protocol is the classic one: Kafka Streams 4.3 sets its consumers' group.protocol itself
-(a user's consumer.group.protocol=consumer is logged as an error and replaced by classic,
-StreamsConfig's NON_CONFIGURABLE_CONSUMER_DEFAULT_CONFIGS), and its own group.protocol is classic
-or streams (KIP-1071's StreamsGroupHeartbeat), which Weir does not serve.
+It runs on both of Kafka Streams' group protocols: classic (JoinGroup/SyncGroup, one instance at a
+time) and streams (KIP-1071's StreamsGroupHeartbeat, the broker assigning the tasks), where two
+instances share the work, each killed -9 in turn and replaced from its own state directory, and
+the group is listed as a streams group.
 """
 
 from __future__ import annotations
@@ -25,12 +25,15 @@ import threading
 import time
 import uuid
 
+import asyncio
+
 import pytest
 from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from tests.support.waiting import wait_until
 from reference.kafka import java_command
+from weir.client import Admin
 
 ORDERS_TOTAL = 4000
 PARTITIONS = 3
@@ -44,10 +47,10 @@ def order(number: int) -> tuple[str, str]:
 class StreamsApp:
     """One run of OrdersStreams; ``running`` is set when Kafka Streams reports RUNNING."""
 
-    def __init__(self, bootstrap: str, application_id: str, state_dir, topics: Topics):
+    def __init__(self, bootstrap: str, application_id: str, state_dir, topics: Topics, group_protocol: str):
         self.process = subprocess.Popen(
             java_command("dev.weir.reference.streams.OrdersStreams", bootstrap, application_id, str(state_dir),
-                         topics.orders, topics.confirmations, topics.totals),
+                         topics.orders, topics.confirmations, topics.totals, group_protocol),
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         self.lines: list[str] = []
         self.running = threading.Event()
@@ -69,12 +72,14 @@ class StreamsApp:
         self.process.kill()
         self.process.wait(10)
 
-    def stop(self) -> None:
+    def terminate(self) -> None:
         """SIGTERM: the shutdown hook closes Kafka Streams; the JVM then exits 128 + SIGTERM."""
         self.process.send_signal(signal.SIGTERM)
+
+    def wait_stopped(self) -> None:
         assert self.process.wait(60) == 128 + signal.SIGTERM, "".join(self.lines[-40:])
         self.reader.join(10)  # the last lines may still be in the pipe
-        assert self.lines[-1].strip() == "STATE NOT_RUNNING", "".join(self.lines[-40:])
+        assert "CLOSED true\n" in self.lines, "".join(self.lines[-40:])
 
 
 class Topics:
@@ -164,29 +169,49 @@ def expected_totals() -> dict[str, int]:
     return sums
 
 
+def listed_type(bootstrap: str, group_id: str) -> str | None:
+    """The group's type as ListGroups (v5) names it: classic, consumer, share or streams."""
+    async def list_them():
+        async with Admin(bootstrap) as admin:
+            return await admin.list_groups()
+    return next((g.group_type for g in asyncio.run(list_them()) if g.group_id == group_id), None)
+
+
 @pytest.mark.timeout(600)
-def test_streams_exactly_once_v2_through_application_and_broker_kills(any_broker_to_kill, tmp_path):
+@pytest.mark.parametrize("group_protocol", ["classic", "streams"])
+def test_streams_exactly_once_v2_through_application_and_broker_kills(any_broker_to_kill, group_protocol, tmp_path):
     broker = any_broker_to_kill
     topics = Topics()
     topics.create(broker.bootstrap)
     application_id = f"orders-streams-{uuid.uuid4().hex[:6]}"
-    state_dir = tmp_path / "streams-state"
     feeder = Feeder(broker.bootstrap, topics.orders)
     feeder.start()
+    # classic: one instance at a time, killed and restarted; streams: two side by side, each
+    # killed in turn and replaced from its own state directory (so with its process id)
+    instances = 1 if group_protocol == "classic" else 2
     apps: list[StreamsApp] = []
+    running: list[StreamsApp] = []
+
+    def start(slot: int) -> StreamsApp:
+        app = StreamsApp(broker.bootstrap, application_id, tmp_path / f"streams-state-{slot}", topics, group_protocol)
+        apps.append(app)
+        return app
+
     try:
-        for kill_after in (600, 1600):
-            app = StreamsApp(broker.bootstrap, application_id, state_dir, topics)
-            apps.append(app)
+        running = [start(slot) for slot in range(instances)]
+        for app in running:
             app.wait_running()
+        for turn, kill_after in enumerate((600, 1600)):
             wait_until(lambda goal=kill_after: confirmations_written(broker.bootstrap, topics.confirmations) >= goal,
                        f"{kill_after} confirmations written", 120)
-            app.kill()
-        app = StreamsApp(broker.bootstrap, application_id, state_dir, topics)
-        apps.append(app)
-        app.wait_running()
+            slot = turn % instances
+            running[slot].kill()
+            running[slot] = start(slot)
+            running[slot].wait_running()
         wait_until(lambda: confirmations_written(broker.bootstrap, topics.confirmations) >= 2600,
                    "2600 confirmations written", 120)
+        expected_type = "classic" if group_protocol == "classic" else "streams"
+        assert listed_type(broker.bootstrap, application_id) == expected_type
         broker.kill()  # under the running application, most likely inside a transaction
         broker.start()
         feeder.join(240)
@@ -201,11 +226,14 @@ def test_streams_exactly_once_v2_through_application_and_broker_kills(any_broker
                         and all(reader.totals.get(product, [0])[-1] >= total for product, total in sums.items()))
             wait_until(complete, lambda: f"the output to be complete: {len(reader.confirmations)} "
                                          f"confirmations, totals {({p: t[-1] for p, t in reader.totals.items()})};"
-                                         f" the application said:\n{''.join(app.lines[-60:])}", 180)
+                                         f" the application said:\n{''.join(running[-1].lines[-60:])}", 180)
             reader.poll()  # anything beyond the expected output would show up here
         finally:
             reader.close()
-        app.stop()
+        for app in running:  # all at once: one closing alone would hand its tasks to the other mid-close
+            app.terminate()
+        for app in running:
+            app.wait_stopped()
 
         assert sorted(reader.confirmations) == sorted(order(n)[0] for n in range(ORDERS_TOTAL))
         assert {product: emitted[-1] for product, emitted in reader.totals.items()} == sums

@@ -10,13 +10,36 @@ partition is ever owned by two members at once.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Set as AbstractSet
+from typing import Any, Protocol, TypeVar
 
-from .member import Assignment, ConsumerGroupMember, MemberState, clean
+from .member import MemberState, clean
 
 
-def reconcile(member: ConsumerGroupMember, target_epoch: int, target: Assignment,
-              partition_epoch: Callable[[bytes, int], int], owned: Assignment | None) -> ConsumerGroupMember:
+class Reconcilable(Protocol):
+    """A consumer group's member (partitions by topic id) or a streams group's (active tasks by
+    subtopology id): the same reconciliation moves both."""
+
+    @property
+    def member_id(self) -> str: ...
+    @property
+    def state(self) -> MemberState: ...
+    @property
+    def member_epoch(self) -> int: ...
+    @property
+    def assigned(self) -> Mapping[Any, AbstractSet[int]]: ...
+    @property
+    def pending_revocation(self) -> Mapping[Any, AbstractSet[int]]: ...
+    def assigned_at(self, topic_id: Any, partition: int, /) -> int | None: ...
+    def replace(self, **changes: Any) -> Any: ...
+
+
+M = TypeVar("M", bound=Reconcilable)
+Assignment = Mapping[Any, AbstractSet[int]]
+
+
+def reconcile(member: M, target_epoch: int, target: Assignment,
+              partition_epoch: Callable[[Any, int], int], owned: Assignment | None) -> M:
     """The member's next state; ``owned`` is what its heartbeat reported (None: not reported).
     ``partition_epoch`` gives the epoch of a partition's current owner, -1 when free."""
     if member.state == MemberState.STABLE:
@@ -36,10 +59,10 @@ def reconcile(member: ConsumerGroupMember, target_epoch: int, target: Assignment
     raise ValueError(f"member {member.member_id} in state {member.state!r}")
 
 
-def _next_assignment(member, member_epoch, current: Assignment, target_epoch, target: Assignment,
-                     partition_epoch, owned) -> ConsumerGroupMember:
-    assigned: dict[bytes, set[int]] = {}
-    revoking: dict[bytes, set[int]] = {}
+def _next_assignment(member: M, member_epoch, current: Assignment, target_epoch, target: Assignment,
+                     partition_epoch, owned) -> M:
+    assigned: dict[Any, set[int]] = {}
+    revoking: dict[Any, set[int]] = {}
     unreleased = False
     for topic_id in set(current) | set(target):
         now = current.get(topic_id, frozenset())
@@ -66,7 +89,7 @@ def _next_assignment(member, member_epoch, current: Assignment, target_epoch, ta
                           assignment_epochs=_epochs(member, settled, {}, target_epoch))
 
 
-def _epochs(member, assigned: Assignment, revoking: Assignment, new_epoch: int) -> dict[tuple[bytes, int], int]:
+def _epochs(member, assigned: Assignment, revoking: Assignment, new_epoch: int) -> dict[tuple[Any, int], int]:
     """Partitions the member held keep the epoch they were given at; new ones get ``new_epoch``."""
     epochs = {}
     for assignment in (assigned, revoking):

@@ -23,20 +23,26 @@ import org.apache.kafka.streams.kstream.Produced;
  * totals (re-keyed by product, so through a repartition topic, summed in a store with a
  * changelog topic).
  *
- * Arguments: bootstrapServers applicationId stateDir ordersTopic confirmationsTopic totalsTopic.
- * Prints "STATE <new state>" on every state change, so the test can wait for RUNNING, and
+ * Arguments: bootstrapServers applicationId stateDir ordersTopic confirmationsTopic totalsTopic
+ * [groupProtocol: classic (the default) or streams, KIP-1071's StreamsGroupHeartbeat].
+ * Prints "STATE <new state>" on every state change, so the test can wait for RUNNING, "CLOSED
+ * true" when a SIGTERM closed it cleanly, and
  * "THREAD FAILED <exception>" when a stream thread dies and is replaced.
  */
 public final class OrdersStreams {
     public static void main(String[] args) throws InterruptedException {
         String bootstrap = args[0], applicationId = args[1], stateDir = args[2];
         String orders = args[3], confirmations = args[4], totals = args[5];
+        String groupProtocol = args.length > 6 ? args[6] : "classic";
 
         Properties config = new Properties();
         config.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         config.put(StreamsConfig.APPLICATION_ID_CONFIG, applicationId);
         config.put(StreamsConfig.STATE_DIR_CONFIG, stateDir);
         config.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.EXACTLY_ONCE_V2);
+        // On the streams protocol the session and heartbeat are the group's configs
+        // (streams.session.timeout.ms), not the consumer's below.
+        config.put(StreamsConfig.GROUP_PROTOCOL_CONFIG, groupProtocol);
         config.put(StreamsConfig.REPLICATION_FACTOR_CONFIG, 1);
         config.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, 100);
         config.put(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, 0);
@@ -72,8 +78,12 @@ public final class OrdersStreams {
             System.out.flush();
             return StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse.REPLACE_THREAD;
         });
+        // "CLOSED true" once close() finished in time: the state listener runs after close() is
+        // woken, so its "STATE NOT_RUNNING" may not be printed before the JVM exits
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-            streams.close(Duration.ofSeconds(30));
+            boolean closed = streams.close(Duration.ofSeconds(30));
+            System.out.println("CLOSED " + closed);
+            System.out.flush();
             stopped.countDown();
         }));
         streams.start();

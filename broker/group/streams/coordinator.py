@@ -1,0 +1,244 @@
+"""The streams group coordinator (KIP-1071): heartbeats, sessions, internal topics, offsets' epochs.
+
+``heartbeat.py`` decides; this module owns the groups, runs the decisions against the broker (it
+creates the internal topics the topology asks for, with the configs it asks for) and keeps the
+members' session deadlines (``streams.session.timeout.ms``, a group config over the broker's
+``group.streams.session.timeout.ms``).
+
+Deviations, written down: the groups live in memory only (Kafka writes StreamsGroup* records to
+``__consumer_offsets``); after a broker restart a member heartbeating an epoch of a group the broker
+no longer knows is told UNKNOWN_MEMBER_ID when the group has committed offsets (it existed), so it
+rejoins with its tasks' offsets safe in those (Kafka would answer from its replayed group); a group
+never seen is GROUP_ID_NOT_FOUND, as Kafka answers. The first assignment is not delayed
+by ``group.streams.initial.rebalance.delay.ms``, and a member slow to revoke is not fenced after its
+rebalance timeout (its session still ends it).
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from weir.protocol.errors import Errors, KafkaError
+
+from ...clock import Timer
+from ...config import ConfigError, parse_topic_config
+from . import heartbeat as hb
+from .group import JOIN_GROUP_EPOCH, LEAVE_GROUP_EPOCH, LEAVE_GROUP_STATIC_EPOCH, StreamsGroup, StreamsMember
+from .topology import MISSING_INTERNAL_TOPICS, Configured, configure, from_request
+
+if TYPE_CHECKING:
+    from ...context import BrokerContext
+
+log = logging.getLogger(__name__)
+
+
+class StreamsGroupCoordinator:
+    def __init__(self, context: BrokerContext) -> None:
+        self.context = context
+        self.clock = context.clock
+        self.group_configs = context.group_configs
+        self.groups: dict[str, StreamsGroup] = {}
+        self._sessions: dict[tuple[str, str], Timer] = {}
+
+    # ------------------------------------------------------------------ StreamsGroupHeartbeat
+
+    def heartbeat(self, request: Any, client_id: str, client_host: str, had_offsets: bool = False) -> dict[str, Any]:
+        """``had_offsets``: the group id has committed offsets (a group this broker forgot on restart)."""
+        try:
+            hb.validate(request)
+            return self._heartbeat(request, client_id, client_host, had_offsets)
+        except KafkaError as exc:
+            return {"error_code": exc.code, "error_message": exc.message or None, "member_id": request.member_id}
+
+    def _heartbeat(self, request: Any, client_id: str, client_host: str, had_offsets: bool) -> dict[str, Any]:
+        group_id, epoch = request.group_id, request.member_epoch
+        group = self.groups.get(group_id)
+        if group is None:
+            if epoch != JOIN_GROUP_EPOCH and had_offsets:  # see the module's note on restarts
+                raise KafkaError(Errors.UNKNOWN_MEMBER_ID, f"Member {request.member_id} is not a member of group "
+                                                           f"{group_id}.")
+            if epoch != JOIN_GROUP_EPOCH:
+                raise KafkaError(Errors.GROUP_ID_NOT_FOUND, f"Streams group {group_id} not found.")
+            group = StreamsGroup(group_id)
+        if epoch in (LEAVE_GROUP_EPOCH, LEAVE_GROUP_STATIC_EPOCH):
+            return self._leave(group, request)
+        member, replaced = hb.find_member(group, request)
+        if member is not None and epoch != JOIN_GROUP_EPOCH and replaced is None:
+            hb.check_epoch(epoch, member)
+        self.groups[group_id] = group
+        if replaced is not None:
+            self._cancel(group_id, replaced)
+            del group.members[replaced]
+            group.target[request.member_id] = group.target.pop(replaced, ({}, {}))
+        updated = hb.updated_metadata(member, request, client_id, client_host)
+        bump = member is None or hb.assignor_view(member) != hb.assignor_view(updated)
+        if request.topology is not None:
+            topology = from_request(request.topology)
+            if group.topology is None or topology.epoch > group.topology.epoch:
+                group.topology, bump = topology, True
+        configured = self._configure(group)
+        if group.configured is None or configured.tasks != group.configured.tasks:
+            bump = True
+        group.configured = configured
+        group.members[updated.member_id] = updated
+        if bump:
+            self._new_target(group)
+        owned = hb.tasks_of(request.active_tasks)
+        if epoch == JOIN_GROUP_EPOCH and replaced is None:
+            owned = {}  # a (re-)joining member owns nothing
+        moved = hb.move_member(group, group.members[updated.member_id], owned)
+        group.members[moved.member_id] = moved
+        self._schedule(group_id, moved.member_id)
+        return self._answer(group, moved, member, request)
+
+    def _configure(self, group: StreamsGroup) -> Configured:
+        """The topology against the topics; internal topics it lacks are created here, and count from
+        the next heartbeat on (Kafka creates them as this one is answered MISSING_INTERNAL_TOPICS)."""
+        if group.topology is None:
+            return Configured()
+        logs = self.context.logs
+        configured = configure(group.topology, {name: len(t.partitions) for name, t in logs.topics.items()
+                                                if not t.is_internal})
+        for name, (partitions, info) in configured.to_create.items():
+            try:
+                overrides = {key: parse_topic_config(key, value) for key, value in info.configs}
+                logs.create_topic(name, partitions, overrides)
+            except (KafkaError, ConfigError, ValueError) as exc:
+                log.warning("streams group %s: creating internal topic %s failed: %s", group.group_id, name, exc)
+                configured.statuses = [(MISSING_INTERNAL_TOPICS, f"Internal topic {name} could not be created: {exc}")]
+        return configured
+
+    def _new_target(self, group: StreamsGroup) -> None:
+        group.group_epoch += 1
+        assert group.configured is not None
+        replicas = self.group_configs.value(group.group_id, "streams.num.standby.replicas")
+        live = {m.member_id: m for m in group.members.values() if m.member_epoch != LEAVE_GROUP_STATIC_EPOCH}
+        group.target = hb.new_target(group, live, group.configured, replicas)
+        group.assignment_epoch = group.group_epoch
+        group.endpoint_information_epoch += 1
+
+    def _answer(self, group: StreamsGroup, member: StreamsMember, before: StreamsMember | None,
+                request: Any) -> dict[str, Any]:
+        group_id = group.group_id
+        answer: dict[str, Any] = {
+            "error_code": Errors.NONE, "member_id": member.member_id, "member_epoch": member.member_epoch,
+            "heartbeat_interval_ms": self.group_configs.value(group_id, "streams.heartbeat.interval.ms"),
+            "acceptable_recovery_lag": self.context.config["group.streams.acceptable.recovery.lag"],
+            "task_offset_interval_ms": self.context.config["group.streams.task.offset.interval.ms"],
+            "status": hb.statuses(group, member),
+            "endpoint_information_epoch": group.endpoint_information_epoch,
+        }
+        changed = (before is None or request.member_epoch == JOIN_GROUP_EPOCH or before.assigned != member.assigned
+                   or before.standby != member.standby or before.warmup != member.warmup)
+        if changed:
+            answer["tasks"] = (member.assigned, member.standby, member.warmup)
+        if request.endpoint_information_epoch < group.endpoint_information_epoch:
+            answer["endpoints"] = self.endpoints(group)
+        return answer
+
+    def endpoints(self, group: StreamsGroup) -> list[tuple[tuple[str, int], dict[str, set[int]], dict[str, set[int]]]]:
+        """For interactive queries: each member endpoint's source topic partitions, active and standby."""
+        configured = group.configured
+        found = []
+        for member in group.members.values():
+            if member.user_endpoint is None or configured is None:
+                continue
+            views: list[dict[str, set[int]]] = [{}, {}]
+            for view, tasks in zip(views, (member.assigned, member.standby), strict=True):
+                for subtopology_id, partitions in tasks.items():
+                    for topic, count in configured.source_partitions.get(subtopology_id, {}).items():
+                        view.setdefault(topic, set()).update(p for p in partitions if p < count)
+            found.append((member.user_endpoint, views[0], views[1]))
+        return found
+
+    def _leave(self, group: StreamsGroup, request: Any) -> dict[str, Any]:
+        member, _ = hb.find_member(group, request)
+        assert member is not None
+        if request.member_epoch == LEAVE_GROUP_STATIC_EPOCH:
+            # a static member keeps its tasks for its instance until its session ends
+            group.members[member.member_id] = member.replace(member_epoch=LEAVE_GROUP_STATIC_EPOCH)
+        else:
+            self.remove(group.group_id, member.member_id, "it left the group")
+        return {"error_code": Errors.NONE, "member_id": member.member_id, "member_epoch": request.member_epoch,
+                "heartbeat_interval_ms": 0}
+
+    def remove(self, group_id: str, member_id: str, why: str) -> None:
+        group = self.groups.get(group_id)
+        self._cancel(group_id, member_id)
+        if group is None or member_id not in group.members:
+            return
+        log.info("streams group %s: member %s removed: %s", group_id, member_id, why)
+        del group.members[member_id]
+        group.target.pop(member_id, None)
+        if group.configured is not None:
+            self._new_target(group)
+
+    # ------------------------------------------------------------------ admin
+
+    def delete(self, group_id: str) -> Errors:
+        group = self.groups.get(group_id)
+        if group is None:
+            return Errors.GROUP_ID_NOT_FOUND
+        if group.members:
+            return Errors.NON_EMPTY_GROUP
+        del self.groups[group_id]
+        return Errors.NONE
+
+    def validate_offset_commit(self, group: StreamsGroup, member_id: str, member_epoch: int,
+                               transactional: bool, partitions: Iterable[tuple[str, int]] = ()) -> None:
+        """Kafka 4.4's StreamsGroup.validateOffsetCommit: epoch -1 with no members is the admin client; an
+        epoch older than the member's is accepted for the partitions of tasks it has held since then."""
+        if member_epoch < 0 and not group.members:
+            return
+        if transactional and member_epoch == -1 and member_id == "":
+            return
+        member = group.members.get(member_id)
+        if member is None:
+            raise KafkaError(Errors.UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of group {group.group_id}.")
+        if member_epoch == member.member_epoch:
+            return
+        stale = Errors.ILLEGAL_GENERATION if transactional else Errors.STALE_MEMBER_EPOCH
+        if member_epoch > member.member_epoch:
+            raise KafkaError(stale, f"Received member epoch {member_epoch} is newer than current member epoch "
+                                    f"{member.member_epoch}.")
+        subtopology_of = {}
+        for sub in group.topology.subtopologies if group.topology is not None else ():
+            for name in (*sub.source_topics, *(t.name for t in sub.repartition_source_topics)):
+                subtopology_of[name] = sub.subtopology_id
+        for name, partition in partitions:
+            subtopology_id = subtopology_of.get(name)
+            held_since = member.assigned_at(subtopology_id, partition) if subtopology_id is not None else None
+            if held_since is None or member_epoch < held_since:
+                raise KafkaError(stale, f"Task {subtopology_id}_{partition} is not assigned to the member at epoch "
+                                        f"{member_epoch}.")
+
+    def validate_offset_fetch(self, group: StreamsGroup, member_id: str | None, member_epoch: int) -> None:
+        if member_epoch == -1:
+            return
+        member = group.members.get(member_id or "")
+        if member is None:
+            raise KafkaError(Errors.UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of group {group.group_id}.")
+        if member_epoch != member.member_epoch:
+            raise KafkaError(Errors.STALE_MEMBER_EPOCH, f"The received member epoch {member_epoch} does not match "
+                                                        f"the expected member epoch {member.member_epoch}.")
+
+    # ------------------------------------------------------------------ sessions
+
+    def _schedule(self, group_id: str, member_id: str) -> None:
+        self._cancel(group_id, member_id)
+        timeout_ms = self.group_configs.value(group_id, "streams.session.timeout.ms")
+        self._sessions[(group_id, member_id)] = self.clock.call_later(
+            timeout_ms / 1000, functools.partial(self.remove, group_id, member_id, "its session timed out"))
+
+    def _cancel(self, group_id: str, member_id: str) -> None:
+        timer = self._sessions.pop((group_id, member_id), None)
+        if timer is not None:
+            timer.cancel()
+
+    async def close(self) -> None:
+        for timer in self._sessions.values():
+            timer.cancel()
+        self._sessions.clear()

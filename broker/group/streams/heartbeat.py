@@ -1,0 +1,155 @@
+"""StreamsGroupHeartbeat, Kafka's ``GroupMetadataManager.streamsGroupHeartbeat`` in its order.
+
+Validate the request; find or create the group (a join, epoch 0, creates it) and the member (a
+static member replaces the instance it succeeds once that one left with epoch -2); a joining
+member brings the topology: the first, or one of a newer epoch, becomes the group's. Then the
+group epoch is bumped when a member came or changed what the assignor sees (process, rack,
+tags), when the topology changed, or when the topics changed what the topology makes of them
+(tasks per subtopology); a bumped epoch computes a new target assignment. Last the member moves
+towards its target (``consumer/reconcile.py``). The answer carries the tasks when they changed,
+the group's statuses and, when the member's endpoint epoch is old, where every task lives.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from weir.protocol.errors import Errors, KafkaError
+
+from ..consumer.reconcile import reconcile
+from .assignor import MemberSpec, Tasks, assign
+from .group import JOIN_GROUP_EPOCH, LEAVE_GROUP_EPOCH, LEAVE_GROUP_STATIC_EPOCH, StreamsGroup, StreamsMember
+from .topology import STALE_TOPOLOGY, Configured
+
+
+def _invalid(message: str) -> KafkaError:
+    return KafkaError(Errors.INVALID_REQUEST, message)
+
+
+def validate(request: Any) -> None:
+    """Kafka's throwIfStreamsGroupHeartbeatRequestIsInvalid."""
+    if not request.group_id:
+        raise _invalid("GroupId can't be empty.")
+    if not request.member_id:
+        raise _invalid("MemberId can't be empty.")
+    if request.instance_id == "":
+        raise _invalid("InstanceId can't be empty.")
+    if request.rack_id == "":
+        raise _invalid("RackId can't be empty.")
+    epoch = request.member_epoch
+    if epoch == JOIN_GROUP_EPOCH:
+        if request.rebalance_timeout_ms == -1:
+            raise _invalid("RebalanceTimeoutMs must be provided in first request.")
+        if request.topology is None:
+            raise _invalid("Topology must be non-null when (re-)joining.")
+        for name in ("active_tasks", "standby_tasks", "warmup_tasks"):
+            if getattr(request, name):
+                label = "".join(part.capitalize() for part in name.split("_"))
+                raise _invalid(f"{label} must be empty when (re-)joining.")
+        if request.process_id is None:
+            raise _invalid("ProcessId can't be null when joining.")
+    elif epoch in (LEAVE_GROUP_EPOCH, LEAVE_GROUP_STATIC_EPOCH):
+        if epoch == LEAVE_GROUP_STATIC_EPOCH and request.instance_id is None:
+            raise _invalid("InstanceId can't be null.")
+    elif epoch > 0:
+        if request.topology is not None:
+            raise _invalid("Topology can only be provided when (re-)joining.")
+        given = [getattr(request, n) is None for n in ("active_tasks", "standby_tasks", "warmup_tasks")]
+        if len(set(given)) > 1:
+            raise _invalid("If one of ActiveTasks, StandbyTasks and WarmupTasks is null, all must be null.")
+    else:
+        raise _invalid(f"MemberEpoch is {epoch}, but must be greater than or equal to -2.")
+
+
+def tasks_of(wire: list[Any] | None) -> Tasks | None:
+    if wire is None:
+        return None
+    return {t.subtopology_id: frozenset(t.partitions) for t in wire if t.partitions}
+
+
+def check_epoch(epoch: int, member: StreamsMember) -> None:
+    if epoch > member.member_epoch:
+        raise KafkaError(Errors.FENCED_MEMBER_EPOCH, f"The streams group member has a greater member epoch ({epoch})"
+                                                     f" than the one known by the group coordinator "
+                                                     f"({member.member_epoch}). The member must abandon all its "
+                                                     "partitions and rejoin.")
+    if epoch < member.member_epoch and epoch != member.previous_member_epoch:
+        raise KafkaError(Errors.FENCED_MEMBER_EPOCH, f"The streams group member has a smaller member epoch ({epoch})"
+                                                     f" than the one known by the group coordinator "
+                                                     f"({member.member_epoch}). The member must abandon all its "
+                                                     "partitions and rejoin.")
+
+
+def find_member(group: StreamsGroup, request: Any) -> tuple[StreamsMember | None, str | None]:
+    """The member the request speaks for, and the id of a static member it replaces."""
+    member_id, epoch, instance_id = request.member_id, request.member_epoch, request.instance_id
+    member = group.members.get(member_id)
+    if instance_id is not None:
+        static = group.static_member(instance_id)
+        if epoch == JOIN_GROUP_EPOCH and static is not None and static.member_id != member_id:
+            if static.member_epoch != LEAVE_GROUP_STATIC_EPOCH:
+                raise KafkaError(Errors.UNRELEASED_INSTANCE_ID, f"Static member {member_id} with instance id "
+                                                                f"{instance_id} cannot join the group because the "
+                                                                f"instance id is owned by {static.member_id} member.")
+            return static.replace(member_id=member_id), static.member_id
+        if epoch != JOIN_GROUP_EPOCH and static is not None and static.member_id != member_id:
+            raise KafkaError(Errors.FENCED_INSTANCE_ID, f"Static member {member_id} with instance id {instance_id} "
+                                                        f"was fenced by member {static.member_id}.")
+    if member is None and epoch != JOIN_GROUP_EPOCH:
+        raise KafkaError(Errors.UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of group {group.group_id}.")
+    return member, None
+
+
+def updated_metadata(member: StreamsMember | None, request: Any, client_id: str, client_host: str) -> StreamsMember:
+    base = member or StreamsMember(request.member_id)
+    endpoint = request.user_endpoint
+    changes: dict[str, Any] = {"client_id": client_id, "client_host": client_host}
+    for name in ("instance_id", "rack_id", "process_id"):
+        if getattr(request, name) is not None:
+            changes[name] = getattr(request, name)
+    if request.rebalance_timeout_ms != -1:
+        changes["rebalance_timeout_ms"] = request.rebalance_timeout_ms
+    if endpoint is not None:
+        changes["user_endpoint"] = (endpoint.host, endpoint.port)
+    if request.client_tags is not None:
+        changes["client_tags"] = tuple((kv.key, kv.value) for kv in request.client_tags)
+    if request.topology is not None:
+        changes["topology_epoch"] = request.topology.epoch
+    for name in ("task_offsets", "task_end_offsets"):
+        if getattr(request, name) is not None:
+            changes[name] = tuple((o.subtopology_id, o.partition, o.offset) for o in getattr(request, name))
+    return base.replace(**changes)
+
+
+def assignor_view(member: StreamsMember) -> tuple[Any, ...]:
+    """What the assignor sees of a member: a change bumps the group epoch."""
+    return (member.process_id, member.rack_id, member.client_tags)
+
+
+def new_target(group: StreamsGroup, members: dict[str, StreamsMember], configured: Configured,
+               standby_replicas: int) -> dict[str, tuple[Tasks, Tasks]]:
+    specs = {m.member_id: MemberSpec(m.process_id, {**m.assigned, **_merge(m.assigned, m.pending_revocation)},
+                                     m.standby) for m in members.values()}
+    return assign(specs, configured.tasks, standby_replicas)
+
+
+def _merge(a: Tasks, b: Tasks) -> Tasks:
+    return {s: a.get(s, frozenset()) | b.get(s, frozenset()) for s in set(a) | set(b)}
+
+
+def move_member(group: StreamsGroup, member: StreamsMember, owned: Tasks | None) -> StreamsMember:
+    """Towards the target: active tasks through revocation; standby tasks at once (Kafka's
+    CurrentAssignmentBuilder also waits on them; a standby writes nothing, so Weir does not)."""
+    active, standby = group.target.get(member.member_id, ({}, {}))
+    moved = reconcile(member, group.assignment_epoch, active, group.task_owner_epoch(member.member_id), owned)
+    if moved.member_epoch == group.assignment_epoch:
+        moved = moved.replace(standby=standby)
+    return moved
+
+
+def statuses(group: StreamsGroup, member: StreamsMember) -> list[tuple[int, str]]:
+    found = list(group.configured.statuses) if group.configured is not None else []
+    if group.topology is not None and member.topology_epoch < group.topology.epoch:
+        found.insert(0, (STALE_TOPOLOGY, f"The member's topology epoch {member.topology_epoch} is behind the group's "
+                                         f"topology epoch {group.topology.epoch}."))
+    return found
