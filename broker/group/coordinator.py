@@ -135,6 +135,13 @@ class GroupCoordinator:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
+    async def writes_done(self) -> None:
+        """Wait for the group records being written now: an answer that changed a group (a member
+        leaving) goes out after its record, as Kafka's does, so a crash right after it cannot bring
+        the member back on restart."""
+        if self._tasks:
+            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+
     # ------------------------------------------------------------------ lookup
 
     def _group(self, group_id: str, *, create: bool = False) -> ClassicGroup | None:

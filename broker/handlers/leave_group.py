@@ -14,7 +14,7 @@ from ..dispatcher import handles
 
 
 @handles(ApiKey.LEAVE_GROUP, versions=(0, 3))
-def handle(context, header, request, session=None):
+async def handle(context, header, request, session=None):
     if not context.authorizer.allows(session, READ, GROUP, request.group_id):  # ACLs
         return msg.RESPONSE(error_code=Errors.GROUP_AUTHORIZATION_FAILED, members=[])
     batched = header.api_version >= 3
@@ -24,6 +24,7 @@ def handle(context, header, request, session=None):
         errors = context.groups.leave_group(request.group_id, leaving)
     except KafkaError as exc:
         return msg.RESPONSE(error_code=exc.code, members=[])
+    await context.groups.writes_done()  # the group's new state is in the log before the answer
     if not batched:
         return msg.RESPONSE(error_code=errors[0])
     return msg.RESPONSE(error_code=Errors.NONE, members=[

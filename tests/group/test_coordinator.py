@@ -187,6 +187,32 @@ async def test_session_expiry_removes_a_silent_member(m):
     assert list(m.groups.groups[G].members) == [a]
 
 
+async def test_leave_group_is_answered_after_the_empty_group_is_written(m, ctx, monkeypatch):
+    """Kafka answers LeaveGroup once its records are written; so a crash after the answer cannot
+    bring the member back on restart."""
+    from types import SimpleNamespace
+
+    from weir.broker.handlers.leave_group import handle
+    from weir.protocol.messages import leave_group
+
+    (a,), _generation = await m.stable_group(1)
+    log, release, appended = m.groups.log, asyncio.Event(), []
+    real_append = log.append
+
+    async def held_append(*args, **kwargs):
+        await release.wait()
+        appended.append(await real_append(*args, **kwargs))
+
+    monkeypatch.setattr(log, "append", held_append)
+    answer = asyncio.ensure_future(handle(ctx, SimpleNamespace(api_version=3), leave_group.REQUEST(
+        group_id=G, members=[leave_group.MemberIdentity(member_id=a, group_instance_id=None)])))
+    await m.tick()
+    assert m.state() == GroupState.EMPTY and not answer.done() and not appended
+    release.set()
+    assert (await answer).members[0].error_code == Errors.NONE
+    assert len(appended) == 1
+
+
 async def test_leave_rebalances_and_last_leave_empties(m):
     (a, b), generation = await m.stable_group(2)
     assert m.groups.leave_group(G, [(b, None), ("nobody", None)]) == [Errors.NONE, Errors.UNKNOWN_MEMBER_ID]
