@@ -20,7 +20,7 @@ from weir.protocol.api_keys import ApiKey
 from weir.protocol.connection import ClientConnection
 from weir.protocol.messages import metadata
 from weir.testing.process import ChildProcess
-from weir.testing.settings import free_port
+from weir.testing.settings import free_ports
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -150,12 +150,14 @@ class KafkaProcess(ChildProcess):
                  extra_listeners: dict[str, str] | None = None):
         self.run_dir = Path(run_dir)
         # listener name -> security protocol, each on a port of its own beside PLAINTEXT (tests/security)
-        self.extra_ports = {name: free_port() for name in (extra_listeners or {})}
+        # distinct ports for every listener: Kafka refuses two listeners on one port
+        chosen = free_ports(len(extra_listeners or {}) + 2)
+        self.extra_ports = dict(zip(extra_listeners or {}, chosen[2:], strict=True))
         self.extra_listeners = dict(extra_listeners or {})
         self.features = dict(features or {})  # kafka-storage format --feature name=level
         self.jvm_options = list(JVM_OPTIONS if jvm_options is None else jvm_options)  # the broker's JVM
-        self.port = port or free_port()
-        self.controller_port = free_port()
+        self.port = port or chosen[0]
+        self.controller_port = chosen[1]
         self.overrides = dict(overrides or {})
         self.process: subprocess.Popen | None = None
         self.startup_seconds: list[float] = []  # one per start(), the first after formatting

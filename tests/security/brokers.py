@@ -5,7 +5,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from tests.broker_process import BrokerProcess, free_port
+from tests.broker_process import BrokerProcess
+from weir.testing.settings import free_ports
 
 
 def write_properties(path: Path, settings: dict[str, str]) -> Path:
@@ -34,7 +35,7 @@ class ConfiguredBroker(BrokerProcess):
 
 def listeners_setting(protocols: dict[str, str]) -> tuple[dict[str, str], dict[str, int]]:
     """``listeners`` and ``listener.security.protocol.map`` for {name: protocol} on free ports."""
-    ports = {name: free_port() for name in protocols}
+    ports = dict(zip(protocols, free_ports(len(protocols)), strict=True))
     return ({"listeners": ",".join(f"{name}://127.0.0.1:{port}" for name, port in ports.items()),
              "listener.security.protocol.map": ",".join(f"{name}:{proto}" for name, proto in protocols.items())},
             ports)

@@ -28,7 +28,7 @@ async def serve(tmp_path):
     async def start(dispatcher=None, **overrides):
         config = BrokerConfig({name.replace("_", "."): str(value) for name, value in overrides.items()})
         context = SimpleNamespace(config=config, clock=ManualClock(), host="127.0.0.1", port=0,
-                                  listeners=listener_specs(config, "127.0.0.1", 0), scram=None,
+                                  listeners=listener_specs(config, "127.0.0.1", 0), scram=None, delegation_tokens=None,
                                   features=FinalizedFeatures(tmp_path, node_id=0))  # ApiVersions v3 reads them
         server = Server(context, dispatcher or Dispatcher(context))
         await server.start()

@@ -23,10 +23,11 @@ def parent_of(pid: int) -> int:
 
 
 @pytest.fixture(autouse=True)
-def warm_starts(monkeypatch):
+def zygote(monkeypatch):
     monkeypatch.delenv("WEIR_BROKER_ZYGOTE", raising=False)
-    process_module.start_zygote()
-    assert process_module._zygote is not None
+    started = process_module.start_zygote()  # for this process's environment (Spark's tests change it)
+    assert started is not None
+    return started
 
 
 def round_trip(bootstrap: str, topic: str, group: str) -> bytes:
@@ -44,12 +45,12 @@ def round_trip(bootstrap: str, topic: str, group: str) -> bytes:
         consumer.close()
 
 
-def test_a_warm_child_serves_is_killed_and_restarts_with_its_data(tmp_path):
+def test_a_warm_child_serves_is_killed_and_restarts_with_its_data(tmp_path, zygote):
     with ProcessBroker({"num.partitions": 3}, data_dir=tmp_path / "data", faults=False,
                        open_files_limit=4096) as broker:
         child = broker.process
         assert isinstance(child, ForkedChild)
-        assert parent_of(child.pid) == process_module._zygote.process.pid
+        assert parent_of(child.pid) == zygote.process.pid
         assert "Max open files            4096                 4096" in Path(f"/proc/{child.pid}/limits").read_text()
         assert Path(f"/proc/{child.pid}/cwd").resolve() == Path.cwd().resolve()
         topic = broker.create_topic("warm")
@@ -92,3 +93,20 @@ def test_what_the_broker_reads_at_import_makes_a_cold_child(tmp_path):
     with ProcessBroker(data_dir=tmp_path / "data", faults=False, env={"WEIR_BOOT_ID_FILE": str(boot_id)}) as broker:
         assert not isinstance(broker.process, ForkedChild)
         assert parent_of(broker.pid) == os.getpid()
+
+
+def test_a_changed_environment_gets_a_zygote_of_its_own(tmp_path, zygote, monkeypatch):
+    """Spark's tests put the repository on PYTHONPATH for their workers: later brokers must still
+    start warm, from a zygote started with that environment (PYTHONPATH decides what is imported)."""
+    before = os.environ.get("PYTHONPATH")
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    other = process_module.start_zygote()
+    assert other is not None and other is not zygote and other.alive()
+    with ProcessBroker(data_dir=tmp_path / "data", faults=False) as broker:
+        assert isinstance(broker.process, ForkedChild)
+        assert parent_of(broker.pid) == other.process.pid
+    if before is None:
+        monkeypatch.delenv("PYTHONPATH")
+    else:
+        monkeypatch.setenv("PYTHONPATH", before)
+    assert process_module.start_zygote() is zygote  # the first environment's zygote serves it again

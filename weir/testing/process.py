@@ -51,8 +51,8 @@ _alive: set[ProcessBroker] = set()  # children a dying interpreter kills, so non
 def _kill_leftovers() -> None:
     for broker in list(_alive):
         broker.kill()
-    if _zygote is not None:
-        _zygote.close()
+    for zygote in _every_zygote:
+        zygote.close()
 
 
 class ChildProcess:
@@ -263,19 +263,27 @@ class ProcessBroker(ChildProcess, FaultShortcuts):
         self.close()
 
 
-_zygote: Zygote | None = None
+_zygotes: dict[tuple[tuple[str, str], ...], Zygote] = {}  # by the environment their children inherit
+_every_zygote: list[Zygote] = []  # closed by _kill_leftovers, after the children they forked
 _zygote_lock = threading.Lock()
 
 
-def start_zygote() -> None:
-    """Start the process that forks warm broker children (weir/testing/zygote.py), if not started;
-    it imports the broker meanwhile, so calling this early (a test session's start) hides even that.
-    ``WEIR_BROKER_ZYGOTE=0`` turns warm starts off: every child is a fresh ``python -m weir.broker``."""
-    global _zygote
+def start_zygote() -> Zygote | None:
+    """The process that forks warm broker children (weir/testing/zygote.py) for this process's
+    environment, started if it is not running; it imports the broker meanwhile, so calling this
+    early (a test session's start) hides even that. A test that changes what children inherit
+    (Spark's PYTHONPATH) gets a zygote of its own. ``WEIR_BROKER_ZYGOTE=0`` turns warm starts off:
+    every child is a fresh ``python -m weir.broker``."""
+    if os.environ.get("WEIR_BROKER_ZYGOTE", "1") == "0":
+        return None
+    from .zygote import Zygote, environment_key
+    key = environment_key({**os.environ, "PYTHONUNBUFFERED": "1"})
     with _zygote_lock:
-        if _zygote is None and os.environ.get("WEIR_BROKER_ZYGOTE", "1") != "0":
-            from .zygote import Zygote
-            _zygote = Zygote()  # closed by _kill_leftovers, after the children it forked
+        zygote = _zygotes.get(key)
+        if zygote is None or not zygote.alive():
+            zygote = _zygotes[key] = Zygote()
+            _every_zygote.append(zygote)
+        return zygote
 
 
 def _warm_child(command: list[str], env: dict[str, str], open_files_limit: int | None) -> ForkedChild | None:
@@ -286,8 +294,7 @@ def _warm_child(command: list[str], env: dict[str, str], open_files_limit: int |
     at = command.index("weir.broker")
     if command[at - 1] != "-m":
         return None
-    start_zygote()
-    zygote = _zygote
+    zygote = start_zygote()
     if zygote is None or not zygote.can_spawn(env):
         return None
     try:

@@ -40,6 +40,11 @@ def _matters(env: Mapping[str, str]) -> dict[str, str]:
     return {name: value for name, value in env.items() if name.startswith(INHERITED_PREFIXES)}
 
 
+def environment_key(env: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
+    """What a zygote's children inherit from its start: children of one key may share a zygote."""
+    return tuple(sorted(_matters(env).items()))
+
+
 class ForkedChild:
     """The part of ``subprocess.Popen`` our runners use, for a child the zygote forked."""
 
@@ -99,8 +104,11 @@ class Zygote:
             pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, env=self._env)
         theirs.close()
 
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
     def can_spawn(self, env: Mapping[str, str]) -> bool:
-        return os.getpid() == self._owner and self.process.poll() is None and _matters(env) == _matters(self._env)
+        return os.getpid() == self._owner and self.alive() and _matters(env) == _matters(self._env)
 
     def spawn(self, argv: Sequence[str], env: Mapping[str, str], open_files_limit: int | None) -> ForkedChild:
         """A child running ``weir.broker`` with ``argv`` (its arguments after the module name);
