@@ -119,14 +119,7 @@ class ApicurioProcess(ChildProcess):
         began = time.monotonic()
         with open(self.log_file, "ab") as log:
             self.process = subprocess.Popen(command, cwd=self.run_dir, stdout=log, stderr=subprocess.STDOUT)
-        deadline = began + timeout
-        while not self.ready():
-            if not self.alive():
-                raise RuntimeError(f"Apicurio Registry exited with {self.process.returncode}:\n{self.tail()}")
-            if time.monotonic() > deadline:
-                self.kill()
-                raise RuntimeError(f"Apicurio Registry was not ready in {timeout} s:\n{self.tail()}")
-            time.sleep(0.2)  # poll interval of a deadline-bounded readiness check
+        self.await_ready(self.ready, "Apicurio Registry", began + timeout, poll=0.2)
         self.startup_seconds.append(time.monotonic() - began)
         return self
 

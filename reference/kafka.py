@@ -223,14 +223,7 @@ class KafkaProcess(ChildProcess):
             self.process = subprocess.Popen(self._java("kafka.Kafka", str(properties),
                                                        jvm_options=self.jvm_options), cwd=self.run_dir,
                                             stdout=console, stderr=subprocess.STDOUT)
-        deadline = began + timeout
-        while not self._answers_metadata():
-            if not self.alive():
-                raise RuntimeError(f"Kafka exited with {self.process.returncode}:\n{self.tail()}")
-            if time.monotonic() > deadline:
-                self.kill()
-                raise RuntimeError(f"Kafka did not become ready in {timeout} s:\n{self.tail()}")
-            time.sleep(0.1)  # poll interval of a deadline-bounded readiness check
+        self.await_ready(self._answers_metadata, "Kafka", began + timeout, poll=0.1)
         self.startup_seconds.append(time.monotonic() - began)
         return self
 

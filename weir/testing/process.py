@@ -25,7 +25,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -81,6 +81,22 @@ class ChildProcess:
                 return False
             time.sleep(self.log_poll_interval)  # a deadline-bounded wait on a log the process writes
         return True
+
+    def tail(self) -> str:
+        """The end of the process's log, for error messages."""
+        return "".join(self.lines[-40:])
+
+    def await_ready(self, ready: Callable[[], bool], what: str, deadline: float, poll: float) -> None:
+        """Poll ``ready`` until it holds; RuntimeError with the log's tail if the process exits or
+        ``deadline`` (time.monotonic()) passes, killing it then."""
+        while not ready():
+            if not self.alive():
+                assert self.process is not None
+                raise RuntimeError(f"{what} exited with {self.process.returncode}:\n{self.tail()}")
+            if time.monotonic() > deadline:
+                self.kill()
+                raise RuntimeError(f"{what} was not ready in time:\n{self.tail()}")
+            time.sleep(poll)  # the poll interval of a deadline-bounded readiness check
 
     def kill(self) -> None:
         """kill -9: no flush, no snapshot, no goodbye; client connections reset."""
