@@ -8,9 +8,11 @@ Every member is a confluent-kafka ``ShareConsumer`` (librdkafka, the same client
 implicit acknowledgement) in a thread of this process: it reads each record's value and works
 ``--work-ms`` on it (a sleep: a job's I/O), and its next poll accepts what it was handed.
 
-- Throughput: ``--records`` records of 1 KiB are produced first; the members share them out. The
-  time runs from the first record a member gets to the last member's final ``commit_sync``, so
-  the group's joining is not counted; records/s is the records over that time.
+- Throughput: the members join and wait until each holds its share of the partitions (the
+  group's description says so); then ``--records`` records of 1 KiB are produced, dealt out evenly
+  over the partitions, and the members share them out. The time runs from the first record a
+  member gets to the last member's final ``commit_sync``, so the group's forming is not counted;
+  records/s is the records over that time.
 - Latency: ``--latency-members`` members wait on an empty topic; a producer sends ``--rate``
   records a second for ``--seconds``, each carrying its send time; the latency is the time from
   the send to the member's poll returning it (p50, p99).
@@ -24,6 +26,7 @@ loaded machine are not a quiet machine's.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
 import struct
 import sys
@@ -106,13 +109,15 @@ class Members:
         return time.time_ns()
 
 
-def produce(bootstrap: str, topic: str, records: int) -> None:
+def produce(bootstrap: str, topic: str, records: int, partitions: int) -> None:
     producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 5})
     payload = os.urandom(SIZE)
-    for _ in range(records):
+    for i in range(records):
         while True:
             try:
-                producer.produce(topic, payload)  # no key: spread over the partitions
+                # dealt out evenly (a keyless record goes where librdkafka's sticky partitioner is
+                # for a while, which leaves some partitions without records in a short run)
+                producer.produce(topic, payload, partition=i % partitions)
                 break
             except BufferError:
                 producer.poll(0.05)
@@ -125,14 +130,36 @@ def throughput(bootstrap: str, partitions: int, members: int, args) -> float:
     topic, group = f"share-bench-{partitions}p-{members}m-{run}", f"share-bench-{run}"
     create_topic(bootstrap, topic, partitions)
     set_earliest(bootstrap, group)
-    produce(bootstrap, topic, args.records)
     group_members = Members(bootstrap, topic, group, members, args.work_ms / 1000)
     try:
+        asyncio.run(group_formed(bootstrap, group, topic, members, partitions))
+        produce(bootstrap, topic, args.records, partitions)
         group_members.wait_for(args.records)
     finally:
         ended = group_members.finish()
     assert group_members.first_ns is not None
     return args.records / ((ended - group_members.first_ns) / 1e9)
+
+
+async def group_formed(bootstrap: str, group: str, topic: str, members: int, partitions: int) -> None:
+    """Until every member holds its share of the partitions at the group's assignment epoch, so that
+    the throughput case times the group at work, not its forming."""
+    from weir.client import Admin
+    from weir.client.errors import KafkaException
+    deadline = time.monotonic() + DEADLINE_S
+    async with Admin(bootstrap) as admin:
+        while True:
+            try:
+                [group_now] = (await admin.describe_share_groups([group])).values()
+            except KafkaException:  # GROUP_ID_NOT_FOUND until the first member's heartbeat
+                group_now = None
+            if group_now is not None and len(group_now.members) == members and all(
+                    m.assignment and m.member_epoch == group_now.assignment_epoch for m in group_now.members) and (
+                    {tp.partition for m in group_now.members for tp in m.assignment} == set(range(partitions))):
+                return
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the share group did not form: {group_now}")
+            await asyncio.sleep(0.1)  # a poll of the group's description, bounded by the deadline
 
 
 def latency(bootstrap: str, args) -> dict[str, float]:

@@ -13,13 +13,13 @@ from __future__ import annotations
 import time
 import uuid
 
-from confluent_kafka import Producer
 from confluent_kafka.admin import NewTopic
 
 from weir.protocol.api_keys import ApiKey
 from weir.protocol.messages import share_acknowledge, share_fetch
 from tests.reference.test_differential_consumer_heartbeat import coordinator_ready
-from tests.reference.test_differential_share_groups import ACCEPT, RELEASE, Member, set_group_configs, topic_id_of
+from tests.reference.test_differential_share_groups import (ACCEPT, RELEASE, Member, produce_one_batch,
+                                                             set_group_configs, topic_id_of)
 from tests.tools.tools import create_topics
 
 RECORD_LIMIT = 1  # share_acquire_mode
@@ -36,11 +36,8 @@ CASES = {
 def scenario(broker) -> dict:
     topic = f"share-limits-{uuid.uuid4().hex[:8]}"
     create_topics(broker.bootstrap, NewTopic(topic, 1, 1))
-    producer = Producer({"bootstrap.servers": broker.bootstrap})
-    for i in range(1000):
-        producer.produce(topic, value=b"x" * 100)
-        if i % 50 == 49:
-            assert producer.flush(30) == 0  # one batch of 50
+    for _ in range(20):
+        produce_one_batch(broker, topic, 50, b"x" * 100)
     topic_id = topic_id_of(broker, topic)
     answers = {}
     for name, limits in CASES.items():
@@ -81,10 +78,7 @@ def redeliveries(broker) -> list[list[tuple[int, int, int]]]:
     (5, the default on both) of a batch of ten."""
     topic, group = f"share-throttle-{uuid.uuid4().hex[:8]}", f"share-throttle-{uuid.uuid4().hex[:8]}"
     create_topics(broker.bootstrap, NewTopic(topic, 1, 1))
-    producer = Producer({"bootstrap.servers": broker.bootstrap})
-    for i in range(10):
-        producer.produce(topic, value=b"r%d" % i)
-    assert producer.flush(30) == 0
+    produce_one_batch(broker, topic, 10)  # one batch: Kafka's throttling counts in batches
     set_group_configs(broker, group, share_auto_offset_reset="earliest")
     coordinator_ready(broker, group)
     member = Member(broker, group, topic, topic_id_of(broker, topic), f"throttle-{uuid.uuid4().hex[:8]}")
@@ -114,10 +108,7 @@ RENEW = 4
 def renew_where_disabled(broker) -> list:
     topic, group = f"share-renew-{uuid.uuid4().hex[:8]}", f"share-renew-{uuid.uuid4().hex[:8]}"
     create_topics(broker.bootstrap, NewTopic(topic, 1, 1))
-    producer = Producer({"bootstrap.servers": broker.bootstrap})
-    for i in range(3):
-        producer.produce(topic, value=b"r%d" % i)
-    assert producer.flush(30) == 0
+    produce_one_batch(broker, topic, 3)
     set_group_configs(broker, group, share_auto_offset_reset="earliest", share_renew_acknowledge_enable="false")
     coordinator_ready(broker, group)
     topic_id = topic_id_of(broker, topic)

@@ -147,15 +147,32 @@ async def test_the_records_rebuild_the_same_group(context, written):
 @pytest.mark.parametrize("partitions,members,shares", [
     (3, 2, [[0, 2], [1]]),                  # fewer members: dealt out
     (4, 4, [[0], [1], [2], [3]]),
-    (2, 3, [[0], [1], [0]]),                # more members: one each, partitions shared
-    (3, 5, [[0], [1], [2], [0], [1]]),
+    (2, 3, [[0, 1], [0], [1]]),             # more members: each partition read by ceil(3 / 2) = 2
+    (3, 5, [[0, 2], [0], [1], [1], [2]]),   # of them, so one member reads two
     (1, 3, [[0], [0], [0]]),                # the bar's three workers on one partition
 ])
 def test_the_simple_assignor_balances_as_kafka_4_4(partitions, members, shares):
-    # Kafka 4.4.0 gave the same shape (counts per member and per partition) for each of these
+    # Kafka 4.4.0's SimpleHomogeneousAssignmentBuilder from an empty group gives these (its member
+    # order is a hash set's; Weir's is the member ids')
     ids = [f"m{i}" for i in range(members)]
     target = assign([(m, ("t",)) for m in ids], {"t": (b"t" * 16, partitions)})
     assert [list(target[m][b"t" * 16]) for m in ids] == shares
+
+
+def test_the_simple_assignor_is_sticky():
+    topic = b"t" * 16
+    topics = {"t": (topic, 6)}
+    ids = ["m0", "m1"]
+    before = assign([(m, ("t",)) for m in ids], topics)
+    assert before == {"m0": {topic: (0, 2, 4)}, "m1": {topic: (1, 3, 5)}}
+    after = assign([(m, ("t",)) for m in [*ids, "m2"]], topics, before)
+    # each keeps two of its three; the newcomer gets the one each gave up
+    assert after == {"m0": {topic: (0, 2)}, "m1": {topic: (1, 3)}, "m2": {topic: (4, 5)}}
+    # computed again from itself, a balanced assignment stays as it is (no epoch bump per heartbeat)
+    assert assign([(m, ("t",)) for m in [*ids, "m2"]], topics, after) == after
+    # a member that left: its partitions go, the others keep theirs
+    assert assign([(m, ("t",)) for m in ["m0", "m2"]], topics, after) == {
+        "m0": {topic: (0, 1, 2)}, "m2": {topic: (3, 4, 5)}}
 
 
 def test_the_simple_assignor_per_topic_subscribers():

@@ -188,7 +188,7 @@ class ShareGroupCoordinator(RecordedGroups):
         # a new member, a changed subscription or changed topics (one created or grown since) bump
         # the group epoch, as Kafka's metadata hash does
         if (member is None or member.metadata.subscribed_topic_names != subscribed
-                or assign(members.items(), self._topics()) != {m: group.target.get(m) for m in members}):
+                or assign(members.items(), self._topics(), group.target) != {m: group.target.get(m) for m in members}):
             target_epoch = group.group_epoch + 1
             new_records, targets = self._new_target(group, members, target_epoch)
             records += new_records
@@ -205,7 +205,7 @@ class ShareGroupCoordinator(RecordedGroups):
 
     def _new_target(self, group: ShareGroup, members: dict[str, tuple[str, ...]],
                     epoch: int) -> tuple[list[r.ShareGroupRecord], dict[str, r.Partitions]]:
-        targets = assign(members.items(), self._topics())
+        targets = assign(members.items(), self._topics(), group.target)
         records = [r.ShareGroupRecord(r.GROUP_METADATA, group.group_id, None, r.GroupEpoch(epoch))]
         for member_id, partitions in targets.items():
             if group.target.get(member_id) != partitions:
