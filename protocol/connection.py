@@ -94,7 +94,7 @@ class ClientConnection:
         self._next_correlation = 0
         self._in_flight: list[tuple[int, int, int]] = []  # (correlation id, api key, version)
 
-    def send_request(self, api_key: int, version: int, body: Any, *, expect_response: bool = True) -> bytes:
+    def send_request(self, api_key: int, version: int, body: Any, *, expect_response: bool = True) -> bytearray:
         correlation_id = self._next_correlation
         self._next_correlation = (correlation_id + 1) & 0x7FFFFFFF
         out = bytearray(4)
@@ -103,7 +103,7 @@ class ClientConnection:
         p.INT32.pack_into(out, 0, len(out) - 4)
         if expect_response:
             self._in_flight.append((correlation_id, api_key, version))
-        return bytes(out)
+        return out  # a bytearray: a transport takes it as it is (bytes() would copy a produce's batches again)
 
     def receive_data(self, data: Buffer) -> list[Any]:
         """Decode every completed response, in request order (instances of the message's generated class)."""

@@ -164,7 +164,7 @@ class BatchBuilder:
         self.count = 0
         self.size = HEADER_SIZE  # bytes of the batch if it were built now, before compression
         self._body = bytearray()
-        self._payload: bytes | None = None
+        self._payload: bytes | bytearray | None = None
 
     def append(self, timestamp: int, key: bytes | None, value: bytes | None,
                headers: list[tuple[str, bytes | None]] | None = None) -> int:
@@ -197,15 +197,18 @@ class BatchBuilder:
         return end
 
     def build(self, *, producer_id: int = NO_PRODUCER_ID, producer_epoch: int = NO_PRODUCER_EPOCH,
-              base_sequence: int = NO_SEQUENCE, transactional: bool = False) -> bytes:
+              base_sequence: int = NO_SEQUENCE, transactional: bool = False) -> bytearray:
         if not self.count:
             raise ValueError("a batch holds at least one record")
         if self._payload is None:
-            self._payload = compress(self.compression, self._body)
+            # uncompressed, the body is the payload as it is (no copy of it)
+            self._payload = (self._body if self.compression == Compression.NONE
+                             else compress(self.compression, self._body))
         attributes = int(self.compression) | (TRANSACTIONAL_FLAG if transactional else 0)
-        out = bytearray(BATCH_HEADER.pack(
-            0, HEADER_SIZE - LOG_OVERHEAD + len(self._payload), -1, MAGIC, 0, attributes, self.count - 1,
-            self.base_timestamp, self.max_timestamp, producer_id, producer_epoch, base_sequence, self.count))
-        out += self._payload
+        out = bytearray(HEADER_SIZE)
+        out += self._payload  # the one copy: the header and the payload made one buffer
+        BATCH_HEADER.pack_into(
+            out, 0, 0, HEADER_SIZE - LOG_OVERHEAD + len(self._payload), -1, MAGIC, 0, attributes, self.count - 1,
+            self.base_timestamp, self.max_timestamp, producer_id, producer_epoch, base_sequence, self.count)
         _CRC.pack_into(out, 17, crc32c_of(memoryview(out)[CRC_START:]))
-        return bytes(out)
+        return out  # a bytearray: bytes() would copy the batch once more

@@ -51,7 +51,7 @@ class ProducerBatch:
         self.closed = False
         self.error: BaseException | None = None  # why the batch failed, for callers waiting on ``settled``
         self.arrow_rows = 0  # rows appended from Arrow columns, after the single records
-        self._built: tuple[tuple[int, int, int, bool], bytes] | None = None  # (producer fields, encoded)
+        self._built: tuple[tuple[int, int, int, bool], bytearray] | None = None  # (producer fields, encoded)
 
     @property
     def size(self) -> int:
@@ -85,7 +85,7 @@ class ProducerBatch:
         self.arrow_rows += end - start
         return end
 
-    def encode(self, transactional: bool) -> bytes:
+    def encode(self, transactional: bool) -> bytearray:
         """The batch on the wire, for the producer fields it carries now."""
         key = (self.producer_id, self.producer_epoch, self.base_sequence, transactional)
         if self._built is None or self._built[0] != key:
