@@ -249,13 +249,13 @@ def records_of(group: StreamsGroup | None) -> dict[tuple[int, str | None], Strea
     return {(record.type, record.member_id): record for record in found}
 
 
-# the order records are written in: a member's tombstones first (its assignment before its
+# the order Kafka 4.4 writes records in: a member's tombstones first (its assignment before its
 # metadata, as Kafka's replay requires), then values, then the group's own tombstones
 _ORDER = {(CURRENT_MEMBER_ASSIGNMENT, True): 0, (TARGET_ASSIGNMENT_MEMBER, True): 1, (MEMBER_METADATA, True): 2,
-          (TOPOLOGY, False): 3, (MEMBER_METADATA, False): 4, (GROUP_METADATA, False): 5,
+          (MEMBER_METADATA, False): 3, (TOPOLOGY, False): 4, (GROUP_METADATA, False): 5,
           (TARGET_ASSIGNMENT_MEMBER, False): 6, (TARGET_ASSIGNMENT_METADATA, False): 7,
-          (CURRENT_MEMBER_ASSIGNMENT, False): 8, (TARGET_ASSIGNMENT_METADATA, True): 9, (TOPOLOGY, True): 10,
-          (GROUP_METADATA, True): 11}
+          (CURRENT_MEMBER_ASSIGNMENT, False): 8, (TARGET_ASSIGNMENT_METADATA, True): 9, (GROUP_METADATA, True): 10,
+          (TOPOLOGY, True): 11}
 
 
 def changes(before: dict[tuple[int, str | None], StreamsGroupRecord],
