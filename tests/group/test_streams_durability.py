@@ -6,6 +6,8 @@ The records are laid out as Kafka 4.4 lays them out (record types 17-23, version
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from weir.broker.clock import ManualClock
@@ -59,6 +61,11 @@ async def converge(*members: Member, rounds: int = 6) -> None:
         for member in members:
             answer = await member.beat()
             assert answer["error_code"] == 0, answer
+
+
+async def written(context) -> None:
+    """Wait for the writes of members removed by their session deadline."""
+    await asyncio.gather(*list(context.groups.streams._tasks))
 
 
 def stored(context) -> dict:
@@ -119,7 +126,7 @@ async def test_sessions_are_armed_at_start_up_and_a_removal_is_written(context, 
     again.clock.advance(SESSION_MS // 2)
     assert (await a.beat())["error_code"] == 0
     again.clock.advance(SESSION_MS // 2 + 1)  # b never heartbeat after the restart
-    await again.groups.streams.close()  # waits for the removal's write
+    await written(again)
     assert set(again.groups.streams.groups[G].members) == {"a"}
     third = await restart(again, tmp_path)
     assert set(third.groups.streams.groups[G].members) == {"a"}
@@ -206,3 +213,20 @@ def test_streams_member_states_take_kafkas_record_values():
     for record in r.changes({}, r.records_of(group)):
         r.replay(replayed, r.decode(*record.encode()))
     assert r.records_of(replayed[G]) == r.records_of(group)
+
+
+async def test_a_member_whose_removal_failed_to_write_expires_again(context, tmp_path):
+    a = Member(context, "a")
+    await a.beat()
+    await converge(a)
+    disk.fill(context.data_dir, True)
+    context.clock.advance(SESSION_MS + 1)
+    await written(context)  # the removal's write fails: the group is reloaded
+    assert "a" in context.groups.streams.groups[G].members
+    disk.fill(context.data_dir, False)
+    context.clock.advance(SESSION_MS + 1)  # its session was armed again by the reload
+    await written(context)
+    assert not context.groups.streams.groups[G].members
+    again = await restart(context, tmp_path)
+    assert not again.groups.streams.groups[G].members
+    await again.close()

@@ -243,7 +243,7 @@ def records_of(group: StreamsGroup | None) -> dict[tuple[int, str | None], Strea
         found.append(StreamsGroupRecord(CURRENT_MEMBER_ASSIGNMENT, group_id, member.member_id, current))
     for member_id, target in group.target.items():
         active, standby = target[0], target[1]
-        warmup: dict[str, frozenset[int]] = target[2] if len(target) > 2 else {}  # type: ignore[misc]
+        warmup: dict[str, frozenset[int]] = target[2] if len(target) > 2 else {}
         found.append(StreamsGroupRecord(TARGET_ASSIGNMENT_MEMBER, group_id, member_id, TargetAssignmentMemberValue(
             active_tasks=_task_ids(active), standby_tasks=_task_ids(standby), warmup_tasks=_task_ids(warmup))))
     return {(record.type, record.member_id): record for record in found}
