@@ -75,7 +75,9 @@ class Member:
         return sum(map(len, self.active.values()))
 
 
-RETRIABLE = {14, 15}  # COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE: Kafka loading a partition
+# COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR: Kafka loading a partition
+# (a Kafka just started answers NOT_COORDINATOR a moment after FindCoordinator found it)
+RETRIABLE = {14, 15, 16}
 
 
 def settled(broker, api_key, request, version=1):
