@@ -230,3 +230,18 @@ async def test_a_member_whose_removal_failed_to_write_expires_again(context, tmp
     again = await restart(context, tmp_path)
     assert not again.groups.streams.groups[G].members
     await again.close()
+
+
+async def test_a_delete_that_fails_to_write_leaves_the_group(context, tmp_path):
+    a = Member(context, "a")
+    await a.beat()
+    await converge(a)
+    assert (await a.beat(-1))["error_code"] == 0
+    before = stored(context)
+    disk.fill(context.data_dir, True)
+    assert await delete_group(context.groups, G) == Errors.COORDINATOR_NOT_AVAILABLE
+    assert stored(context) == before
+    disk.fill(context.data_dir, False)
+    again = await restart(context, tmp_path)
+    assert r.records_of(again.groups.streams.groups[G]) == before
+    await again.close()
