@@ -22,7 +22,7 @@ from weir.protocol.messages import delete_groups, streams_group_describe
 from reference.kafka import SHARED_TEST_SETTINGS
 from tests.broker_process import BrokerProcess
 from tests.features.raw import ask
-from tests.reference.test_differential_consumer_heartbeat import coordinator_ready
+from tests.reference.test_differential_consumer_heartbeat import coordinator_ready, topic_assignable
 from tests.reference.test_differential_streams_groups import PARTITIONS, Member, _until, topology
 from tests.tools.tools import create_topics, run_tool
 
@@ -122,6 +122,7 @@ def dump_scenario(broker) -> list[str]:
     suffix = uuid.uuid4().hex[:8]
     source, app = f"dump-src-{suffix}", f"dump-{suffix}"
     create_topics(broker.bootstrap, NewTopic(source, PARTITIONS, 1))
+    topic_assignable(broker, source)  # Kafka's group coordinator sees the topic a moment after
     coordinator_ready(broker, app)
     member = Member(broker, app, source, "process-d")
     plain = topology(source, app)
