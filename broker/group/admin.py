@@ -66,7 +66,7 @@ async def delete_group(groups: GroupCoordinator, group_id: str) -> Errors:
     if group_id in groups.share.groups:  # KIP-932: its records and its share-partitions' state
         return await groups.share.delete(group_id)
     if group_id in groups.streams.groups:  # KIP-1071: the group, then its offsets
-        error = groups.streams.delete(group_id)
+        error = await groups.streams.delete(group_id)
         if error == Errors.NONE:
             await groups.offsets.delete(group_id, list(groups.offsets.committed.get(group_id, {})))
         return error

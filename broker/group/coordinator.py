@@ -35,6 +35,7 @@ from .consumer import records as consumer_records
 from .consumer.coordinator import ConsumerGroupCoordinator
 from .share import records as share_records
 from .share.coordinator import ShareGroupCoordinator
+from .streams import records as streams_records
 from .streams.coordinator import StreamsGroupCoordinator
 from .migration import Migration
 from .classic import ClassicGroup, GroupState, JoinResult, Member, SyncResult
@@ -65,7 +66,7 @@ class GroupCoordinator:
         self.joins = Joins(self)  # how a JoinGroup enters a classic group
         self.consumer.on_member_removed = self.migration.maybe_downgrade
         self.share = ShareGroupCoordinator(context, context.share_partitions, self.log)  # KIP-932 share groups
-        self.streams = StreamsGroupCoordinator(context)  # KIP-1071 streams groups
+        self.streams = StreamsGroupCoordinator(context, self.log)  # KIP-1071 streams groups, same topic
 
     # ------------------------------------------------------------------ load and persistence
 
@@ -89,17 +90,20 @@ class GroupCoordinator:
                 share_record = share_records.decode(entry.key, entry.value)
                 if share_record is not None:
                     self.share.replay(share_record)
+            elif streams_records.is_streams_group_key(entry.key):
+                self.streams.replay(streams_records.decode(entry.key, entry.value))
             else:
                 producer_id = entry.header.producer_id if entry.header.is_transactional else None
                 group_id = self.offsets.replay(entry.offset, entry.key, entry.value, producer_id)
                 if group_id is not None:
                     self._group(group_id, create=True)  # offsets alone make a ("simple") group
             count += 1
-        for group_id in [g for g, group in self.groups.items() if g in self.consumer.groups and not group.members]:
-            del self.groups[group_id]  # offsets of a consumer-protocol group made an empty classic one
+        for group_id in [g for g, group in self.groups.items()
+                         if (g in self.consumer.groups or g in self.streams.groups) and not group.members]:
+            del self.groups[group_id]  # offsets of a consumer-protocol or streams group made an empty classic one
         if count:
-            log.info("group coordinator: replayed %d record(s), %d classic and %d consumer group(s)", count,
-                     len(self.groups), len(self.consumer.groups))
+            log.info("group coordinator: replayed %d record(s), %d classic, %d consumer and %d streams group(s)",
+                     count, len(self.groups), len(self.consumer.groups), len(self.streams.groups))
 
     def _replay_group(self, group_id: str, value: bytes | None) -> None:
         group = storage.group_from_record(group_id, value, self.clock.now_ms())
@@ -119,6 +123,7 @@ class GroupCoordinator:
                 self.rebalance.schedule_session(group, member)
         self.consumer.start()
         self.share.start()
+        self.streams.start()
 
     async def close(self) -> None:
         for group in self.groups.values():
@@ -332,16 +337,15 @@ class GroupCoordinator:
         return any(group_id in groups for groups in (self.groups, self.consumer.groups, self.share.groups,
                                                      self.streams.groups))
 
-    def streams_group_heartbeat(self, request: Any, client_id: str, client_host: str) -> dict[str, Any]:
+    async def streams_group_heartbeat(self, request: Any, client_id: str, client_host: str) -> dict[str, Any]:
         group_id = request.group_id
         classic = self.groups.get(group_id)
-        had_offsets = bool(self.offsets.committed.get(group_id))
         if classic is not None and not classic.members and group_id not in self.consumer.groups:
             del self.groups[group_id]  # an empty classic group (offsets only) becomes this one, as in Kafka
         elif group_id in self.consumer.groups or group_id in self.share.groups or classic is not None:
             return {"error_code": Errors.GROUP_ID_NOT_FOUND, "member_id": request.member_id,
                     "error_message": f"Group {group_id} is not a streams group."}
-        return self.streams.heartbeat(request, client_id, client_host, had_offsets)
+        return await self.streams.heartbeat(request, client_id, client_host)
 
     # ------------------------------------------------------------------ offset commits
 

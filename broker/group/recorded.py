@@ -1,9 +1,9 @@
-"""What the consumer (KIP-848) and share (KIP-932) group coordinators share: their groups are records
-in ``__consumer_offsets``, replayed at once (before any await, so the next operation sees them) and
-then written. A write that fails leaves the group as the log has it: the group is rebuilt from the
-log, and its members' session deadlines are armed again, as at start-up (a member whose removal
-could not be written, on a full disk, is back and must expire again, or it holds its partitions
-for good).
+"""What the consumer (KIP-848), share (KIP-932) and streams (KIP-1071) group coordinators share:
+their groups are records in ``__consumer_offsets``, replayed at once (before any await, so the next
+operation sees them) and then written. A write that fails leaves the group as the log has it: the
+group is rebuilt from the log, and its members' session deadlines are armed again, as at start-up
+(a member whose removal could not be written, on a full disk, is back and must expire again, or it
+holds its partitions for good).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ class RecordedGroups:
     """A mixin: the coordinator sets ``log``, ``clock``, ``groups`` and ``KIND``, and gives
     ``replay``, ``is_group_key``, ``decode_record`` and ``arm_sessions``."""
 
-    KIND: str  # for log lines: "consumer group", "share group"
+    KIND: str  # for log lines: "consumer group", "share group", "streams group"
     log: CoordinatorLog
     clock: Clock
     groups: dict[str, Any]

@@ -44,7 +44,7 @@ async def handle(context, header, request, client_host="", session=None):
     if request.topology is not None and authorizer.denied(session, acl.DESCRIBE, acl.TOPIC,
                                                           _topic_names(request.topology)):
         return refused(Errors.TOPIC_AUTHORIZATION_FAILED)
-    answer = context.groups.streams_group_heartbeat(request, header.client_id or "", client_host)
+    answer = await context.groups.streams_group_heartbeat(request, header.client_id or "", client_host)
     tasks = answer.pop("tasks", None)
     endpoints = answer.pop("endpoints", None)
     status = answer.pop("status", [])

@@ -5,17 +5,23 @@ creates the internal topics the topology asks for, with the configs it asks for)
 members' session deadlines (``streams.session.timeout.ms``, a group config over the broker's
 ``group.streams.session.timeout.ms``).
 
-Deviations, written down: the groups live in memory only (Kafka writes StreamsGroup* records to
-``__consumer_offsets``); after a broker restart a member heartbeating an epoch of a group the broker
-no longer knows is told UNKNOWN_MEMBER_ID when the group has committed offsets (it existed), so it
-rejoins with its tasks' offsets safe in those (Kafka would answer from its replayed group); a group
-never seen is GROUP_ID_NOT_FOUND, as Kafka answers. The first assignment is not delayed
-by ``group.streams.initial.rebalance.delay.ms``, and a member slow to revoke is not fenced after its
+A group is Kafka's StreamsGroup* records in ``__consumer_offsets`` (``records.py``). An operation
+changes the group in place; the records that differ between the group before and after it are
+written (``RecordedGroups``) before the answer goes out, and start-up replays them, so after a
+restart (kill -9 included) a member goes on at its epoch with its tasks, static members keep their
+instance, and a deleted group stays deleted; its session deadline is armed again as at a join. A
+write that fails rebuilds the group from its partition and the member is told
+COORDINATOR_NOT_AVAILABLE, as Kafka's runtime reverts to its last committed state. A group id never
+seen is GROUP_ID_NOT_FOUND, as Kafka answers.
+
+Deviations, written down: the first assignment is not delayed by
+``group.streams.initial.rebalance.delay.ms``, and a member slow to revoke is not fenced after its
 rebalance timeout (its session still ends it).
 """
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import logging
 from collections.abc import Iterable
@@ -25,41 +31,76 @@ from weir.protocol.errors import Errors, KafkaError
 
 from ...clock import Timer
 from ...config import ConfigError, parse_topic_config
+from ..recorded import RecordedGroups
 from . import heartbeat as hb
+from . import records
 from .group import JOIN_GROUP_EPOCH, LEAVE_GROUP_EPOCH, LEAVE_GROUP_STATIC_EPOCH, StreamsGroup, StreamsMember
 from .topology import MISSING_INTERNAL_TOPICS, Configured, configure, from_request
 
 if TYPE_CHECKING:
     from ...context import BrokerContext
+    from ...coordinator.runtime import CoordinatorLog
 
 log = logging.getLogger(__name__)
 
 
-class StreamsGroupCoordinator:
-    def __init__(self, context: BrokerContext) -> None:
+class StreamsGroupCoordinator(RecordedGroups):
+    KIND = "streams group"
+    is_group_key = staticmethod(records.is_streams_group_key)
+    decode_record = staticmethod(records.decode)
+
+    def __init__(self, context: BrokerContext, offsets_log: CoordinatorLog) -> None:
         self.context = context
         self.clock = context.clock
+        self.log = offsets_log
         self.group_configs = context.group_configs
         self.groups: dict[str, StreamsGroup] = {}
         self._sessions: dict[tuple[str, str], Timer] = {}
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    # ------------------------------------------------------------------ records
+
+    def replay(self, record: records.StreamsGroupRecord) -> None:
+        records.replay(self.groups, record)
+
+    def arm_sessions(self, group_id: str) -> None:
+        """A replayed group: its topology held against the topics again (not written: derived), and
+        every member's session deadline armed."""
+        group = self.groups[group_id]
+        if group.topology is not None:
+            topics = {name: len(t.partitions) for name, t in self.context.logs.topics.items() if not t.is_internal}
+            group.configured = configure(group.topology, topics)
+        for member_id in group.members:
+            self._schedule(group_id, member_id)
+
+    def start(self) -> None:
+        """Members replayed from the log must heartbeat within their session."""
+        for group_id in self.groups:
+            self.arm_sessions(group_id)
+
+    async def _write_changes(self, group_id: str, before: dict[Any, records.StreamsGroupRecord]) -> bool:
+        """Write what changed in the group since ``before``; False when the write failed (the group is
+        then as its partition has it)."""
+        changed = records.changes(before, records.records_of(self.groups.get(group_id)))
+        return await self._write(group_id, changed) if changed else True
 
     # ------------------------------------------------------------------ StreamsGroupHeartbeat
 
-    def heartbeat(self, request: Any, client_id: str, client_host: str, had_offsets: bool = False) -> dict[str, Any]:
-        """``had_offsets``: the group id has committed offsets (a group this broker forgot on restart)."""
+    async def heartbeat(self, request: Any, client_id: str, client_host: str) -> dict[str, Any]:
+        before = records.records_of(self.groups.get(request.group_id))
         try:
             hb.validate(request)
-            return self._heartbeat(request, client_id, client_host, had_offsets)
+            answer = self._heartbeat(request, client_id, client_host)
         except KafkaError as exc:
-            return {"error_code": exc.code, "error_message": exc.message or None, "member_id": request.member_id}
+            answer = {"error_code": exc.code, "error_message": exc.message or None, "member_id": request.member_id}
+        if not await self._write_changes(request.group_id, before):
+            return {"error_code": Errors.COORDINATOR_NOT_AVAILABLE, "member_id": request.member_id}
+        return answer
 
-    def _heartbeat(self, request: Any, client_id: str, client_host: str, had_offsets: bool) -> dict[str, Any]:
+    def _heartbeat(self, request: Any, client_id: str, client_host: str) -> dict[str, Any]:
         group_id, epoch = request.group_id, request.member_epoch
         group = self.groups.get(group_id)
         if group is None:
-            if epoch != JOIN_GROUP_EPOCH and had_offsets:  # see the module's note on restarts
-                raise KafkaError(Errors.UNKNOWN_MEMBER_ID, f"Member {request.member_id} is not a member of group "
-                                                           f"{group_id}.")
             if epoch != JOIN_GROUP_EPOCH:
                 raise KafkaError(Errors.GROUP_ID_NOT_FOUND, f"Streams group {group_id} not found.")
             group = StreamsGroup(group_id)
@@ -115,6 +156,7 @@ class StreamsGroupCoordinator:
         group.group_epoch += 1
         assert group.configured is not None
         replicas = self.group_configs.value(group.group_id, "streams.num.standby.replicas")
+        group.assignment_configs = (("num.standby.replicas", str(replicas)),)
         live = {m.member_id: m for m in group.members.values() if m.member_epoch != LEAVE_GROUP_STATIC_EPOCH}
         group.target = hb.new_target(group, live, group.configured, replicas)
         group.assignment_epoch = group.group_epoch
@@ -135,7 +177,9 @@ class StreamsGroupCoordinator:
                    or before.standby != member.standby or before.warmup != member.warmup)
         if changed:
             answer["tasks"] = (member.assigned, member.standby, member.warmup)
-        if request.endpoint_information_epoch < group.endpoint_information_epoch:
+        # Kafka's test, not "older than": the epoch is not a record, so a restarted broker counts
+        # from 0 again while its members hold a later one
+        if request.endpoint_information_epoch != group.endpoint_information_epoch:
             answer["endpoints"] = self.endpoints(group)
         return answer
 
@@ -161,11 +205,19 @@ class StreamsGroupCoordinator:
             # a static member keeps its tasks for its instance until its session ends
             group.members[member.member_id] = member.replace(member_epoch=LEAVE_GROUP_STATIC_EPOCH)
         else:
-            self.remove(group.group_id, member.member_id, "it left the group")
+            self._drop(group.group_id, member.member_id, "it left the group")
         return {"error_code": Errors.NONE, "member_id": member.member_id, "member_epoch": request.member_epoch,
                 "heartbeat_interval_ms": 0}
 
     def remove(self, group_id: str, member_id: str, why: str) -> None:
+        """Remove a member now (its session ended) and write that."""
+        before = records.records_of(self.groups.get(group_id))
+        self._drop(group_id, member_id, why)
+        task = asyncio.get_running_loop().create_task(self._write_changes(group_id, before))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def _drop(self, group_id: str, member_id: str, why: str) -> None:
         group = self.groups.get(group_id)
         self._cancel(group_id, member_id)
         if group is None or member_id not in group.members:
@@ -178,13 +230,17 @@ class StreamsGroupCoordinator:
 
     # ------------------------------------------------------------------ admin
 
-    def delete(self, group_id: str) -> Errors:
+    async def delete(self, group_id: str) -> Errors:
+        """DeleteGroups: tombstones for every record of an empty group."""
         group = self.groups.get(group_id)
         if group is None:
             return Errors.GROUP_ID_NOT_FOUND
         if group.members:
             return Errors.NON_EMPTY_GROUP
+        before = records.records_of(group)
         del self.groups[group_id]
+        if not await self._write_changes(group_id, before):
+            return Errors.COORDINATOR_NOT_AVAILABLE
         return Errors.NONE
 
     def validate_offset_commit(self, group: StreamsGroup, member_id: str, member_epoch: int,
@@ -242,3 +298,4 @@ class StreamsGroupCoordinator:
         for timer in self._sessions.values():
             timer.cancel()
         self._sessions.clear()
+        await asyncio.gather(*self._tasks, return_exceptions=True)

@@ -75,6 +75,7 @@ class StreamsGroup:
         self.members: dict[str, StreamsMember] = {}
         self.target: dict[str, tuple[Tasks, Tasks]] = {}  # member id -> (active, standby)
         self.endpoint_information_epoch = 0
+        self.assignment_configs: tuple[tuple[str, str], ...] = ()  # those the target was computed with
 
     @property
     def state(self) -> StreamsGroupState:
