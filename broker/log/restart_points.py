@@ -38,8 +38,13 @@ log = logging.getLogger(__name__)
 # At least this many offsets between two producer snapshots, and 16 per producer (each costs).
 PRODUCER_SNAPSHOT_INTERVAL = 2048
 # The active segment's new index entries are appended to its index files (without fsync) each time
-# it grew this much (a coordinator topic's active segment stays near a MiB), and at a clean close.
+# it grew this much (a coordinator topic's active segment stays near a MiB) and gained this many
+# offset-index entries, and at a clean close. A restart walks the batches after the last entry
+# written, one header each: small batches reach the entries long before the bytes, while ~1 MB
+# batches (librdkafka's default) would queue a checkpoint with every batch on the bytes alone
+# (~1,000 thread jobs per GB, each waking the thread and trading the GIL with the loop: issue 33).
 INDEX_CHECKPOINT_BYTES = 256 * 1024
+INDEX_CHECKPOINT_ENTRIES = 32
 # A clean close checkpoints them only past this many unindexed bytes: the next start walks a smaller
 # tail's headers in well under a millisecond, while the checkpoint, creating two files for a segment
 # that has none yet, cost 4-6 ms on a loaded VM (thousands of partitions: seconds of shutdown).

@@ -24,11 +24,14 @@ from weir.broker.log.restart_writer import WRITER
 from weir.protocol import records as rec
 
 PRODUCER = 7
+# as shipped, before the autouse fixture shrinks them
+SHIPPED_CHECKPOINT = (restart_points.INDEX_CHECKPOINT_BYTES, restart_points.INDEX_CHECKPOINT_ENTRIES)
 
 
 @pytest.fixture(autouse=True)
 def small_restart_points(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(restart_points, "INDEX_CHECKPOINT_BYTES", 2000)
+    monkeypatch.setattr(restart_points, "INDEX_CHECKPOINT_ENTRIES", 1)  # the bytes decide here
     monkeypatch.setattr(restart_points, "PRODUCER_SNAPSHOT_INTERVAL", 16)  # 16 a producer at least anyway
 
 
@@ -213,3 +216,35 @@ async def test_a_periodic_snapshot_fsyncs_the_aborts_it_stops_replaying_first(tm
     assert await idle()
     assert [kind for kind in order if kind in ("txnindex", "snapshot")][:2] == ["txnindex", "snapshot"], order
     partition.close()
+
+
+async def test_index_checkpoints_follow_the_bytes_for_small_batches_and_the_entries_for_large_ones(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """Issue 33: ~1 MB batches (librdkafka's default) queued a checkpoint with every batch, a thread
+    job per MB produced; now one per INDEX_CHECKPOINT_ENTRIES batches, while small batches still
+    checkpoint every INDEX_CHECKPOINT_BYTES (they gain the entries first)."""
+    every_bytes, every_entries = SHIPPED_CHECKPOINT
+    monkeypatch.setattr(restart_points, "INDEX_CHECKPOINT_BYTES", every_bytes)
+    monkeypatch.setattr(restart_points, "INDEX_CHECKPOINT_ENTRIES", every_entries)
+    taken: list[int] = []
+    real_checkpoint = restart_points.checkpoint_indexes
+    monkeypatch.setattr(restart_points, "checkpoint_indexes",
+                        lambda partition, segment: (taken.append(segment.size), real_checkpoint(partition, segment)))
+    small = open_partition(tmp_path / "small", **{"index.interval.bytes": 4096})
+    while small.active.size < 3 * every_bytes + 1000:
+        await append(small, b"s" * 300)
+    assert len(taken) == 3, taken
+    gaps = [later - earlier for earlier, later in zip([0, *taken[:-1]], taken, strict=True)]
+    assert gaps == [pytest.approx(every_bytes, abs=1000)] * 3
+    small.close()
+
+    taken.clear()
+    large = open_partition(tmp_path / "large", **{"index.interval.bytes": 4096, "segment.bytes": 1 << 30})
+    value = b"l" * every_bytes  # each batch alone past INDEX_CHECKPOINT_BYTES
+    for _ in range(2 * every_entries + 3):
+        await append(large, value)
+    assert len(taken) == 2, f"one checkpoint per {every_entries} batches, not per batch: {len(taken)}"
+    assert await idle()
+    keys = on_disk(large.active.offset_index)[0]
+    assert len(keys) == 2 * every_entries, "the checkpoints wrote the entries they took"
+    large.close()

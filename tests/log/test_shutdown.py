@@ -170,6 +170,7 @@ def test_a_restart_in_the_same_boot_resumes_from_the_index_checkpoint_and_cuts_a
     from tests.log.test_partition import append, open_partition, read_values
     from weir.broker.log import restart_points
     monkeypatch.setattr(restart_points, "INDEX_CHECKPOINT_BYTES", 2000)
+    monkeypatch.setattr(restart_points, "INDEX_CHECKPOINT_ENTRIES", 1)
     p = open_partition(tmp_path, **{"index.interval.bytes": 500})
     for i in range(32):
         append(p, bytes([i]) * 300)
