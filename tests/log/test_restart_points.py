@@ -26,6 +26,7 @@ from weir.protocol import records as rec
 PRODUCER = 7
 # as shipped, before the autouse fixture shrinks them
 SHIPPED_CHECKPOINT = (restart_points.INDEX_CHECKPOINT_BYTES, restart_points.INDEX_CHECKPOINT_ENTRIES)
+SHIPPED_SNAPSHOTS = (restart_points.PRODUCER_SNAPSHOT_INTERVAL, restart_points.PRODUCER_SNAPSHOT_BATCHES)
 
 
 @pytest.fixture(autouse=True)
@@ -33,6 +34,7 @@ def small_restart_points(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(restart_points, "INDEX_CHECKPOINT_BYTES", 2000)
     monkeypatch.setattr(restart_points, "INDEX_CHECKPOINT_ENTRIES", 1)  # the bytes decide here
     monkeypatch.setattr(restart_points, "PRODUCER_SNAPSHOT_INTERVAL", 16)  # 16 a producer at least anyway
+    monkeypatch.setattr(restart_points, "PRODUCER_SNAPSHOT_BATCHES", 1)  # the offsets decide here
 
 
 @pytest.fixture
@@ -248,3 +250,35 @@ async def test_index_checkpoints_follow_the_bytes_for_small_batches_and_the_entr
     keys = on_disk(large.active.offset_index)[0]
     assert len(keys) == 2 * every_entries, "the checkpoints wrote the entries they took"
     large.close()
+
+
+async def test_producer_snapshots_follow_the_offsets_for_small_batches_and_the_batches_for_large_ones(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """Issue 33: an idempotent producer's ~1 MB batches of 1 KiB records passed the offset interval
+    every two batches; now a snapshot waits for PRODUCER_SNAPSHOT_BATCHES batches as well."""
+    every_offsets, every_batches = SHIPPED_SNAPSHOTS
+    monkeypatch.setattr(restart_points, "PRODUCER_SNAPSHOT_INTERVAL", every_offsets)
+    monkeypatch.setattr(restart_points, "PRODUCER_SNAPSHOT_BATCHES", every_batches)
+    partition = open_partition(tmp_path, **{"segment.bytes": 1 << 30})
+    taken: list[int] = []
+    real_taken = partition.producers.snapshot_taken
+    monkeypatch.setattr(partition.producers, "snapshot_taken",
+                        lambda offset: (taken.append(offset), real_taken(offset))[1])
+    for sequence in range(every_offsets + 1):  # one record a batch: the offsets decide
+        batch = memoryview(rec.encode_batch([rec.Record(b"s")], producer_id=PRODUCER, producer_epoch=0,
+                                            base_sequence=sequence))
+        await partition.append_client_batch(batch, rec.read_header(batch), 0)
+    assert taken == [every_offsets]
+    records = every_offsets // 2  # two batches pass the offset interval
+    sequence = every_offsets + 1
+    for _ in range(every_batches + 1):
+        batch = memoryview(rec.encode_batch([rec.Record(b"l")] * records, producer_id=PRODUCER,
+                                            producer_epoch=0, base_sequence=sequence))
+        await partition.append_client_batch(batch, rec.read_header(batch), 0)
+        sequence += records
+    # the small batch after the first snapshot counts: the large ones make up the rest
+    assert taken == [every_offsets, every_offsets + 1 + (every_batches - 1) * records], \
+        "one snapshot after PRODUCER_SNAPSHOT_BATCHES large batches, not one every two"
+    assert await idle()
+    assert partition.producers.snapshot_offsets()[-1] == taken[-1]
+    partition.close()
