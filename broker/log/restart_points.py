@@ -5,9 +5,10 @@ the batches after it, and its active segment's indexes from the segment itself; 
 snapshots producer state only at a roll and at a clean shutdown, so after kill -9 it replays
 the whole active segment (up to segment.bytes). Here both also have periodic restart points,
 written without fsync (after a power loss the first start of the boot verifies everything
-anyway, LogManager.open): a producer snapshot every ``PRODUCER_SNAPSHOT_INTERVAL`` offsets
-once the state changed, and the active segment's new index entries every
-``INDEX_CHECKPOINT_BYTES`` (Segment.resume walks only what came after them). Both are taken
+anyway, LogManager.open): a producer snapshot every ``PRODUCER_SNAPSHOT_INTERVAL`` offsets and
+``PRODUCER_SNAPSHOT_BATCHES`` producer batches once the state changed, and the active segment's
+new index entries every ``INDEX_CHECKPOINT_BYTES`` and ``INDEX_CHECKPOINT_ENTRIES`` entries
+(Segment.resume walks only what came after them). Both are taken
 on the event loop and written by one worker thread in the order taken (restart_writer.py): the
 loop no longer opens, writes and closes files for them. A roll and a clean close settle what is
 queued for the partition before writing its files themselves; a deletion discards it.

@@ -21,6 +21,7 @@ from weir.broker.log.index import OffsetIndex, TimeIndex
 from weir.broker.log.manager import LogManager
 from weir.broker.log.partition import Partition
 from weir.broker.log.restart_writer import WRITER
+from weir.broker.log.segment import Segment
 from weir.protocol import records as rec
 
 PRODUCER = 7
@@ -249,7 +250,18 @@ async def test_index_checkpoints_follow_the_bytes_for_small_batches_and_the_entr
     assert await idle()
     keys = on_disk(large.active.offset_index)[0]
     assert len(keys) == 2 * every_entries, "the checkpoints wrote the entries they took"
-    large.close()
+    for segment in large.segments:
+        segment.release()  # kill -9: the 3 batches past the last checkpoint are walked at the restart
+    resumed: list[int | None] = []
+    real_resume = Segment.resume
+    monkeypatch.setattr(Segment, "resume", lambda segment: (resumed.append(real_resume(segment)), resumed[-1])[1])
+    reopened = open_partition(tmp_path / "large", verify=False, **{"index.interval.bytes": 4096,
+                                                                   "segment.bytes": 1 << 30})
+    assert resumed == [0], "resumed from the checkpoint (nothing cut), not recovered from the start"
+    assert reopened.log_end_offset == 2 * every_entries + 3
+    assert list(reopened.active.offset_index.keys) == list(range(2 * every_entries + 3))
+    assert read_values(reopened)[-1] == value
+    reopened.close()
 
 
 async def test_producer_snapshots_follow_the_offsets_for_small_batches_and_the_batches_for_large_ones(
