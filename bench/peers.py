@@ -53,7 +53,8 @@ def _import_root(tree: Path, workdir: Path) -> Path:
     for entry in (tree / "weir").iterdir():
         (package / entry.name).symlink_to(entry)
     for folder in ("broker", "protocol", "client", "pipeline"):
-        (package / folder).symlink_to(tree / folder)
+        if not (package / folder).exists():  # a tree with weir/ holds these links itself
+            (package / folder).symlink_to(tree / folder)
     return package.parent
 
 

@@ -127,6 +127,11 @@ class _Index:
         self.on_disk = len(self.keys)
         return taken
 
+    @property
+    def unwritten(self) -> int:
+        """Entries a checkpoint would add to the file (all of them when the file may differ)."""
+        return len(self.keys) - max(self.on_disk, 0)
+
     def written_wrongly(self) -> None:
         """A taken write failed (cut back by the disk layer): the next checkpoint rewrites the file."""
         self.on_disk = -1

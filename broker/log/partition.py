@@ -259,7 +259,8 @@ class Partition:
         # Only now, back on the loop, does the batch become visible (HW = LEO on one node).
         segment.commit(base_offset, base_offset + header.last_offset_delta, header.max_timestamp, position, size)
         self.unflushed_messages += header.records_count
-        if segment.size - segment.checkpointed_size >= restart_points.INDEX_CHECKPOINT_BYTES:
+        if segment.size - segment.checkpointed_size >= restart_points.INDEX_CHECKPOINT_BYTES \
+                and segment.offset_index.unwritten >= restart_points.INDEX_CHECKPOINT_ENTRIES:
             restart_points.checkpoint_indexes(self, segment)
         if self.observer is not None:
             self.observer.appended(batch, header, base_offset)

@@ -80,6 +80,7 @@ class ProducerStateManager:
         # producer id leave it unchanged; the next start replays their headers from the snapshot on
         # (at most a segment's worth: a roll writes a snapshot).
         self.unsnapshotted = False
+        self.batches_since_snapshot = 0  # producer batches applied since (restart_points.py paces on it)
 
     def first_unstable_offset(self) -> int | None:
         return min(self.ongoing.values()) if self.ongoing else None
@@ -121,6 +122,7 @@ class ProducerStateManager:
     def record_batch(self, header: BatchHeader, base_offset: int) -> None:
         """Apply an appended data batch (live append and log replay alike)."""
         self.unsnapshotted = True
+        self.batches_since_snapshot += 1
         entry = self.producers.get(header.producer_id)
         if entry is None:
             entry = self.producers[header.producer_id] = ProducerEntry()
@@ -217,6 +219,7 @@ class ProducerStateManager:
         """The state as of ``offset`` is saved (a file, or the shutdown checkpoint)."""
         self.snapshot_offset = offset
         self.unsnapshotted = False
+        self.batches_since_snapshot = 0
 
     def load_snapshot(self, max_offset: int) -> int:
         """Load the newest valid snapshot at or below ``max_offset``; its offset, or -1."""

@@ -5,9 +5,10 @@ the batches after it, and its active segment's indexes from the segment itself; 
 snapshots producer state only at a roll and at a clean shutdown, so after kill -9 it replays
 the whole active segment (up to segment.bytes). Here both also have periodic restart points,
 written without fsync (after a power loss the first start of the boot verifies everything
-anyway, LogManager.open): a producer snapshot every ``PRODUCER_SNAPSHOT_INTERVAL`` offsets
-once the state changed, and the active segment's new index entries every
-``INDEX_CHECKPOINT_BYTES`` (Segment.resume walks only what came after them). Both are taken
+anyway, LogManager.open): a producer snapshot every ``PRODUCER_SNAPSHOT_INTERVAL`` offsets and
+``PRODUCER_SNAPSHOT_BATCHES`` producer batches once the state changed, and the active segment's
+new index entries every ``INDEX_CHECKPOINT_BYTES`` and ``INDEX_CHECKPOINT_ENTRIES`` entries
+(Segment.resume walks only what came after them). Both are taken
 on the event loop and written by one worker thread in the order taken (restart_writer.py): the
 loop no longer opens, writes and closes files for them. A roll and a clean close settle what is
 queued for the partition before writing its files themselves; a deletion discards it.
@@ -35,11 +36,19 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-# At least this many offsets between two producer snapshots, and 16 per producer (each costs).
+# At least this many offsets between two producer snapshots, and 16 per producer (each costs), and
+# this many producer batches: the next start replays the batches after the snapshot, so large batches
+# need one less often by offsets (1 MB of 1 KiB records every 2 batches was a thread job per 2 MB).
 PRODUCER_SNAPSHOT_INTERVAL = 2048
+PRODUCER_SNAPSHOT_BATCHES = 32
 # The active segment's new index entries are appended to its index files (without fsync) each time
-# it grew this much (a coordinator topic's active segment stays near a MiB), and at a clean close.
+# it grew this much (a coordinator topic's active segment stays near a MiB) and gained this many
+# offset-index entries, and at a clean close. A restart walks the batches after the last entry
+# written, one header each: small batches reach the entries long before the bytes, while ~1 MB
+# batches (librdkafka's default) would queue a checkpoint with every batch on the bytes alone
+# (~1,000 thread jobs per GB, each waking the thread and trading the GIL with the loop: issue 33).
 INDEX_CHECKPOINT_BYTES = 256 * 1024
+INDEX_CHECKPOINT_ENTRIES = 32
 # A clean close checkpoints them only past this many unindexed bytes: the next start walks a smaller
 # tail's headers in well under a millisecond, while the checkpoint, creating two files for a segment
 # that has none yet, cost 4-6 ms on a loaded VM (thousands of partitions: seconds of shutdown).
@@ -52,7 +61,8 @@ def snapshot_producers_if_due(partition: Partition) -> None:
     name) before the snapshot covering it, in that thread too. What it writes is taken here."""
     producers = partition.producers
     interval = max(PRODUCER_SNAPSHOT_INTERVAL, 16 * len(producers.producers))
-    if partition.log_end_offset - max(producers.snapshot_offset, 0) < interval or not producers.unsnapshotted:
+    if partition.log_end_offset - max(producers.snapshot_offset, 0) < interval or not producers.unsnapshotted \
+            or producers.batches_since_snapshot < PRODUCER_SNAPSHOT_BATCHES:
         return
     txn_indexes = [segment.txn_index for segment in partition.segments if segment.txn_index.unsynced]
     try:

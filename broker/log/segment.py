@@ -308,8 +308,9 @@ class Segment:
 
     def take_index_checkpoint(self) -> list[IndexWrite]:
         """The active segment's indexes as they stand, for a checkpoint without fsync (a clean close,
-        and every restart_points.INDEX_CHECKPOINT_BYTES in a worker thread): a restart in the same
-        boot resumes from them (``resume``). Taken on the loop; the caller writes them, in order."""
+        and as restart_points.INDEX_CHECKPOINT_BYTES/_ENTRIES pace it, in a worker thread): a restart
+        in the same boot resumes from them (``resume``). Taken on the loop; the caller writes them, in
+        order."""
         self.checkpointed_size = self.size
         return [taken for index in (self.offset_index, self.time_index)
                 if (taken := index.take_unwritten()) is not None]

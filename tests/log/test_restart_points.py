@@ -21,15 +21,21 @@ from weir.broker.log.index import OffsetIndex, TimeIndex
 from weir.broker.log.manager import LogManager
 from weir.broker.log.partition import Partition
 from weir.broker.log.restart_writer import WRITER
+from weir.broker.log.segment import Segment
 from weir.protocol import records as rec
 
 PRODUCER = 7
+# as shipped, before the autouse fixture shrinks them
+SHIPPED_CHECKPOINT = (restart_points.INDEX_CHECKPOINT_BYTES, restart_points.INDEX_CHECKPOINT_ENTRIES)
+SHIPPED_SNAPSHOTS = (restart_points.PRODUCER_SNAPSHOT_INTERVAL, restart_points.PRODUCER_SNAPSHOT_BATCHES)
 
 
 @pytest.fixture(autouse=True)
 def small_restart_points(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(restart_points, "INDEX_CHECKPOINT_BYTES", 2000)
+    monkeypatch.setattr(restart_points, "INDEX_CHECKPOINT_ENTRIES", 1)  # the bytes decide here
     monkeypatch.setattr(restart_points, "PRODUCER_SNAPSHOT_INTERVAL", 16)  # 16 a producer at least anyway
+    monkeypatch.setattr(restart_points, "PRODUCER_SNAPSHOT_BATCHES", 1)  # the offsets decide here
 
 
 @pytest.fixture
@@ -212,4 +218,79 @@ async def test_a_periodic_snapshot_fsyncs_the_aborts_it_stops_replaying_first(tm
         await append(partition, bytes([i]) * 10)
     assert await idle()
     assert [kind for kind in order if kind in ("txnindex", "snapshot")][:2] == ["txnindex", "snapshot"], order
+    partition.close()
+
+
+async def test_index_checkpoints_follow_the_bytes_for_small_batches_and_the_entries_for_large_ones(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """Issue 33: ~1 MB batches (librdkafka's default) queued a checkpoint with every batch, a thread
+    job per MB produced; now one per INDEX_CHECKPOINT_ENTRIES batches, while small batches still
+    checkpoint every INDEX_CHECKPOINT_BYTES (they gain the entries first)."""
+    every_bytes, every_entries = SHIPPED_CHECKPOINT
+    monkeypatch.setattr(restart_points, "INDEX_CHECKPOINT_BYTES", every_bytes)
+    monkeypatch.setattr(restart_points, "INDEX_CHECKPOINT_ENTRIES", every_entries)
+    taken: list[int] = []
+    real_checkpoint = restart_points.checkpoint_indexes
+    monkeypatch.setattr(restart_points, "checkpoint_indexes",
+                        lambda partition, segment: (taken.append(segment.size), real_checkpoint(partition, segment)))
+    small = open_partition(tmp_path / "small", **{"index.interval.bytes": 4096})
+    while small.active.size < 3 * every_bytes + 1000:
+        await append(small, b"s" * 300)
+    assert len(taken) == 3, taken
+    gaps = [later - earlier for earlier, later in zip([0, *taken[:-1]], taken, strict=True)]
+    assert gaps == [pytest.approx(every_bytes, abs=1000)] * 3
+    small.close()
+
+    taken.clear()
+    large = open_partition(tmp_path / "large", **{"index.interval.bytes": 4096, "segment.bytes": 1 << 30})
+    value = b"l" * every_bytes  # each batch alone past INDEX_CHECKPOINT_BYTES
+    for _ in range(2 * every_entries + 3):
+        await append(large, value)
+    assert len(taken) == 2, f"one checkpoint per {every_entries} batches, not per batch: {len(taken)}"
+    assert await idle()
+    keys = on_disk(large.active.offset_index)[0]
+    assert len(keys) == 2 * every_entries, "the checkpoints wrote the entries they took"
+    for segment in large.segments:
+        segment.release()  # kill -9: the 3 batches past the last checkpoint are walked at the restart
+    resumed: list[int | None] = []
+    real_resume = Segment.resume
+    monkeypatch.setattr(Segment, "resume", lambda segment: (resumed.append(real_resume(segment)), resumed[-1])[1])
+    reopened = open_partition(tmp_path / "large", verify=False, **{"index.interval.bytes": 4096,
+                                                                   "segment.bytes": 1 << 30})
+    assert resumed == [0], "resumed from the checkpoint (nothing cut), not recovered from the start"
+    assert reopened.log_end_offset == 2 * every_entries + 3
+    assert list(reopened.active.offset_index.keys) == list(range(2 * every_entries + 3))
+    assert read_values(reopened)[-1] == value
+    reopened.close()
+
+
+async def test_producer_snapshots_follow_the_offsets_for_small_batches_and_the_batches_for_large_ones(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """Issue 33: an idempotent producer's ~1 MB batches of 1 KiB records passed the offset interval
+    every two batches; now a snapshot waits for PRODUCER_SNAPSHOT_BATCHES batches as well."""
+    every_offsets, every_batches = SHIPPED_SNAPSHOTS
+    monkeypatch.setattr(restart_points, "PRODUCER_SNAPSHOT_INTERVAL", every_offsets)
+    monkeypatch.setattr(restart_points, "PRODUCER_SNAPSHOT_BATCHES", every_batches)
+    partition = open_partition(tmp_path, **{"segment.bytes": 1 << 30})
+    taken: list[int] = []
+    real_taken = partition.producers.snapshot_taken
+    monkeypatch.setattr(partition.producers, "snapshot_taken",
+                        lambda offset: (taken.append(offset), real_taken(offset))[1])
+    for sequence in range(every_offsets + 1):  # one record a batch: the offsets decide
+        batch = memoryview(rec.encode_batch([rec.Record(b"s")], producer_id=PRODUCER, producer_epoch=0,
+                                            base_sequence=sequence))
+        await partition.append_client_batch(batch, rec.read_header(batch), 0)
+    assert taken == [every_offsets]
+    records = every_offsets // 2  # two batches pass the offset interval
+    sequence = every_offsets + 1
+    for _ in range(every_batches + 1):
+        batch = memoryview(rec.encode_batch([rec.Record(b"l")] * records, producer_id=PRODUCER,
+                                            producer_epoch=0, base_sequence=sequence))
+        await partition.append_client_batch(batch, rec.read_header(batch), 0)
+        sequence += records
+    # the small batch after the first snapshot counts: the large ones make up the rest
+    assert taken == [every_offsets, every_offsets + 1 + (every_batches - 1) * records], \
+        "one snapshot after PRODUCER_SNAPSHOT_BATCHES large batches, not one every two"
+    assert await idle()
+    assert partition.producers.snapshot_offsets()[-1] == taken[-1]
     partition.close()

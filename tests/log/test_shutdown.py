@@ -128,6 +128,7 @@ async def test_state_replayed_after_a_crash_is_snapshotted_at_the_next_clean_shu
 async def test_a_restart_after_a_kill_replays_producer_state_from_the_periodic_snapshot(tmp_path, monkeypatch):
     from weir.broker.log import restart_points
     monkeypatch.setattr(restart_points, "PRODUCER_SNAPSHOT_INTERVAL", 10)
+    monkeypatch.setattr(restart_points, "PRODUCER_SNAPSHOT_BATCHES", 1)
     logs = open_logs(tmp_path)
     partition = logs.create_topic("busy", 1).partitions[0]
     for _ in range(40):
@@ -170,6 +171,7 @@ def test_a_restart_in_the_same_boot_resumes_from_the_index_checkpoint_and_cuts_a
     from tests.log.test_partition import append, open_partition, read_values
     from weir.broker.log import restart_points
     monkeypatch.setattr(restart_points, "INDEX_CHECKPOINT_BYTES", 2000)
+    monkeypatch.setattr(restart_points, "INDEX_CHECKPOINT_ENTRIES", 1)
     p = open_partition(tmp_path, **{"index.interval.bytes": 500})
     for i in range(32):
         append(p, bytes([i]) * 300)
