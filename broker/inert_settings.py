@@ -159,12 +159,8 @@ _BROKER: dict[str, tuple[Callable[[str], Any], Any, int, str]] = {
        for name, default in (("assignment.interval.ms", 1000), ("min.assignment.interval.ms", 0),
                              ("max.assignment.interval.ms", 15000))},
     # (the streams group settings Weir acts on are in broker/group/streams/settings.py)
-    **{f"group.streams.{name}": (integer(0), default, INT, "a streams group's target assignment is computed at "
-                                 "once (KIP-1071)") for name, default in (
-        ("assignment.interval.ms", 1000), ("min.assignment.interval.ms", 0), ("max.assignment.interval.ms", 15000),
-        ("initial.rebalance.delay.ms", 3000))},
-    "group.streams.acceptable.recovery.lag": (_LONG(0), 10000, LONG, "no warm-up tasks (KIP-1071): only passed on "
-                                              "to the members"),
+    "group.streams.acceptable.recovery.lag": (_LONG(0), 10000, LONG, "no warm-up tasks (Kafka 4.4 assigns none "
+                                              "either, KIP-1071): only passed on to the members"),
 }
 
 #: Settings for ``config.SETTINGS``: name -> (parse, default, doc)

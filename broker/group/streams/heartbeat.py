@@ -59,6 +59,12 @@ def validate(request: Any) -> None:
             raise _invalid("If one of ActiveTasks, StandbyTasks and WarmupTasks is null, all must be null.")
     else:
         raise _invalid(f"MemberEpoch is {epoch}, but must be greater than or equal to -2.")
+    seen = set()
+    for offset in request.task_offsets or ():  # Kafka's MemberTaskOffsets.update
+        if (offset.subtopology_id, offset.partition) in seen:
+            raise _invalid(f"Task offsets contain a duplicate entry for subtopology {offset.subtopology_id} and "
+                           f"partition {offset.partition}.")
+        seen.add((offset.subtopology_id, offset.partition))
 
 
 def tasks_of(wire: list[Any] | None) -> Tasks | None:
@@ -129,8 +135,11 @@ def assignor_view(member: StreamsMember) -> tuple[Any, ...]:
 def new_target(group: StreamsGroup, members: dict[str, StreamsMember], configured: Configured,
                standby_replicas: int) -> dict[str, tuple[Tasks, Tasks]]:
     specs = {m.member_id: MemberSpec(m.process_id, {**m.assigned, **_merge(m.assigned, m.pending_revocation)},
-                                     m.standby) for m in members.values()}
-    return assign(specs, configured.tasks, standby_replicas)
+                                     m.standby, {(s, p): offset for s, p, offset in m.task_offsets})
+             for m in members.values()}
+    stateful = frozenset(sub.subtopology_id for sub in group.topology.subtopologies
+                         if sub.state_changelog_topics) if group.topology is not None else frozenset()
+    return assign(specs, configured.tasks, standby_replicas, stateful)
 
 
 def _merge(a: Tasks, b: Tasks) -> Tasks:
