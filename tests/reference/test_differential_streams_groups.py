@@ -22,9 +22,10 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from weir.protocol.api_keys import ApiKey
 from weir.protocol.messages import (consumer_group_heartbeat, delete_groups, describe_configs, list_groups,
-                                    streams_group_describe, streams_group_heartbeat as hb)
+                                    offset_commit, streams_group_describe, streams_group_heartbeat as hb)
 from tests.features.raw import ask
 from tests.reference.test_differential_consumer_heartbeat import coordinator_ready
+from tests.reference.test_differential_share_groups import set_group_configs
 
 PARTITIONS = 4
 INTERVAL = 0.5  # group.streams.heartbeat.interval.ms in the shared test settings
@@ -52,6 +53,7 @@ class Member:
         self.member_id, self.process = str(uuid.uuid4()), process
         self.epoch = 0
         self.active: dict[str, list[int]] = {}
+        self.rebalance_timeout_ms = 30000
 
     def beat(self, epoch=None, join_topology=None, owned=True, member_id=None, **changes):
         epoch = self.epoch if epoch is None else epoch
@@ -59,7 +61,7 @@ class Member:
         tasks = [hb.TaskIds(subtopology_id=s, partitions=p) for s, p in sorted(self.active.items())]
         request = hb.REQUEST(
             group_id=self.group, member_id=member_id or self.member_id, member_epoch=epoch,
-            endpoint_information_epoch=0, rebalance_timeout_ms=30000 if joining else -1,
+            endpoint_information_epoch=0, rebalance_timeout_ms=self.rebalance_timeout_ms if joining else -1,
             topology=join_topology if joining else None, process_id=self.process if joining else None,
             active_tasks=[] if joining else (tasks if owned else None),
             standby_tasks=[] if joining else ([] if owned else None),
@@ -257,5 +259,103 @@ def static_scenario(broker) -> dict:
 def test_static_members_as_kafka(weir_process, kafka_broker):
     weir, kafka = static_scenario(weir_process), static_scenario(kafka_broker)
     assert weir["comes back"] == (0, {"0": [0, 1]})  # the instance's tasks, at once
+    differing = {key: (weir[key], kafka.get(key)) for key in weir if weir[key] != kafka.get(key)}
+    assert not differing, "\n".join(f"{k}:\n  weir  {w}\n  kafka {kf}" for k, (w, kf) in differing.items())
+
+
+def stateless(source: str):
+    return hb.Topology(epoch=1, subtopologies=[hb.Subtopology(
+        subtopology_id="0", source_topics=[source], source_topic_regex=[], state_changelog_topics=[],
+        repartition_sink_topics=[], repartition_source_topics=[], copartition_groups=[])])
+
+
+def _answer(answer):
+    return (answer.error_code, answer.member_epoch > 0, [(s.status_code, s.status_detail) for s in answer.status or []],
+            answer.active_tasks and sum(len(t.partitions) for t in answer.active_tasks))
+
+
+def _described(broker, group):
+    found = ask(broker, ApiKey.STREAMS_GROUP_DESCRIBE, 0, streams_group_describe.REQUEST(
+        group_ids=[group], include_authorized_operations=False)).groups[0]
+    return sorted((m.process_id, sum(len(t.partitions) for t in m.assignment.active_tasks),
+                   sum(len(t.partitions) for t in m.assignment.standby_tasks),
+                   sum(len(t.partitions) for t in m.assignment.warmup_tasks)) for m in found.members)
+
+
+def rebalance_scenario(broker) -> dict:
+    """The initial rebalance delay, the assignment interval, a member fenced after its rebalance timeout,
+    standbys (none for a stateless subtopology), warm-ups (none), duplicate task offsets and an
+    OffsetCommit below v9, each on a group of its own with the group configs that show it."""
+    suffix = uuid.uuid4().hex[:8]
+    source, app = f"streams-rb-src-{suffix}", f"streams-rb-{suffix}"
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    admin.create_topics([NewTopic(source, PARTITIONS, 1)])[source].result(30)
+    seen: dict = {}
+
+    # the initial delay: two members join an empty group, no tasks until it ends, then two each and
+    # no standby for a stateless subtopology (streams.num.standby.replicas 1)
+    delayed = f"{app}-delayed"
+    coordinator_ready(broker, delayed)
+    set_group_configs(broker, delayed, streams_initial_rebalance_delay_ms=3000, streams_num_standby_replicas=1)
+    a, b = Member(broker, delayed, source, "process-a"), Member(broker, delayed, source, "process-b")
+    seen["delayed join"] = [_answer(a.beat(0, stateless(source))), _answer(b.beat(0, stateless(source)))]
+    a.epoch, b.epoch = max(a.epoch, 0), max(b.epoch, 0)
+
+    def shared():
+        for member in (a, b):  # a member still at epoch 0 joins again, with its topology
+            member.beat(member.epoch, stateless(source) if member.epoch == 0 else None)
+        counts = (a.task_count(), b.task_count())
+        return counts if counts == (PARTITIONS // 2, PARTITIONS // 2) else None
+    seen["after the delay"] = _until("tasks after the initial delay", shared)
+    seen["standby and warm-up tasks"] = _described(broker, delayed)
+    seen["duplicate task offsets"] = _error(a.beat(task_offsets=[hb.TaskOffset(subtopology_id="0", partition=0,
+                                                                               offset=1)] * 2))
+
+    # OffsetCommit below v9 from a member of a streams group
+    def commit(version):
+        answer = ask(broker, ApiKey.OFFSET_COMMIT, version, offset_commit.REQUEST(
+            group_id=delayed, generation_id_or_member_epoch=a.epoch, member_id=a.member_id, topics=[
+                offset_commit.RequestTopic(name=source, partitions=[offset_commit.RequestPartition(
+                    partition_index=p, committed_offset=0, committed_metadata="") for p in a.active.get("0", [])])]))
+        return sorted({p.error_code for t in answer.topics for p in t.partitions})
+    seen["offset commit v8, v9"] = (commit(8), commit(9))
+
+    # the assignment interval: a second member within it is told so and waits
+    interval = f"{app}-interval"
+    coordinator_ready(broker, interval)
+    set_group_configs(broker, interval, streams_initial_rebalance_delay_ms=0, streams_assignment_interval_ms=15000)
+    first, second = Member(broker, interval, source, "process-c"), Member(broker, interval, source, "process-d")
+    seen["interval first join"] = _answer(first.beat(0, stateless(source)))
+    seen["interval second join"] = _answer(second.beat(0, stateless(source)))
+    seen["interval first again"] = _answer(first.beat())
+
+    # a member that never revokes is fenced after its rebalance timeout (its session would last longer)
+    slow = f"{app}-slow"
+    coordinator_ready(broker, slow)
+    set_group_configs(broker, slow, streams_initial_rebalance_delay_ms=0, streams_assignment_interval_ms=0)
+    holder, taker = Member(broker, slow, source, "process-e"), Member(broker, slow, source, "process-f")
+    holder.rebalance_timeout_ms = 1000
+    holder.beat(0, stateless(source))
+    _until("the holder's tasks", lambda: True if (holder.beat(), holder.task_count())[1] == PARTITIONS else None)
+    everything = dict(holder.active)
+    taker.beat(0, stateless(source))
+
+    def fenced():
+        holder.active = dict(everything)  # it keeps claiming every task
+        answer = holder.beat()
+        return _error(answer) if answer.error_code else None
+    seen["never revoked"] = _until("the holder fenced", fenced)
+    seen["taker's tasks"] = _until("the taker's tasks", lambda: (taker.beat(), taker.task_count())[1]
+                                   if taker.task_count() == PARTITIONS else None)
+    for member in (a, b, first, second, taker):
+        member.beat(-1)
+    return {key: _without(value, {suffix: "", holder.member_id: "M"}) for key, value in seen.items()}
+
+
+@pytest.mark.timeout(300)
+def test_rebalance_timing_as_kafka(weir_process, kafka_broker):
+    weir, kafka = rebalance_scenario(weir_process), rebalance_scenario(kafka_broker)
+    assert weir["interval second join"][2] == [(5, "Assignment delayed due to the configured assignment interval.")]
+    assert weir["never revoked"][0] == 25  # UNKNOWN_MEMBER_ID
     differing = {key: (weir[key], kafka.get(key)) for key in weir if weir[key] != kafka.get(key)}
     assert not differing, "\n".join(f"{k}:\n  weir  {w}\n  kafka {kf}" for k, (w, kf) in differing.items())

@@ -26,6 +26,7 @@ from weir.protocol.errors import Errors, KafkaError
 from ...clock import Timer
 from ...config import ConfigError, parse_topic_config
 from . import heartbeat as hb
+from .rebalance import ASSIGNMENT_DELAYED, RebalanceTimers
 from .group import JOIN_GROUP_EPOCH, LEAVE_GROUP_EPOCH, LEAVE_GROUP_STATIC_EPOCH, StreamsGroup, StreamsMember
 from .topology import MISSING_INTERNAL_TOPICS, Configured, configure, from_request
 
@@ -42,6 +43,7 @@ class StreamsGroupCoordinator:
         self.group_configs = context.group_configs
         self.groups: dict[str, StreamsGroup] = {}
         self._sessions: dict[tuple[str, str], Timer] = {}
+        self.rebalance = RebalanceTimers(self.clock, self.group_configs)
 
     # ------------------------------------------------------------------ StreamsGroupHeartbeat
 
@@ -83,16 +85,21 @@ class StreamsGroupCoordinator:
         if group.configured is None or configured.tasks != group.configured.tasks:
             bump = True
         group.configured = configured
+        was_empty = not group.members
         group.members[updated.member_id] = updated
         if bump:
-            self._new_target(group)
+            group.group_epoch += 1
+        if was_empty:
+            self.rebalance.joined_empty_group(group_id, functools.partial(self._assign_delayed, group_id))
+        delayed = self._maybe_assign(group)
         owned = hb.tasks_of(request.active_tasks)
         if epoch == JOIN_GROUP_EPOCH and replaced is None:
             owned = {}  # a (re-)joining member owns nothing
         moved = hb.move_member(group, group.members[updated.member_id], owned)
         group.members[moved.member_id] = moved
         self._schedule(group_id, moved.member_id)
-        return self._answer(group, moved, member, request)
+        self.rebalance.revocation(group_id, moved, self.remove)
+        return self._answer(group, moved, member, request, delayed)
 
     def _configure(self, group: StreamsGroup) -> Configured:
         """The topology against the topics; internal topics it lacks are created here, and count from
@@ -111,24 +118,36 @@ class StreamsGroupCoordinator:
                 configured.statuses = [(MISSING_INTERNAL_TOPICS, f"Internal topic {name} could not be created: {exc}")]
         return configured
 
-    def _new_target(self, group: StreamsGroup) -> None:
-        group.group_epoch += 1
+    def _maybe_assign(self, group: StreamsGroup) -> str | None:
+        """A new target when the group epoch moved past it and no delay holds it back (``rebalance.py``);
+        else why it waits (None when nothing is to be computed)."""
+        delayed = self.rebalance.delayed(group)
+        if delayed is not None or group.assignment_epoch >= group.group_epoch:
+            return delayed
         assert group.configured is not None
         replicas = self.group_configs.value(group.group_id, "streams.num.standby.replicas")
         live = {m.member_id: m for m in group.members.values() if m.member_epoch != LEAVE_GROUP_STATIC_EPOCH}
         group.target = hb.new_target(group, live, group.configured, replicas)
         group.assignment_epoch = group.group_epoch
+        group.assignment_timestamp_ms = self.clock.now_ms()
         group.endpoint_information_epoch += 1
+        return None
+
+    def _assign_delayed(self, group_id: str) -> None:
+        """The initial delay ended: the target for the members there are (they get it as they heartbeat)."""
+        group = self.groups.get(group_id)
+        if group is not None and group.members and group.configured is not None:
+            self._maybe_assign(group)
 
     def _answer(self, group: StreamsGroup, member: StreamsMember, before: StreamsMember | None,
-                request: Any) -> dict[str, Any]:
+                request: Any, delayed: str | None = None) -> dict[str, Any]:
         group_id = group.group_id
         answer: dict[str, Any] = {
             "error_code": Errors.NONE, "member_id": member.member_id, "member_epoch": member.member_epoch,
             "heartbeat_interval_ms": self.group_configs.value(group_id, "streams.heartbeat.interval.ms"),
             "acceptable_recovery_lag": self.context.config["group.streams.acceptable.recovery.lag"],
             "task_offset_interval_ms": self.context.config["group.streams.task.offset.interval.ms"],
-            "status": hb.statuses(group, member),
+            "status": hb.statuses(group, member, [(ASSIGNMENT_DELAYED, delayed)] if delayed else []),
             "endpoint_information_epoch": group.endpoint_information_epoch,
         }
         changed = (before is None or request.member_epoch == JOIN_GROUP_EPOCH or before.assigned != member.assigned
@@ -168,13 +187,18 @@ class StreamsGroupCoordinator:
     def remove(self, group_id: str, member_id: str, why: str) -> None:
         group = self.groups.get(group_id)
         self._cancel(group_id, member_id)
+        self.rebalance.cancel_revocation(group_id, member_id)
         if group is None or member_id not in group.members:
             return
         log.info("streams group %s: member %s removed: %s", group_id, member_id, why)
         del group.members[member_id]
         group.target.pop(member_id, None)
         if group.configured is not None:
-            self._new_target(group)
+            # as Kafka: the epoch moves on and the next heartbeat computes the target; the last member
+            # gone, the group is assigned as it is, and a first join assigns at once
+            group.group_epoch += 1
+            if not group.members:
+                group.assignment_epoch, group.assignment_timestamp_ms = group.group_epoch, 0
 
     # ------------------------------------------------------------------ admin
 
@@ -185,10 +209,12 @@ class StreamsGroupCoordinator:
         if group.members:
             return Errors.NON_EMPTY_GROUP
         del self.groups[group_id]
+        self.rebalance.forget_group(group_id)
         return Errors.NONE
 
     def validate_offset_commit(self, group: StreamsGroup, member_id: str, member_epoch: int,
-                               transactional: bool, partitions: Iterable[tuple[str, int]] = ()) -> None:
+                               transactional: bool, partitions: Iterable[tuple[str, int]] = (),
+                               api_version: int = 9) -> None:
         """Kafka 4.4's StreamsGroup.validateOffsetCommit: epoch -1 with no members is the admin client; an
         epoch older than the member's is accepted for the partitions of tasks it has held since then."""
         if member_epoch < 0 and not group.members:
@@ -198,6 +224,9 @@ class StreamsGroupCoordinator:
         member = group.members.get(member_id)
         if member is None:
             raise KafkaError(Errors.UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of group {group.group_id}.")
+        if not transactional and api_version < 9:
+            raise KafkaError(Errors.UNSUPPORTED_VERSION, "OffsetCommit version 9 or above must be used by members "
+                                                         "using the streams group protocol")
         if member_epoch == member.member_epoch:
             return
         stale = Errors.ILLEGAL_GENERATION if transactional else Errors.STALE_MEMBER_EPOCH
@@ -242,3 +271,4 @@ class StreamsGroupCoordinator:
         for timer in self._sessions.values():
             timer.cancel()
         self._sessions.clear()
+        self.rebalance.close()

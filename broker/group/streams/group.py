@@ -70,6 +70,7 @@ class StreamsGroup:
         self.group_id = group_id
         self.group_epoch = 0
         self.assignment_epoch = 0
+        self.assignment_timestamp_ms = 0  # when the target was computed (0: never, or the group emptied)
         self.topology: Topology | None = None
         self.configured: Configured | None = None  # the topology against the topics, at the group epoch
         self.members: dict[str, StreamsMember] = {}

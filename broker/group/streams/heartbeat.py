@@ -156,9 +156,10 @@ def move_member(group: StreamsGroup, member: StreamsMember, owned: Tasks | None)
     return moved
 
 
-def statuses(group: StreamsGroup, member: StreamsMember) -> list[tuple[int, str]]:
-    found = list(group.configured.statuses) if group.configured is not None else []
+def statuses(group: StreamsGroup, member: StreamsMember, delayed: list[tuple[int, str]]) -> list[tuple[int, str]]:
+    """Kafka's order: a stale topology, then a delayed assignment, then the topology's own."""
+    found = []
     if group.topology is not None and member.topology_epoch < group.topology.epoch:
-        found.insert(0, (STALE_TOPOLOGY, f"The member's topology epoch {member.topology_epoch} is behind the group's "
-                                         f"topology epoch {group.topology.epoch}."))
-    return found
+        found.append((STALE_TOPOLOGY, f"The member's topology epoch {member.topology_epoch} is behind the group's "
+                                      f"topology epoch {group.topology.epoch}."))
+    return found + delayed + (list(group.configured.statuses) if group.configured is not None else [])

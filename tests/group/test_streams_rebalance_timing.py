@@ -1,0 +1,118 @@
+"""Streams groups (KIP-1071) on a manual clock: the initial rebalance delay, the assignment interval
+and the rebalance timeout of a member slow to revoke, as Kafka 4.4's GroupMetadataManager times them."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from weir.broker.clock import ManualClock
+from weir.broker.group.streams.rebalance import ASSIGNMENT_DELAYED, INITIAL_DELAY, INTERVAL_DELAY
+from weir.protocol.errors import Errors
+from weir.protocol.messages import streams_group_heartbeat as hb
+from tests.txn.test_coordinator import make_context
+
+G = "app"
+
+
+@pytest.fixture
+def context(tmp_path):
+    ctx = make_context(tmp_path, ManualClock(), **{"group.streams.initial.rebalance.delay.ms": 3000,
+                                                   "group.streams.assignment.interval.ms": 1000})
+    ctx.logs.create_topic("in", 4)
+    yield ctx
+
+
+TOPOLOGY = hb.Topology(epoch=1, subtopologies=[hb.Subtopology(
+    subtopology_id="0", source_topics=["in"], source_topic_regex=[], state_changelog_topics=[],
+    repartition_sink_topics=[], repartition_source_topics=[], copartition_groups=[])])
+
+
+class Member:
+    def __init__(self, context, member_id, rebalance_timeout_ms=30000):
+        self.context, self.member_id, self.rebalance_timeout_ms = context, member_id, rebalance_timeout_ms
+        self.epoch, self.active = 0, {}
+
+    def beat(self, keep=None):
+        """``keep``: the tasks it claims to own instead of those it was given (a member slow to revoke)."""
+        joining = self.epoch == 0
+        owned = keep if keep is not None else self.active
+        request = SimpleNamespace(
+            group_id=G, member_id=self.member_id, member_epoch=self.epoch, endpoint_information_epoch=0,
+            instance_id=None, rack_id=None, rebalance_timeout_ms=self.rebalance_timeout_ms if joining else -1,
+            topology=TOPOLOGY if joining else None, process_id=f"process-{self.member_id}" if joining else None,
+            active_tasks=[hb.TaskIds(subtopology_id=s, partitions=sorted(p)) for s, p in owned.items()],
+            standby_tasks=[], warmup_tasks=[], user_endpoint=None, client_tags=None, task_offsets=None,
+            task_end_offsets=None, shutdown_application=False)
+        answer = self.context.groups.streams.heartbeat(request, "client", "/127.0.0.1")
+        if answer["error_code"] == Errors.NONE:
+            self.epoch = answer["member_epoch"]
+            if "tasks" in answer:
+                self.active = {s: set(p) for s, p in answer["tasks"][0].items()}
+        return answer
+
+    def count(self):
+        return sum(map(len, self.active.values()))
+
+
+def delayed(answer):
+    return [detail for code, detail in answer["status"] if code == ASSIGNMENT_DELAYED]
+
+
+async def test_no_tasks_during_the_initial_delay_then_every_member_gets_its_share(context):
+    a, b = Member(context, "a"), Member(context, "b")
+    assert delayed(a.beat()) == [INITIAL_DELAY] and a.epoch == 0 and a.count() == 0
+    context.clock.advance(2000)
+    assert delayed(b.beat()) == [INITIAL_DELAY] and b.count() == 0  # the delay started with a's join
+    context.clock.advance(1000)  # 3 s after the first join: the target is computed for both
+    assert delayed(a.beat()) == [] and delayed(b.beat()) == []
+    assert (a.count(), b.count()) == (2, 2)
+
+
+async def test_a_new_target_waits_for_the_assignment_interval(context):
+    context.group_configs.replace(G, {"streams.initial.rebalance.delay.ms": "0"})
+    a, b = Member(context, "a"), Member(context, "b")
+    a.beat()
+    assert a.count() == 4  # the first target is computed at once
+    context.clock.advance(400)
+    assert delayed(b.beat()) == [INTERVAL_DELAY] and b.count() == 0
+    assert delayed(a.beat()) == [INTERVAL_DELAY] and a.count() == 4
+    context.clock.advance(600)  # a second after the first target
+    assert delayed(a.beat()) == [] and a.count() == 2  # a is asked to revoke two
+    a.beat()  # and does
+    assert b.beat()["error_code"] == 0 and b.count() == 2
+
+
+async def test_a_member_slow_to_revoke_is_fenced_after_its_rebalance_timeout(context):
+    context.group_configs.replace(G, {"streams.initial.rebalance.delay.ms": "0",
+                                      "streams.assignment.interval.ms": "0"})
+    slow, other = Member(context, "slow", rebalance_timeout_ms=5000), Member(context, "other")
+    slow.beat()
+    everything = dict(slow.active)
+    other.beat()
+    slow.beat(keep=everything)  # asked to revoke two; it keeps all four
+    for _ in range(4):  # heartbeats do not move its deadline
+        context.clock.advance(1000)
+        assert slow.beat(keep=everything)["error_code"] == Errors.NONE
+        other.beat()
+    context.clock.advance(1000)
+    answer = slow.beat(keep=everything)
+    assert answer["error_code"] == Errors.UNKNOWN_MEMBER_ID
+    assert "slow" not in context.groups.streams.groups[G].members
+    other.beat()
+    assert other.count() == 4
+
+
+async def test_a_member_that_revokes_in_time_is_not_fenced(context):
+    context.group_configs.replace(G, {"streams.initial.rebalance.delay.ms": "0",
+                                      "streams.assignment.interval.ms": "0"})
+    quick, other = Member(context, "quick", rebalance_timeout_ms=5000), Member(context, "other")
+    quick.beat()
+    other.beat()
+    quick.beat(keep=quick.active)
+    quick.beat()  # now owns only what it was left
+    context.clock.advance(10_000)
+    for member in (quick, other):  # past the rebalance timeout, within the session
+        assert member.beat()["error_code"] == Errors.NONE
+    assert (quick.count(), other.count()) == (2, 2)
