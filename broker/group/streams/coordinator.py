@@ -90,7 +90,7 @@ class StreamsGroupCoordinator:
         if bump:
             group.group_epoch += 1
         if was_empty:
-            self.rebalance.joined_empty_group(group_id, functools.partial(self._assign_delayed, group_id))
+            self.rebalance.joined_empty_group(group, functools.partial(self._assign_delayed, group_id))
         delayed = self._maybe_assign(group)
         owned = hb.tasks_of(request.active_tasks)
         if epoch == JOIN_GROUP_EPOCH and replaced is None:

@@ -39,10 +39,14 @@ class RebalanceTimers:
         self._initial: dict[str, Timer] = {}
         self._revocations: dict[tuple[str, str], tuple[int, Timer]] = {}  # -> (member epoch, timer)
 
-    def joined_empty_group(self, group_id: str, assign: Callable[[], None]) -> None:
-        """A member joined a group that had none: start the initial delay, unless one runs."""
+    def joined_empty_group(self, group: StreamsGroup, assign: Callable[[], None]) -> None:
+        """A member joined a group that had none: start the initial delay, unless one runs. The members
+        joining during it reconcile to an empty target at the epoch of this join (Kafka 4.4.0 answers
+        them that epoch)."""
+        group_id = group.group_id
         delay_ms = self.group_configs.value(group_id, "streams.initial.rebalance.delay.ms")
         if delay_ms > 0 and group_id not in self._initial:
+            group.assignment_epoch, group.target = group.group_epoch, {}
             def fire() -> None:
                 self._initial.pop(group_id, None)
                 assign()
