@@ -9,10 +9,10 @@ Kafka's messages. A group need not exist to have configs, as in Kafka.
 
 Weir acts on ``consumer.session.timeout.ms`` and ``consumer.heartbeat.interval.ms`` (the
 consumer group coordinator reads them per group at each heartbeat) and on the share group
-settings (``broker/group/share``, ``broker/share``) but ``share.assignment.interval.ms``; the
-others are stored and described only: Weir has no streams
-groups, and computes a target assignment at once (no assignment interval). Their documentation in
-DescribeConfigs says so.
+settings (``broker/group/share``, ``broker/share``) but ``share.assignment.interval.ms``, and on
+the streams group settings (``broker/group/streams``) but ``streams.rack.aware.assignment.tags``;
+the others are stored and described only (consumer and share groups compute a target assignment at
+once). Their documentation in DescribeConfigs says so.
 
 Kafka keeps them as ConfigRecords in its metadata log; Weir keeps every group's overrides in
 ``<data-dir>/group-configs.json``, replaced atomically and durably on each change (as
@@ -80,7 +80,7 @@ def _bounded(kind: str, name: str, minimum: int, doc: str, *, bounds: bool = Tru
                         prefix + "min." + name if bounds else None, prefix + "max." + name if bounds else None)
 
 
-_SHARE, _STREAMS = "A share group setting (KIP-932), as Kafka's.", NO_EFFECT + "no streams groups (KIP-1071)"
+_SHARE, _STREAMS = "A share group setting (KIP-932), as Kafka's.", "A streams group setting (KIP-1071), as Kafka's."
 _INTERVAL = NO_EFFECT + "a target assignment is computed at once, in the heartbeat"
 _DLQ = NO_EFFECT + "no share-group dead-letter queues (KIP-1191)"
 #: Kafka 4.4's group configs (not its internal ones), in the order its GroupConfig checks their bounds

@@ -8,6 +8,7 @@ from types import SimpleNamespace
 import pytest
 
 from weir.broker.clock import ManualClock
+from weir.broker.config import BrokerConfig, ConfigError
 from weir.broker.group.streams.rebalance import ASSIGNMENT_DELAYED, INITIAL_DELAY, INTERVAL_DELAY
 from weir.protocol.errors import Errors
 from weir.protocol.messages import streams_group_heartbeat as hb
@@ -116,3 +117,17 @@ async def test_a_member_that_revokes_in_time_is_not_fenced(context):
     for member in (quick, other):  # past the rebalance timeout, within the session
         assert member.beat()["error_code"] == Errors.NONE
     assert (quick.count(), other.count()) == (2, 2)
+
+
+@pytest.mark.parametrize("settings, message", [
+    ({"group.streams.heartbeat.interval.ms": "20000"},
+     "group.streams.heartbeat.interval.ms must be less than or equal to group.streams.max.heartbeat.interval.ms"),
+    ({"group.streams.session.timeout.ms": "1000", "group.streams.min.session.timeout.ms": "1000"},
+     "group.streams.heartbeat.interval.ms must be less than group.streams.session.timeout.ms"),
+    ({"group.streams.num.standby.replicas": "3"},
+     "group.streams.num.standby.replicas must be less than or equal to group.streams.max.standby.replicas"),
+])
+def test_the_broker_refuses_to_start_with_streams_bounds_kafka_refuses(settings, message):
+    with pytest.raises(ConfigError) as refused:
+        BrokerConfig(settings)
+    assert str(refused.value) == message  # Kafka 4.4's GroupCoordinatorConfig words

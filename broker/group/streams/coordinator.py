@@ -9,9 +9,8 @@ Deviations, written down: the groups live in memory only (Kafka writes StreamsGr
 ``__consumer_offsets``); after a broker restart a member heartbeating an epoch of a group the broker
 no longer knows is told UNKNOWN_MEMBER_ID when the group has committed offsets (it existed), so it
 rejoins with its tasks' offsets safe in those (Kafka would answer from its replayed group); a group
-never seen is GROUP_ID_NOT_FOUND, as Kafka answers. The first assignment is not delayed
-by ``group.streams.initial.rebalance.delay.ms``, and a member slow to revoke is not fenced after its
-rebalance timeout (its session still ends it).
+never seen is GROUP_ID_NOT_FOUND, as Kafka answers. When targets are computed (initial delay,
+assignment interval) and when a member slow to revoke is fenced: ``rebalance.py``.
 """
 
 from __future__ import annotations
