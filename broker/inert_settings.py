@@ -148,7 +148,8 @@ _BROKER: dict[str, tuple[Callable[[str], Any], Any, int, str]] = {
     "log.remote.copy.lag.bytes": (_LONG(-1), -1, LONG, "no tiered storage"),
     "log.remote.copy.lag.ms": (_LONG(-1), 0, LONG, "no tiered storage"),
     "group.streams.assignors": (_names, ("sticky",), LIST, "Weir's one streams task assignor is sticky (KIP-1071)"),
-    "group.streams.rack.aware.assignment.tags": (_names, (), LIST, "no rack-aware task placement (KIP-1071)"),
+    "group.streams.rack.aware.assignment.tags": (_names, (), LIST, "no rack-aware task placement (Kafka 4.4's "
+                                                  "sticky assignor has none): members lacking the tags are told so"),
     # bounds of group configs (broker/group/configs.py) for group types and intervals Weir lacks
     "group.consumer.assignment.interval.ms": (integer(0), 1000, INT,
                                               "a target assignment is computed at once, in the heartbeat"),

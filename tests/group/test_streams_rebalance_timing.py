@@ -131,3 +131,20 @@ def test_the_broker_refuses_to_start_with_streams_bounds_kafka_refuses(settings,
     with pytest.raises(ConfigError) as refused:
         BrokerConfig(settings)
     assert str(refused.value) == message  # Kafka 4.4's GroupCoordinatorConfig words
+
+
+async def test_changed_assignment_configs_rebalance_and_missing_client_tags_are_told(context):
+    context.group_configs.replace(G, {"streams.initial.rebalance.delay.ms": "0",
+                                      "streams.assignment.interval.ms": "0"})
+    a = Member(context, "a")
+    a.beat()
+    group = context.groups.streams.groups[G]
+    epoch = group.group_epoch
+    a.beat()
+    assert group.group_epoch == epoch  # nothing changed
+    context.group_configs.replace(G, {"streams.initial.rebalance.delay.ms": "0", "streams.assignment.interval.ms": "0",
+                                      "streams.rack.aware.assignment.tags": "zone,rack"})
+    answer = a.beat()
+    assert group.group_epoch == epoch + 1
+    assert answer["status"] == [(6, "Missing required client tags for rack-aware standby assignment: [zone, rack]. "
+                                    "Configure them via 'client.tag.<tagKey>' in your Streams config.")]

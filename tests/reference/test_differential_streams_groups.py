@@ -333,6 +333,17 @@ def rebalance_scenario(broker) -> dict:
         return sorted({p.error_code for t in answer.topics for p in t.partitions})
     seen["offset commit v8, v9"] = (commit(8), commit(9))
 
+    # changed assignment configs bump the group epoch; rack-aware tags the member lacks are a status
+    def group_epoch():
+        return ask(broker, ApiKey.STREAMS_GROUP_DESCRIBE, 0, streams_group_describe.REQUEST(
+            group_ids=[delayed], include_authorized_operations=False)).groups[0].group_epoch
+    before = group_epoch()
+    set_group_configs(broker, delayed, streams_num_standby_replicas=0, streams_rack_aware_assignment_tags="zone")
+    answer = a.beat()
+    seen["assignment configs changed"] = (group_epoch() - before, [
+        (code, detail) for code, detail in ((st.status_code, st.status_detail) for st in answer.status or [])
+        if code == 6])
+
     # the assignment interval: a second member within it is told so and waits
     interval = f"{app}-interval"
     coordinator_ready(broker, interval)

@@ -83,11 +83,15 @@ class StreamsGroupCoordinator:
         configured = self._configure(group)
         if group.configured is None or configured.tasks != group.configured.tasks:
             bump = True
+        assignment_configs = self._assignment_configs(group_id)
+        if assignment_configs != group.assignment_configs:
+            bump = True  # Kafka: "Assignment configurations changed ... Triggering rebalance."
         group.configured = configured
         was_empty = not group.members
         group.members[updated.member_id] = updated
         if bump:
             group.group_epoch += 1
+            group.assignment_configs = assignment_configs
         if was_empty:
             self.rebalance.joined_empty_group(group, functools.partial(self._assign_delayed, group_id))
         delayed = self._maybe_assign(group)
@@ -116,6 +120,13 @@ class StreamsGroupCoordinator:
                 log.warning("streams group %s: creating internal topic %s failed: %s", group.group_id, name, exc)
                 configured.statuses = [(MISSING_INTERNAL_TOPICS, f"Internal topic {name} could not be created: {exc}")]
         return configured
+
+    def _assignment_configs(self, group_id: str) -> tuple[int, tuple[str, ...]]:
+        """What the assignor is configured with (Kafka's assignment configs): a change rebalances."""
+        replicas = self.group_configs.value(group_id, "streams.num.standby.replicas")
+        tags = (self.group_configs.value(group_id, "streams.rack.aware.assignment.tags")
+                or tuple(self.context.config["group.streams.rack.aware.assignment.tags"]))
+        return replicas, tags
 
     def _maybe_assign(self, group: StreamsGroup) -> str | None:
         """A new target when the group epoch moved past it and no delay holds it back (``rebalance.py``);
@@ -146,7 +157,8 @@ class StreamsGroupCoordinator:
             "heartbeat_interval_ms": self.group_configs.value(group_id, "streams.heartbeat.interval.ms"),
             "acceptable_recovery_lag": self.context.config["group.streams.acceptable.recovery.lag"],
             "task_offset_interval_ms": self.context.config["group.streams.task.offset.interval.ms"],
-            "status": hb.statuses(group, member, [(ASSIGNMENT_DELAYED, delayed)] if delayed else []),
+            "status": hb.statuses(group, member, [(ASSIGNMENT_DELAYED, delayed)] if delayed else [],
+                                  self._assignment_configs(group_id)[1]),
             "endpoint_information_epoch": group.endpoint_information_epoch,
         }
         changed = (before is None or request.member_epoch == JOIN_GROUP_EPOCH or before.assigned != member.assigned

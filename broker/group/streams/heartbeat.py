@@ -19,7 +19,7 @@ from weir.protocol.errors import Errors, KafkaError
 from ..consumer.reconcile import reconcile
 from .assignor import MemberSpec, Tasks, assign
 from .group import JOIN_GROUP_EPOCH, LEAVE_GROUP_EPOCH, LEAVE_GROUP_STATIC_EPOCH, StreamsGroup, StreamsMember
-from .topology import STALE_TOPOLOGY, Configured
+from .topology import MISSING_CLIENT_TAGS, STALE_TOPOLOGY, Configured
 
 
 def _invalid(message: str) -> KafkaError:
@@ -156,10 +156,19 @@ def move_member(group: StreamsGroup, member: StreamsMember, owned: Tasks | None)
     return moved
 
 
-def statuses(group: StreamsGroup, member: StreamsMember, delayed: list[tuple[int, str]]) -> list[tuple[int, str]]:
-    """Kafka's order: a stale topology, then a delayed assignment, then the topology's own."""
+def statuses(group: StreamsGroup, member: StreamsMember, delayed: list[tuple[int, str]],
+             rack_tags: tuple[str, ...] = ()) -> list[tuple[int, str]]:
+    """Kafka's order: a stale topology, a delayed assignment, the topology's own, then client tags the
+    group's ``rack.aware.assignment.tags`` ask for and the member lacks (the handler drops that one
+    for v0, as Kafka does)."""
     found = []
     if group.topology is not None and member.topology_epoch < group.topology.epoch:
         found.append((STALE_TOPOLOGY, f"The member's topology epoch {member.topology_epoch} is behind the group's "
                                       f"topology epoch {group.topology.epoch}."))
-    return found + delayed + (list(group.configured.statuses) if group.configured is not None else [])
+    found += delayed + (list(group.configured.statuses) if group.configured is not None else [])
+    missing = [tag for tag in rack_tags if tag not in dict(member.client_tags)]
+    if missing:
+        found.append((MISSING_CLIENT_TAGS, f"Missing required client tags for rack-aware standby assignment: "
+                                           f"[{', '.join(missing)}]. Configure them via 'client.tag.<tagKey>' in "
+                                           "your Streams config."))
+    return found

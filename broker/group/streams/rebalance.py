@@ -20,12 +20,14 @@ from typing import TYPE_CHECKING
 
 from ..consumer.member import MemberState
 from .group import StreamsGroup, StreamsMember
+from .topology import ASSIGNMENT_DELAYED
+
+__all__ = ["ASSIGNMENT_DELAYED", "RebalanceTimers"]
 
 if TYPE_CHECKING:
     from ...clock import Clock, Timer
     from ..configs import GroupConfigs
 
-ASSIGNMENT_DELAYED = 5  # Kafka's StreamsGroupHeartbeatResponse.Status
 INITIAL_DELAY = "Assignment delayed due to the configured initial rebalance delay."
 INTERVAL_DELAY = "Assignment delayed due to the configured assignment interval."
 
