@@ -31,17 +31,19 @@ TOPOLOGY = hb.Topology(epoch=1, subtopologies=[hb.Subtopology(
 
 
 class Member:
-    def __init__(self, context, member_id, rebalance_timeout_ms=30000):
+    def __init__(self, context, member_id, rebalance_timeout_ms=30000, instance_id=None):
         self.context, self.member_id, self.rebalance_timeout_ms = context, member_id, rebalance_timeout_ms
+        self.instance_id = instance_id
         self.epoch, self.active = 0, {}
 
-    def beat(self, keep=None):
+    def beat(self, keep=None, epoch=None):
         """``keep``: the tasks it claims to own instead of those it was given (a member slow to revoke)."""
-        joining = self.epoch == 0
+        joining = self.epoch == 0 and epoch is None
         owned = keep if keep is not None else self.active
         request = SimpleNamespace(
-            group_id=G, member_id=self.member_id, member_epoch=self.epoch, endpoint_information_epoch=0,
-            instance_id=None, rack_id=None, rebalance_timeout_ms=self.rebalance_timeout_ms if joining else -1,
+            group_id=G, member_id=self.member_id, member_epoch=self.epoch if epoch is None else epoch,
+            endpoint_information_epoch=0, instance_id=self.instance_id, rack_id=None,
+            rebalance_timeout_ms=self.rebalance_timeout_ms if joining else -1,
             topology=TOPOLOGY if joining else None, process_id=f"process-{self.member_id}" if joining else None,
             active_tasks=[hb.TaskIds(subtopology_id=s, partitions=sorted(p)) for s, p in owned.items()],
             standby_tasks=[], warmup_tasks=[], user_endpoint=None, client_tags=None, task_offsets=None,
@@ -148,3 +150,17 @@ async def test_changed_assignment_configs_rebalance_and_missing_client_tags_are_
     assert group.group_epoch == epoch + 1
     assert answer["status"] == [(6, "Missing required client tags for rack-aware standby assignment: [zone, rack]. "
                                     "Configure them via 'client.tag.<tagKey>' in your Streams config.")]
+
+
+async def test_a_static_member_that_left_is_not_fenced_by_its_old_deadline(context):
+    context.group_configs.replace(G, {"streams.initial.rebalance.delay.ms": "0",
+                                      "streams.assignment.interval.ms": "0"})
+    static = Member(context, "static", rebalance_timeout_ms=5000, instance_id="i-1")
+    other = Member(context, "other")
+    static.beat()
+    everything = dict(static.active)
+    other.beat()
+    static.beat(keep=everything)  # asked to revoke; its deadline runs
+    assert static.beat(keep=everything, epoch=-2)["error_code"] == Errors.NONE  # leaves, keeping its instance
+    context.clock.advance(6000)
+    assert context.groups.streams.groups[G].members["static"].member_epoch == -2  # still held for its instance

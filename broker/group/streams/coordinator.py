@@ -101,7 +101,7 @@ class StreamsGroupCoordinator:
         moved = hb.move_member(group, group.members[updated.member_id], owned)
         group.members[moved.member_id] = moved
         self._schedule(group_id, moved.member_id)
-        self.rebalance.revocation(group_id, moved, self.remove)
+        self.rebalance.revocation(group_id, moved, self._fence_at)
         return self._answer(group, moved, member, request, delayed)
 
     def _configure(self, group: StreamsGroup) -> Configured:
@@ -194,6 +194,13 @@ class StreamsGroupCoordinator:
             self.remove(group.group_id, member.member_id, "it left the group")
         return {"error_code": Errors.NONE, "member_id": member.member_id, "member_epoch": request.member_epoch,
                 "heartbeat_interval_ms": 0}
+
+    def _fence_at(self, group_id: str, member_id: str, epoch: int, why: str) -> None:
+        """The member's rebalance timeout ended: removed if still at ``epoch`` (not if it left, static)."""
+        group = self.groups.get(group_id)
+        member = group.members.get(member_id) if group is not None else None
+        if member is not None and member.member_epoch == epoch:
+            self.remove(group_id, member_id, why)
 
     def remove(self, group_id: str, member_id: str, why: str) -> None:
         group = self.groups.get(group_id)

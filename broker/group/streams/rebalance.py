@@ -66,8 +66,9 @@ class RebalanceTimers:
             return INTERVAL_DELAY
         return None
 
-    def revocation(self, group_id: str, member: StreamsMember, fence: Callable[[str, str, str], None]) -> None:
-        """After a heartbeat: a member left revoking gets a deadline at its epoch; any other has none."""
+    def revocation(self, group_id: str, member: StreamsMember, fence: Callable[[str, str, int, str], None]) -> None:
+        """``fence(group id, member id, epoch, why)`` removes the member if it is still at that epoch."""
+        # after a heartbeat: a member left revoking gets a deadline at its epoch; any other has none
         key = (group_id, member.member_id)
         current = self._revocations.get(key)
         if member.state != MemberState.UNREVOKED_PARTITIONS:
@@ -81,10 +82,11 @@ class RebalanceTimers:
         self._revocations[key] = (epoch, self.clock.call_later(
             max(timeout_ms, 0) / 1000, functools.partial(self._expired, key, epoch, why, fence)))
 
-    def _expired(self, key: tuple[str, str], epoch: int, why: str, fence: Callable[[str, str, str], None]) -> None:
+    def _expired(self, key: tuple[str, str], epoch: int, why: str,
+                 fence: Callable[[str, str, int, str], None]) -> None:
         current = self._revocations.pop(key, None)
         if current is not None and current[0] == epoch:
-            fence(key[0], key[1], why)
+            fence(key[0], key[1], epoch, why)
 
     def cancel_revocation(self, group_id: str, member_id: str) -> None:
         current = self._revocations.pop((group_id, member_id), None)
