@@ -95,9 +95,9 @@ class StreamsGroupCoordinator:
         if was_empty:
             self.rebalance.joined_empty_group(group, functools.partial(self._assign_delayed, group_id))
         delayed = self._maybe_assign(group)
-        owned = hb.tasks_of(request.active_tasks)
+        owned = hb.owned_tasks(request)
         if epoch == JOIN_GROUP_EPOCH and replaced is None:
-            owned = {}  # a (re-)joining member owns nothing
+            owned = ({}, {}, {})  # a (re-)joining member owns nothing
         moved = hb.move_member(group, group.members[updated.member_id], owned)
         group.members[moved.member_id] = moved
         self._schedule(group_id, moved.member_id)

@@ -3,9 +3,9 @@
 Kafka's ``StreamsGroup`` and ``StreamsGroupMember``: the group epoch (bumped when members, the
 topology or the topics' partition counts change), the topology, the target assignment and its
 epoch, and the members with their epochs, reconciliation state and tasks. Active tasks are
-reconciled as a consumer group's partitions are (``consumer/reconcile.py``: revoked before they are
-given to another member, never owned by two); standby tasks follow the target at once, as a standby
-never writes. The state (Empty, NotReady, Assigning, Reconciling, Stable) follows from these.
+reconciled by ``reconcile.py`` (Kafka's streams CurrentAssignmentBuilder: revoked before they are
+given to another member, never owned by two), standby and warm-up tasks too. The state (Empty,
+NotReady, Assigning, Reconciling, Stable) follows from these.
 """
 
 from __future__ import annotations
@@ -54,6 +54,8 @@ class StreamsMember:
     assignment_epochs: dict[tuple[str, int], int] = field(default_factory=dict)
     standby: Tasks = field(default_factory=dict)
     warmup: Tasks = field(default_factory=dict)
+    standby_pending_revocation: Tasks = field(default_factory=dict)
+    warmup_pending_revocation: Tasks = field(default_factory=dict)
 
     def replace(self, **changes) -> StreamsMember:
         return dataclasses.replace(self, **changes)

@@ -16,8 +16,8 @@ from typing import Any
 
 from weir.protocol.errors import Errors, KafkaError
 
-from ..consumer.reconcile import reconcile
 from .assignor import MemberSpec, Tasks, assign
+from .reconcile import Owned, reconcile
 from .group import JOIN_GROUP_EPOCH, LEAVE_GROUP_EPOCH, LEAVE_GROUP_STATIC_EPOCH, StreamsGroup, StreamsMember
 from .topology import MISSING_CLIENT_TAGS, STALE_TOPOLOGY, Configured
 
@@ -146,14 +146,18 @@ def _merge(a: Tasks, b: Tasks) -> Tasks:
     return {s: a.get(s, frozenset()) | b.get(s, frozenset()) for s in set(a) | set(b)}
 
 
-def move_member(group: StreamsGroup, member: StreamsMember, owned: Tasks | None) -> StreamsMember:
-    """Towards the target: active tasks through revocation; standby tasks at once (Kafka's
-    CurrentAssignmentBuilder also waits on them; a standby writes nothing, so Weir does not)."""
+def owned_tasks(request: Any) -> Owned | None:
+    """The member's active, standby and warm-up tasks as its heartbeat reports them (None: unchanged)."""
+    kinds = (request.active_tasks, request.standby_tasks, request.warmup_tasks)
+    if any(kind is None for kind in kinds):
+        return None
+    return tasks_of(kinds[0]) or {}, tasks_of(kinds[1]) or {}, tasks_of(kinds[2]) or {}
+
+
+def move_member(group: StreamsGroup, member: StreamsMember, owned: Owned | None) -> StreamsMember:
+    """Towards the target (``reconcile.py``); Kafka 4.4's targets carry no warm-up tasks."""
     active, standby = group.target.get(member.member_id, ({}, {}))
-    moved = reconcile(member, group.assignment_epoch, active, group.task_owner_epoch(member.member_id), owned)
-    if moved.member_epoch == group.assignment_epoch:
-        moved = moved.replace(standby=standby)
-    return moved
+    return reconcile(group, member, group.assignment_epoch, (active, standby, {}), owned)
 
 
 def statuses(group: StreamsGroup, member: StreamsMember, delayed: list[tuple[int, str]],
