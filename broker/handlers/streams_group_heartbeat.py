@@ -29,7 +29,7 @@ def _topic_names(topology) -> list[str]:
     names = []
     for sub in topology.subtopologies or ():
         names += list(sub.source_topics or ()) + list(sub.repartition_sink_topics or ())
-        names += [t.name for t in (sub.repartition_source_topics or ()) + (sub.state_changelog_topics or ())]
+        names += [t.name for t in [*(sub.repartition_source_topics or ()), *(sub.state_changelog_topics or ())]]
     return names
 
 

@@ -374,7 +374,31 @@ def rebalance_scenario(broker) -> dict:
         taker.beat()
         return taker.task_count() if taker.task_count() == PARTITIONS else None
     seen["taker's tasks"] = _until("the taker's tasks", taken)
-    for member in (a, b, first, second, taker):
+    # standby tasks of a stateful subtopology: one per task on the other process; alone, none
+    standbys = f"{app}-standby"
+    coordinator_ready(broker, standbys)
+    set_group_configs(broker, standbys, streams_assignment_interval_ms=0, streams_num_standby_replicas=1)
+    stateful = hb.Topology(epoch=1, subtopologies=[hb.Subtopology(
+        subtopology_id="0", source_topics=[source], source_topic_regex=[], repartition_sink_topics=[],
+        state_changelog_topics=[hb.TopicInfo(name=f"{standbys}-store-changelog", partitions=0, replication_factor=1,
+                                             topic_configs=[hb.KeyValue(key="cleanup.policy", value="compact")])],
+        repartition_source_topics=[], copartition_groups=[])])
+    left, right = Member(broker, standbys, source, "process-g"), Member(broker, standbys, source, "process-h")
+    left.beat(0, stateful)
+    right.beat(0, stateful)
+
+    def settled_standbys(members, expected):
+        def check():
+            for member in members:
+                member.beat()
+            found = _described(broker, standbys)
+            return found if [(active, standby) for _p, active, standby, _w in found] == expected else None
+        return check
+    seen["standbys of two processes"] = _until("standbys on both processes",
+                                               settled_standbys((left, right), [(2, 2), (2, 2)]))
+    right.beat(-1)
+    seen["standbys of one process"] = _until("one process left", settled_standbys((left,), [(4, 0)]))
+    for member in (a, b, first, second, taker, left):
         member.beat(-1)
     return {key: _without(value, {suffix: "", holder.member_id: "M"}) for key, value in seen.items()}
 
