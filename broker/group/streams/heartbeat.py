@@ -5,8 +5,9 @@ static member replaces the instance it succeeds once that one left with epoch -2
 member brings the topology: the first, or one of a newer epoch, becomes the group's. Then the
 group epoch is bumped when a member came or changed what the assignor sees (process, rack,
 tags), when the topology changed, or when the topics changed what the topology makes of them
-(tasks per subtopology); a bumped epoch computes a new target assignment. Last the member moves
-towards its target (``consumer/reconcile.py``). The answer carries the tasks when they changed,
+(tasks per subtopology) or the assignment configs changed; a bumped epoch computes a new target
+assignment (when ``rebalance.py`` lets it). Last the member moves towards its target
+(``reconcile.py``). The answer carries the tasks when they changed,
 the group's statuses and, when the member's endpoint epoch is old, where every task lives.
 """
 
