@@ -95,14 +95,3 @@ class StreamsGroup:
 
     def static_member(self, instance_id: str) -> StreamsMember | None:
         return next((m for m in self.members.values() if m.instance_id == instance_id), None)
-
-    def task_owner_epoch(self, member_id: str):
-        """For ``reconcile``: the epoch of another member that still owns an active task, -1 if free."""
-        def epoch(subtopology_id: str, partition: int) -> int:
-            for other in self.members.values():
-                if other.member_id != member_id:
-                    held = other.assigned_at(subtopology_id, partition)
-                    if held is not None:
-                        return held
-            return -1
-        return epoch
