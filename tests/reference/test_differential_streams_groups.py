@@ -77,7 +77,9 @@ class Member:
         return sum(map(len, self.active.values()))
 
 
-RETRIABLE = {14, 15}  # COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE: Kafka loading a partition
+# COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR: Kafka loading a partition (the
+# last seen on a Kafka started after the streams tests killed theirs)
+RETRIABLE = {14, 15, 16}
 
 
 def settled(broker, api_key, request, version=1):
