@@ -107,6 +107,13 @@ SETTINGS: dict[str, GroupSetting] = {
     "streams.num.standby.replicas": GroupSetting(integer(0), "group.streams.num.standby.replicas", None, sources.INT,
                                                  _STREAMS, None, "group.streams.max.standby.replicas"),
     "streams.assignment.interval.ms": _bounded("streams", "assignment.interval.ms", 0, _STREAMS),
+    "streams.task.offset.interval.ms": GroupSetting(integer(1), "group.streams.task.offset.interval.ms", None,
+                                                    sources.INT, _STREAMS, "group.streams.min.task.offset.interval.ms"),
+    "streams.num.warmup.replicas": GroupSetting(integer(0), "group.streams.num.warmup.replicas", None, sources.INT,
+                                                NO_EFFECT + "Kafka 4.4.0 assigns no warm-up tasks either", None,
+                                                "group.streams.max.warmup.replicas"),
+    "streams.acceptable.recovery.lag": GroupSetting(integer(0), "group.streams.acceptable.recovery.lag", None,
+                                                    sources.LONG, _STREAMS),
     "streams.initial.rebalance.delay.ms": _bounded("streams", "initial.rebalance.delay.ms", 0, _STREAMS,
                                                    bounds=False),
     "share.auto.offset.reset": GroupSetting(_auto_offset_reset, None, "latest", sources.STRING,
@@ -119,6 +126,9 @@ SETTINGS: dict[str, GroupSetting] = {
     "errors.deadletterqueue.topic.name": GroupSetting(_dlq_topic, None, "", sources.STRING, _DLQ),
     "errors.deadletterqueue.copy.record.enable": GroupSetting(boolean, None, False, sources.BOOLEAN, _DLQ),
 }
+#: Kafka's internal group configs: accepted, and described only where a group overrides them
+INTERNAL = frozenset({"streams.task.offset.interval.ms", "streams.num.warmup.replicas",
+                      "streams.acceptable.recovery.lag"})
 # "session must exceed heartbeat", checked last, as Kafka does
 _SESSION_OVER_HEARTBEAT = [("consumer.session.timeout.ms", "consumer.heartbeat.interval.ms"),
                            ("share.session.timeout.ms", "share.heartbeat.interval.ms"),
@@ -173,6 +183,8 @@ class GroupConfigs:
                 raise invalid(f"{name} must be in the range {low} to {high} inclusive.")
             if high is not None and low is None and values[name] > high:
                 raise invalid(f"{name} must be less than or equal to {high}")
+            if low is not None and high is None and values[name] < low:
+                raise invalid(f"{name} must be greater than or equal to {low}")
         assignor = values["streams.assignor.name"]
         if assignor is not None and assignor not in self.config["group.streams.assignors"]:
             raise invalid(f"streams.assignor.name '{assignor}' is not a registered task assignor. "
@@ -197,6 +209,8 @@ class GroupConfigs:
         overrides = self.texts.get(group_id, {})
         entries = []
         for name in sorted(SETTINGS):
+            if name in INTERNAL and name not in overrides:
+                continue
             setting = SETTINGS[name]
             found = sources.synonyms(self.config, setting.synonym) if setting.synonym is not None else []
             if name in overrides:

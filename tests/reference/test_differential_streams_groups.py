@@ -18,7 +18,8 @@ import time
 import uuid
 
 import pytest
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka import KafkaException
+from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic, ResourceType
 
 from weir.protocol.api_keys import ApiKey
 from weir.protocol.messages import (consumer_group_heartbeat, delete_groups, describe_configs, list_groups,
@@ -410,5 +411,39 @@ def test_rebalance_timing_as_kafka(weir_process, kafka_broker):
     weir, kafka = rebalance_scenario(weir_process), rebalance_scenario(kafka_broker)
     assert weir["interval second join"][2] == [(5, "Assignment delayed due to the configured assignment interval.")]
     assert weir["never revoked"][0] == 25  # UNKNOWN_MEMBER_ID
+    differing = {key: (weir[key], kafka.get(key)) for key in weir if weir[key] != kafka.get(key)}
+    assert not differing, "\n".join(f"{k}:\n  weir  {w}\n  kafka {kf}" for k, (w, kf) in differing.items())
+
+
+def internal_configs_scenario(broker) -> dict:
+    """Kafka's internal streams group configs: settable per group, bounded by the broker's settings,
+    described only where set, and the heartbeat answers the group's acceptable recovery lag and task
+    offset interval."""
+    suffix = uuid.uuid4().hex[:8]
+    source, group = f"streams-ic-src-{suffix}", f"streams-ic-{suffix}"
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    admin.create_topics([NewTopic(source, 1, 1)])[source].result(30)
+    coordinator_ready(broker, group)
+    resource = ConfigResource(ResourceType.GROUP, group)
+
+    def described():
+        return sorted(name for name in admin.describe_configs([resource])[resource].result(30) if "streams" in name)
+    seen: dict = {"described": described()}
+    for name, value in (("streams_task_offset_interval_ms", 1000), ("streams_num_warmup_replicas", 50)):
+        try:
+            set_group_configs(broker, group, **{name: value})
+            seen[name] = "accepted"
+        except KafkaException as exc:
+            seen[name] = (exc.args[0].code(), exc.args[0].str())
+    set_group_configs(broker, group, streams_acceptable_recovery_lag=5, streams_task_offset_interval_ms=20000)
+    seen["described when set"] = described()
+    answer = Member(broker, group, source, "process-i").beat(0, stateless(source))
+    seen["answer"] = (answer.error_code, answer.acceptable_recovery_lag, answer.task_offset_interval_ms)
+    return seen
+
+
+def test_internal_group_configs_as_kafka(weir_process, kafka_broker):
+    weir, kafka = internal_configs_scenario(weir_process), internal_configs_scenario(kafka_broker)
+    assert weir["answer"] == (0, 5, 20000)
     differing = {key: (weir[key], kafka.get(key)) for key in weir if weir[key] != kafka.get(key)}
     assert not differing, "\n".join(f"{k}:\n  weir  {w}\n  kafka {kf}" for k, (w, kf) in differing.items())

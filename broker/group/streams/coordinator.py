@@ -155,8 +155,8 @@ class StreamsGroupCoordinator:
         answer: dict[str, Any] = {
             "error_code": Errors.NONE, "member_id": member.member_id, "member_epoch": member.member_epoch,
             "heartbeat_interval_ms": self.group_configs.value(group_id, "streams.heartbeat.interval.ms"),
-            "acceptable_recovery_lag": self.context.config["group.streams.acceptable.recovery.lag"],
-            "task_offset_interval_ms": self.context.config["group.streams.task.offset.interval.ms"],
+            "acceptable_recovery_lag": self.group_configs.value(group_id, "streams.acceptable.recovery.lag"),
+            "task_offset_interval_ms": self.group_configs.value(group_id, "streams.task.offset.interval.ms"),
             "status": hb.statuses(group, member, [(ASSIGNMENT_DELAYED, delayed)] if delayed else [],
                                   self._assignment_configs(group_id)[1]),
             "endpoint_information_epoch": group.endpoint_information_epoch,

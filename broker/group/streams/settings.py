@@ -28,6 +28,9 @@ STREAMS_SETTINGS: dict[str, tuple[int | None, int | None, int, str]] = {
                                              "streams group (a member heartbeating sooner is told ASSIGNMENT_DELAYED)"),
     "group.streams.min.assignment.interval.ms": (0, None, 0, "shortest group.streams.assignment.interval.ms"),
     "group.streams.max.assignment.interval.ms": (0, None, 15000, "longest group.streams.assignment.interval.ms"),
+    "group.streams.num.warmup.replicas": (0, None, 2, "warm-up tasks per task of a streams group (Kafka 4.4.0 "
+                                          "assigns none)"),
+    "group.streams.max.warmup.replicas": (0, None, 20, "most group.streams.num.warmup.replicas"),
     "group.streams.initial.rebalance.delay.ms": (0, None, 3000, "how long an empty streams group waits for more "
                                                  "members after the first joins before assigning tasks"),
 }
@@ -46,6 +49,7 @@ _REQUIREMENTS = [
     ("assignment.interval.ms", "<=", "max.assignment.interval.ms"),
     ("num.standby.replicas", "<=", "max.standby.replicas"),
     ("task.offset.interval.ms", ">=", "min.task.offset.interval.ms"),
+    ("num.warmup.replicas", "<=", "max.warmup.replicas"),
 ]
 _WORDS = {">=": ("greater than or equal to", int.__ge__), "<=": ("less than or equal to", int.__le__),
           "<": ("less than", int.__lt__)}
