@@ -4,7 +4,14 @@ standby promoted to active kept until the active task is granted, an active task
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
+import pytest
+
 from weir.broker.group.consumer.member import MemberState
+from weir.broker.group.streams.heartbeat import check_epoch
+from weir.protocol.errors import Errors, KafkaError
+from weir.protocol.messages import streams_group_heartbeat as hb
 from weir.broker.group.streams.group import StreamsGroup, StreamsMember
 from weir.broker.group.streams.reconcile import reconcile
 
@@ -64,3 +71,15 @@ def test_an_active_task_demoted_to_standby_is_one_at_once():
     asked = reconcile(group, m, 4, ({"0": F({1})}, {"0": F({0})}, {}), ({"0": F({0, 1})}, {}, {}))
     assert (asked.state, asked.member_epoch, asked.assigned, asked.standby, asked.pending_revocation) == (
         MemberState.UNREVOKED_PARTITIONS, 3, {"0": F({1})}, {"0": F({0})}, {"0": F({0})})
+
+
+def test_the_previous_epoch_is_accepted_only_while_the_member_owns_no_more_than_its_tasks():
+    m = StreamsMember("m", member_epoch=5, previous_member_epoch=4, assigned={"0": F({0})})
+
+    def request(active):
+        return SimpleNamespace(active_tasks=[hb.TaskIds(subtopology_id="0", partitions=active)], standby_tasks=[],
+                               warmup_tasks=[])
+    check_epoch(4, m, request([0]))  # its answer at 5 was lost: accepted
+    with pytest.raises(KafkaError) as fenced:
+        check_epoch(4, m, request([0, 1]))  # it claims a task it no longer has
+    assert fenced.value.code == Errors.FENCED_MEMBER_EPOCH

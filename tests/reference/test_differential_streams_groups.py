@@ -326,6 +326,11 @@ def rebalance_scenario(broker) -> dict:
     seen["standby and warm-up tasks"] = _described(broker, delayed)
     seen["duplicate task offsets"] = _error(a.beat(task_offsets=[hb.TaskOffset(subtopology_id="0", partition=0,
                                                                                offset=1)] * 2))
+    held = a.active
+    for label, claimed in (("unknown subtopology", {"9": [0]}), ("task out of range", {"0": [PARTITIONS]})):
+        a.active = claimed
+        seen[label] = _error(a.beat())
+    a.active = held
 
     # OffsetCommit below v9 from a member of a streams group
     def commit(version):

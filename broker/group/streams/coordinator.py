@@ -68,7 +68,7 @@ class StreamsGroupCoordinator:
             return self._leave(group, request)
         member, replaced = hb.find_member(group, request)
         if member is not None and epoch != JOIN_GROUP_EPOCH and replaced is None:
-            hb.check_epoch(epoch, member)
+            hb.check_epoch(epoch, member, request)
         self.groups[group_id] = group
         if replaced is not None:
             self._cancel(group_id, replaced)
@@ -81,6 +81,7 @@ class StreamsGroupCoordinator:
             if group.topology is None or topology.epoch > group.topology.epoch:
                 group.topology, bump = topology, True
         configured = self._configure(group)
+        hb.check_owned_tasks(configured, request)
         if group.configured is None or configured.tasks != group.configured.tasks:
             bump = True
         assignment_configs = self._assignment_configs(group_id)

@@ -68,19 +68,39 @@ def validate(request: Any) -> None:
         seen.add((offset.subtopology_id, offset.partition))
 
 
+def check_owned_tasks(configured: Configured, request: Any) -> None:
+    """Kafka's throwIfRequestContainsInvalidTasks, once the topology is ready."""
+    if not configured.tasks:
+        return
+    for kind in (request.active_tasks, request.standby_tasks, request.warmup_tasks):
+        for task in kind or ():
+            count = configured.tasks.get(task.subtopology_id)
+            if count is None:
+                raise _invalid(f"Subtopology {task.subtopology_id} does not exist in the topology.")
+            for partition in task.partitions:
+                if not 0 <= partition < count:
+                    raise _invalid(f"Task {partition} for subtopology {task.subtopology_id} is invalid. Number of "
+                                   f"tasks for this subtopology: {count}")
+
+
 def tasks_of(wire: list[Any] | None) -> Tasks | None:
     if wire is None:
         return None
     return {t.subtopology_id: frozenset(t.partitions) for t in wire if t.partitions}
 
 
-def check_epoch(epoch: int, member: StreamsMember) -> None:
+def check_epoch(epoch: int, member: StreamsMember, request: Any = None) -> None:
+    """Kafka's throwIfStreamsGroupMemberEpochIsInvalid: the previous epoch is accepted only while the
+    tasks the member reports are all still its own (its answer at the current epoch was lost)."""
     if epoch > member.member_epoch:
         raise KafkaError(Errors.FENCED_MEMBER_EPOCH, f"The streams group member has a greater member epoch ({epoch})"
                                                      f" than the one known by the group coordinator "
                                                      f"({member.member_epoch}). The member must abandon all its "
                                                      "partitions and rejoin.")
-    if epoch < member.member_epoch and epoch != member.previous_member_epoch:
+    owned = owned_tasks(request) if request is not None else None
+    still_own = owned is None or all(parts <= mine.get(s, frozenset()) for kind, mine in zip(
+        owned, (member.assigned, member.standby, member.warmup), strict=True) for s, parts in kind.items())
+    if epoch < member.member_epoch and (epoch != member.previous_member_epoch or not still_own):
         raise KafkaError(Errors.FENCED_MEMBER_EPOCH, f"The streams group member has a smaller member epoch ({epoch})"
                                                      f" than the one known by the group coordinator "
                                                      f"({member.member_epoch}). The member must abandon all its "
