@@ -36,7 +36,7 @@ class Member:
         self.instance_id = instance_id
         self.epoch, self.active = 0, {}
 
-    def beat(self, keep=None, epoch=None):
+    def beat(self, keep=None, epoch=None, shutdown=False):
         """``keep``: the tasks it claims to own instead of those it was given (a member slow to revoke)."""
         joining = self.epoch == 0 and epoch is None
         owned = keep if keep is not None else self.active
@@ -47,7 +47,7 @@ class Member:
             topology=TOPOLOGY if joining else None, process_id=f"process-{self.member_id}" if joining else None,
             active_tasks=[hb.TaskIds(subtopology_id=s, partitions=sorted(p)) for s, p in owned.items()],
             standby_tasks=[], warmup_tasks=[], user_endpoint=None, client_tags=None, task_offsets=None,
-            task_end_offsets=None, shutdown_application=False)
+            task_end_offsets=None, shutdown_application=shutdown)
         answer = self.context.groups.streams.heartbeat(request, "client", "/127.0.0.1")
         if answer["error_code"] == Errors.NONE:
             self.epoch = answer["member_epoch"]
@@ -164,3 +164,18 @@ async def test_a_static_member_that_left_is_not_fenced_by_its_old_deadline(conte
     assert static.beat(keep=everything, epoch=-2)["error_code"] == Errors.NONE  # leaves, keeping its instance
     context.clock.advance(6000)
     assert context.groups.streams.groups[G].members["static"].member_epoch == -2  # still held for its instance
+
+
+async def test_a_shutdown_request_is_told_to_every_member_until_the_group_empties(context):
+    context.group_configs.replace(G, {"streams.initial.rebalance.delay.ms": "0"})
+    a, b = Member(context, "a"), Member(context, "b")
+    a.beat()
+    b.beat()
+    told = (4, "Streams group member b encountered a fatal error and requested a shutdown for the entire "
+               "application.")
+    assert told in b.beat(shutdown=True)["status"]
+    assert told in a.beat()["status"]
+    for member in (a, b):
+        assert member.beat(epoch=-1)["error_code"] == Errors.NONE
+    again = Member(context, "c")
+    assert [code for code, _ in again.beat()["status"]] == []  # the group emptied: the request is gone

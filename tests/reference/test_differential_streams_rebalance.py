@@ -90,6 +90,10 @@ def rebalance_scenario(broker) -> dict:
         seen[label] = _error(a.beat())
     a.active = held
 
+    # a member asks the application to shut down: every member is told so
+    seen["shutdown asked"] = [(st.status_code, st.status_detail) for st in b.beat(shutdown_application=True).status]
+    seen["shutdown told"] = [(st.status_code, st.status_detail) for st in a.beat().status]
+
     # OffsetCommit below v9 from a member of a streams group
     def commit(version):
         answer = ask(broker, ApiKey.OFFSET_COMMIT, version, offset_commit.REQUEST(
@@ -166,7 +170,7 @@ def rebalance_scenario(broker) -> dict:
     seen["standbys of one process"] = _until("one process left", settled_standbys((left,), [(4, 0)]))
     for member in (a, b, first, second, taker, left):
         member.beat(-1)
-    return {key: _without(value, {suffix: "", holder.member_id: "M"}) for key, value in seen.items()}
+    return {key: _without(value, {suffix: "", holder.member_id: "M", b.member_id: "B"}) for key, value in seen.items()}
 
 
 @pytest.mark.timeout(300)

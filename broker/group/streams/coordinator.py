@@ -103,6 +103,8 @@ class StreamsGroupCoordinator:
         group.members[moved.member_id] = moved
         self._schedule(group_id, moved.member_id)
         self.rebalance.revocation(group_id, moved, self._fence_at)
+        if request.shutdown_application and group.shutdown_requested_by is None:
+            group.shutdown_requested_by = moved.member_id  # every member is told, until the group empties
         return self._answer(group, moved, member, request, delayed)
 
     def _configure(self, group: StreamsGroup) -> Configured:
@@ -218,6 +220,8 @@ class StreamsGroupCoordinator:
             group.group_epoch += 1
             if not group.members:
                 group.assignment_epoch, group.assignment_timestamp_ms = group.group_epoch, 0
+        if not group.members:
+            group.shutdown_requested_by = None
 
     # ------------------------------------------------------------------ admin
 

@@ -74,6 +74,7 @@ class StreamsGroup:
         self.assignment_epoch = 0
         self.assignment_timestamp_ms = 0  # when the target was computed (0: never, or the group emptied)
         self.assignment_configs: tuple = ()  # (standby replicas, rack-aware tags) at the last epoch bump
+        self.shutdown_requested_by: str | None = None  # the first member asking the application to stop
         self.topology: Topology | None = None
         self.configured: Configured | None = None  # the topology against the topics, at the group epoch
         self.members: dict[str, StreamsMember] = {}

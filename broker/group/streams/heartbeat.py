@@ -20,7 +20,7 @@ from weir.protocol.errors import Errors, KafkaError
 from .assignor import MemberSpec, Tasks, assign
 from .reconcile import Owned, reconcile
 from .group import JOIN_GROUP_EPOCH, LEAVE_GROUP_EPOCH, LEAVE_GROUP_STATIC_EPOCH, StreamsGroup, StreamsMember
-from .topology import MISSING_CLIENT_TAGS, STALE_TOPOLOGY, Configured
+from .topology import MISSING_CLIENT_TAGS, SHUTDOWN_APPLICATION, STALE_TOPOLOGY, Configured
 
 
 def _invalid(message: str) -> KafkaError:
@@ -183,7 +183,8 @@ def move_member(group: StreamsGroup, member: StreamsMember, owned: Owned | None)
 
 def statuses(group: StreamsGroup, member: StreamsMember, delayed: list[tuple[int, str]],
              rack_tags: tuple[str, ...] = ()) -> list[tuple[int, str]]:
-    """Kafka's order: a stale topology, a delayed assignment, the topology's own, then client tags the
+    """Kafka's order: a stale topology, a delayed assignment, the topology's own, a member's request to
+    shut the application down, then client tags the
     group's ``rack.aware.assignment.tags`` ask for and the member lacks (the handler drops that one
     for v0, as Kafka does)."""
     found = []
@@ -191,6 +192,9 @@ def statuses(group: StreamsGroup, member: StreamsMember, delayed: list[tuple[int
         found.append((STALE_TOPOLOGY, f"The member's topology epoch {member.topology_epoch} is behind the group's "
                                       f"topology epoch {group.topology.epoch}."))
     found += delayed + (list(group.configured.statuses) if group.configured is not None else [])
+    if group.shutdown_requested_by is not None:
+        found.append((SHUTDOWN_APPLICATION, f"Streams group member {group.shutdown_requested_by} encountered a fatal "
+                                            "error and requested a shutdown for the entire application."))
     missing = [tag for tag in rack_tags if tag not in dict(member.client_tags)]
     if missing:
         found.append((MISSING_CLIENT_TAGS, f"Missing required client tags for rack-aware standby assignment: "
