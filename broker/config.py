@@ -18,7 +18,7 @@ from .acl.settings import ACL_SETTINGS
 from .quota.settings import QUOTA_SETTINGS
 from .security.settings import SECURITY_SETTINGS, parse_prefixed
 from .share.settings import SHARE_SETTINGS
-from .group.streams.settings import STREAMS_SETTINGS
+from .group.streams.settings import STREAMS_SETTINGS, check as check_streams_settings
 from . import inert_settings
 
 LONG_MAX = 2**63 - 1
@@ -338,6 +338,9 @@ class BrokerConfig:
         if self["max.connections.per.ip"] == 0 and not self["max.connections.per.ip.overrides"]:
             raise ConfigError("max.connections.per.ip can be set to zero only if "
                               "max.connections.per.ip.overrides is set")  # as Kafka's KafkaConfig requires
+        broken = check_streams_settings(self)  # Kafka's GroupCoordinatorConfig requirements
+        if broken is not None:
+            raise ConfigError(broken)
 
     def __getitem__(self, name: str) -> Any:
         if name in self.dynamic_node:

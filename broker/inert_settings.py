@@ -148,7 +148,8 @@ _BROKER: dict[str, tuple[Callable[[str], Any], Any, int, str]] = {
     "log.remote.copy.lag.bytes": (_LONG(-1), -1, LONG, "no tiered storage"),
     "log.remote.copy.lag.ms": (_LONG(-1), 0, LONG, "no tiered storage"),
     "group.streams.assignors": (_names, ("sticky",), LIST, "Weir's one streams task assignor is sticky (KIP-1071)"),
-    "group.streams.rack.aware.assignment.tags": (_names, (), LIST, "no rack-aware task placement (KIP-1071)"),
+    "group.streams.rack.aware.assignment.tags": (_names, (), LIST, "no rack-aware task placement (Kafka 4.4's "
+                                                  "sticky assignor has none): members lacking the tags are told so"),
     # bounds of group configs (broker/group/configs.py) for group types and intervals Weir lacks
     "group.consumer.assignment.interval.ms": (integer(0), 1000, INT,
                                               "a target assignment is computed at once, in the heartbeat"),
@@ -159,12 +160,8 @@ _BROKER: dict[str, tuple[Callable[[str], Any], Any, int, str]] = {
        for name, default in (("assignment.interval.ms", 1000), ("min.assignment.interval.ms", 0),
                              ("max.assignment.interval.ms", 15000))},
     # (the streams group settings Weir acts on are in broker/group/streams/settings.py)
-    **{f"group.streams.{name}": (integer(0), default, INT, "a streams group's target assignment is computed at "
-                                 "once (KIP-1071)") for name, default in (
-        ("assignment.interval.ms", 1000), ("min.assignment.interval.ms", 0), ("max.assignment.interval.ms", 15000),
-        ("initial.rebalance.delay.ms", 3000))},
-    "group.streams.acceptable.recovery.lag": (_LONG(0), 10000, LONG, "no warm-up tasks (KIP-1071): only passed on "
-                                              "to the members"),
+    "group.streams.acceptable.recovery.lag": (_LONG(0), 10000, LONG, "no warm-up tasks (Kafka 4.4 assigns none "
+                                              "either, KIP-1071): only passed on to the members"),
 }
 
 #: Settings for ``config.SETTINGS``: name -> (parse, default, doc)

@@ -9,10 +9,10 @@ Kafka's messages. A group need not exist to have configs, as in Kafka.
 
 Weir acts on ``consumer.session.timeout.ms`` and ``consumer.heartbeat.interval.ms`` (the
 consumer group coordinator reads them per group at each heartbeat) and on the share group
-settings (``broker/group/share``, ``broker/share``) but ``share.assignment.interval.ms``; the
-others are stored and described only: Weir has no streams
-groups, and computes a target assignment at once (no assignment interval). Their documentation in
-DescribeConfigs says so.
+settings (``broker/group/share``, ``broker/share``) but ``share.assignment.interval.ms``, and on
+the streams group settings (``broker/group/streams``) but ``streams.rack.aware.assignment.tags``;
+the others are stored and described only (consumer and share groups compute a target assignment at
+once). Their documentation in DescribeConfigs says so.
 
 Kafka keeps them as ConfigRecords in its metadata log; Weir keeps every group's overrides in
 ``<data-dir>/group-configs.json``, replaced atomically and durably on each change (as
@@ -80,7 +80,7 @@ def _bounded(kind: str, name: str, minimum: int, doc: str, *, bounds: bool = Tru
                         prefix + "min." + name if bounds else None, prefix + "max." + name if bounds else None)
 
 
-_SHARE, _STREAMS = "A share group setting (KIP-932), as Kafka's.", NO_EFFECT + "no streams groups (KIP-1071)"
+_SHARE, _STREAMS = "A share group setting (KIP-932), as Kafka's.", "A streams group setting (KIP-1071), as Kafka's."
 _INTERVAL = NO_EFFECT + "a target assignment is computed at once, in the heartbeat"
 _DLQ = NO_EFFECT + "no share-group dead-letter queues (KIP-1191)"
 #: Kafka 4.4's group configs (not its internal ones), in the order its GroupConfig checks their bounds
@@ -107,6 +107,13 @@ SETTINGS: dict[str, GroupSetting] = {
     "streams.num.standby.replicas": GroupSetting(integer(0), "group.streams.num.standby.replicas", None, sources.INT,
                                                  _STREAMS, None, "group.streams.max.standby.replicas"),
     "streams.assignment.interval.ms": _bounded("streams", "assignment.interval.ms", 0, _STREAMS),
+    "streams.task.offset.interval.ms": GroupSetting(integer(1), "group.streams.task.offset.interval.ms", None,
+                                                    sources.INT, _STREAMS, "group.streams.min.task.offset.interval.ms"),
+    "streams.num.warmup.replicas": GroupSetting(integer(0), "group.streams.num.warmup.replicas", None, sources.INT,
+                                                NO_EFFECT + "Kafka 4.4.0 assigns no warm-up tasks either", None,
+                                                "group.streams.max.warmup.replicas"),
+    "streams.acceptable.recovery.lag": GroupSetting(integer(0), "group.streams.acceptable.recovery.lag", None,
+                                                    sources.LONG, _STREAMS),
     "streams.initial.rebalance.delay.ms": _bounded("streams", "initial.rebalance.delay.ms", 0, _STREAMS,
                                                    bounds=False),
     "share.auto.offset.reset": GroupSetting(_auto_offset_reset, None, "latest", sources.STRING,
@@ -119,6 +126,9 @@ SETTINGS: dict[str, GroupSetting] = {
     "errors.deadletterqueue.topic.name": GroupSetting(_dlq_topic, None, "", sources.STRING, _DLQ),
     "errors.deadletterqueue.copy.record.enable": GroupSetting(boolean, None, False, sources.BOOLEAN, _DLQ),
 }
+#: Kafka's internal group configs: accepted, and described only where a group overrides them
+INTERNAL = frozenset({"streams.task.offset.interval.ms", "streams.num.warmup.replicas",
+                      "streams.acceptable.recovery.lag"})
 # "session must exceed heartbeat", checked last, as Kafka does
 _SESSION_OVER_HEARTBEAT = [("consumer.session.timeout.ms", "consumer.heartbeat.interval.ms"),
                            ("share.session.timeout.ms", "share.heartbeat.interval.ms"),
@@ -173,6 +183,8 @@ class GroupConfigs:
                 raise invalid(f"{name} must be in the range {low} to {high} inclusive.")
             if high is not None and low is None and values[name] > high:
                 raise invalid(f"{name} must be less than or equal to {high}")
+            if low is not None and high is None and values[name] < low:
+                raise invalid(f"{name} must be greater than or equal to {low}")
         assignor = values["streams.assignor.name"]
         if assignor is not None and assignor not in self.config["group.streams.assignors"]:
             raise invalid(f"streams.assignor.name '{assignor}' is not a registered task assignor. "
@@ -197,6 +209,8 @@ class GroupConfigs:
         overrides = self.texts.get(group_id, {})
         entries = []
         for name in sorted(SETTINGS):
+            if name in INTERNAL and name not in overrides:
+                continue
             setting = SETTINGS[name]
             found = sources.synonyms(self.config, setting.synonym) if setting.synonym is not None else []
             if name in overrides:

@@ -363,7 +363,8 @@ class GroupCoordinator:
             return
         streams_group = self.streams.groups.get(group_id)
         if streams_group is not None:
-            self.streams.validate_offset_commit(streams_group, member_id, generation, transactional, partitions)
+            self.streams.validate_offset_commit(streams_group, member_id, generation, transactional, partitions,
+                                                api_version)
             return
         group = self._group(group_id)
         if group is None:

@@ -16,6 +16,7 @@ from weir.protocol.messages import streams_group_heartbeat as msg
 from ..acl import model as acl
 from ..dispatcher import handles
 from ..features import STREAMS_VERSION
+from ..group.streams.topology import MISSING_CLIENT_TAGS
 
 INT32_MAX = 2**31 - 1
 
@@ -28,7 +29,7 @@ def _topic_names(topology) -> list[str]:
     names = []
     for sub in topology.subtopologies or ():
         names += list(sub.source_topics or ()) + list(sub.repartition_sink_topics or ())
-        names += [t.name for t in (sub.repartition_source_topics or ()) + (sub.state_changelog_topics or ())]
+        names += [t.name for t in [*(sub.repartition_source_topics or ()), *(sub.state_changelog_topics or ())]]
     return names
 
 
@@ -48,6 +49,8 @@ async def handle(context, header, request, client_host="", session=None):
     tasks = answer.pop("tasks", None)
     endpoints = answer.pop("endpoints", None)
     status = answer.pop("status", [])
+    if header.api_version < 1:  # v0 knows no MISSING_CLIENT_TAGS status: Kafka adds it from v1 on
+        status = [(code, detail) for code, detail in status if code != MISSING_CLIENT_TAGS]
     lag = answer.pop("acceptable_recovery_lag", 10000)
     response = msg.RESPONSE(**answer)
     response.acceptable_recovery_lag = lag

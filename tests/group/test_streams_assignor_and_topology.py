@@ -33,16 +33,36 @@ def test_a_joining_member_takes_tasks_and_the_others_keep_theirs():
     assert moved == 4  # only what the newcomer needed
 
 
-def test_a_replaced_member_of_the_same_process_gets_its_tasks_back():
-    before = assign({m: MemberSpec(f"process-{m}") for m in "ab"}, TASKS, 0)
-    # a was killed and left; its replacement has a new member id and the same process id
-    after = assign({"b": MemberSpec("process-b", before["b"][0]), "a2": MemberSpec("process-a")}, TASKS, 0)
-    assert after["a2"][0] == before["a"][0] and after["b"][0] == before["b"][0]
+def test_a_member_holding_state_gets_the_tasks_of_a_member_gone():
+    before = assign({m: MemberSpec(f"process-{m}") for m in "abc"}, TASKS, 0)
+    # a was killed and left; its replacement (a2) reports the offsets of the state it kept on disk, and
+    # a newcomer (d) has no state: a2 gets a's tasks back (Kafka's rule: state holders before the least
+    # loaded) up to its share, d the rest
+    offsets = {(s, p): 100 for s, parts in before["a"][0].items() for p in parts}
+    members = {m: MemberSpec(f"process-{m}", before[m][0]) for m in "bc"}
+    members["d"] = MemberSpec("process-d")
+    members["a2"] = MemberSpec("process-a", task_offsets=offsets)
+    after = assign(members, TASKS, 0)
+    assert counts(after) == {"a2": 3, "b": 3, "c": 3, "d": 3}
+    assert all(after["a2"][0][s] <= before["a"][0][s] for s in after["a2"][0])
+
+
+def test_the_larger_offset_wins_among_state_holders():
+    members = {"a": MemberSpec("pa", task_offsets={("0", 0): 5}), "b": MemberSpec("pb", task_offsets={("0", 0): 50})}
+    result = assign(members, {"0": 2}, 0)
+    assert result["b"][0] == {"0": frozenset({0})} and result["a"][0] == {"0": frozenset({1})}
+
+
+def test_stateless_subtopologies_get_no_standby_tasks():
+    members = {"a": MemberSpec("p1"), "b": MemberSpec("p2")}
+    result = assign(members, {"0": 2, "1": 2}, 1, stateful=frozenset({"1"}))
+    standby = {s for _active, standby in result.values() for s in standby}
+    assert standby == {"1"} and sum(len(p) for _a, st in result.values() for p in st.values()) == 2
 
 
 def test_standby_tasks_go_to_other_processes():
     members = {"a": MemberSpec("p1"), "b": MemberSpec("p1"), "c": MemberSpec("p2")}
-    result = assign(members, {"0": 3}, 1)
+    result = assign(members, {"0": 3}, 1, stateful=frozenset({"0"}))
     for member, (active, _) in result.items():
         for s, parts in active.items():
             for p in parts:

@@ -21,6 +21,8 @@ from tests.txn.test_coordinator import make_context
 
 G, SOURCE, PARTITIONS = "app", "src", 4
 SESSION_MS = 45_000
+# the first join assigns at once, and every heartbeat may compute a target (the clock stands still)
+NO_DELAY = {"group.streams.initial.rebalance.delay.ms": 0, "group.streams.assignment.interval.ms": 0}
 
 
 def topology() -> object:
@@ -75,7 +77,7 @@ def stored(context) -> dict:
 
 @pytest.fixture
 def context(tmp_path):
-    ctx = make_context(tmp_path, ManualClock())
+    ctx = make_context(tmp_path, ManualClock(), **NO_DELAY)
     ctx.logs.create_topic(SOURCE, PARTITIONS)
     yield ctx
     disk.fill(ctx.data_dir, False)
@@ -83,7 +85,7 @@ def context(tmp_path):
 
 async def restart(context, tmp_path):
     await context.close()
-    again = make_context(tmp_path, ManualClock())
+    again = make_context(tmp_path, ManualClock(), **NO_DELAY)
     again.groups.start()  # as the broker's start-up does: sessions armed, topologies configured
     return again
 

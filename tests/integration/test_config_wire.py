@@ -258,6 +258,7 @@ async def test_settings_without_effect_say_so(conn):
     assert entries["file.delete.delay.ms"].documentation.startswith("No effect in Weir: ")
     assert not entries["retention.ms"].documentation.startswith("No effect")
     _error, entries = await describe(conn, 32, "any-group", docs=True)  # GROUP
-    assert entries["streams.session.timeout.ms"].documentation.startswith("No effect in Weir: ")
-    for acted_on in ("consumer.session.timeout.ms", "share.session.timeout.ms"):  # share groups: KIP-932
+    assert entries["errors.deadletterqueue.topic.name"].documentation.startswith("No effect in Weir: ")
+    for acted_on in ("consumer.session.timeout.ms", "share.session.timeout.ms",  # share groups: KIP-932
+                     "streams.session.timeout.ms"):  # streams groups: KIP-1071
         assert not entries[acted_on].documentation.startswith("No effect")

@@ -8,7 +8,7 @@ StreamsGroupDescribe, ListGroups and DeleteGroups answers.
 Where the two may differ, the script does not look: Kafka sees a created topic through its metadata
 image a moment later (the script heartbeats until the statuses settle), and which of the tasks each
 of two members ends up with is the assignor's choice (the script compares counts and that no task
-is held twice).
+is held twice). Timing, assignment configs and the rest: test_differential_streams_rebalance.py.
 """
 
 from __future__ import annotations
@@ -52,6 +52,7 @@ class Member:
         self.member_id, self.process = str(uuid.uuid4()), process
         self.epoch = 0
         self.active: dict[str, list[int]] = {}
+        self.rebalance_timeout_ms = 30000
 
     def beat(self, epoch=None, join_topology=None, owned=True, member_id=None, **changes):
         epoch = self.epoch if epoch is None else epoch
@@ -59,7 +60,7 @@ class Member:
         tasks = [hb.TaskIds(subtopology_id=s, partitions=p) for s, p in sorted(self.active.items())]
         request = hb.REQUEST(
             group_id=self.group, member_id=member_id or self.member_id, member_epoch=epoch,
-            endpoint_information_epoch=0, rebalance_timeout_ms=30000 if joining else -1,
+            endpoint_information_epoch=0, rebalance_timeout_ms=self.rebalance_timeout_ms if joining else -1,
             topology=join_topology if joining else None, process_id=self.process if joining else None,
             active_tasks=[] if joining else (tasks if owned else None),
             standby_tasks=[] if joining else ([] if owned else None),
@@ -263,3 +264,4 @@ def test_static_members_as_kafka(weir_process, kafka_broker):
     assert weir["comes back"] == (0, {"0": [0, 1]})  # the instance's tasks, at once
     differing = {key: (weir[key], kafka.get(key)) for key in weir if weir[key] != kafka.get(key)}
     assert not differing, "\n".join(f"{k}:\n  weir  {w}\n  kafka {kf}" for k, (w, kf) in differing.items())
+

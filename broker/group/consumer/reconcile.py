@@ -17,8 +17,8 @@ from .member import MemberState, clean
 
 
 class Reconcilable(Protocol):
-    """A consumer group's member (partitions by topic id) or a streams group's (active tasks by
-    subtopology id): the same reconciliation moves both."""
+    """A consumer group's member: partitions by topic id (a streams group's member has its own
+    reconciliation, ``streams/reconcile.py``, for its three kinds of tasks)."""
 
     @property
     def member_id(self) -> str: ...

@@ -1,16 +1,25 @@
-"""Kafka's sticky task assignor ("sticky", ``group.streams.assignors``), our own implementation.
+"""Kafka's sticky task assignor ("sticky", ``group.streams.assignors``), our own implementation of
+the rules of Kafka 4.4's StickyTaskAssignor.
 
-A task is (subtopology id, partition). Active tasks are spread evenly over the members: each gets
-the floor or the ceiling of tasks / members, and a task stays with the member that had it, or else
-goes to a member of the process that had it (an instance restarted from the same state directory
-keeps its process id, so its state stores stay useful), else to the least loaded member. Standby
-tasks (``num_standby_replicas`` per active task) go to members of other processes than the
-task's active one and than each other, preferring a process that had the task before (warm
-state), then the least loaded member.
+A task is (subtopology id, partition). Members count as capacity of their process; a process's load
+is its tasks (active and standby) per member. Each member may take its share of the active tasks
+(the ceiling of tasks / members still short of their share, recomputed as members fill). Active
+tasks go, in this order: to the member that had the task, if it is still short of its share; to a
+member that holds state for it (it had the task as a standby, or reports an offset for it in its
+task offsets: previous standbys first, then the largest offset), preferring less loaded ones; else
+to the least loaded member of the least loaded process. (An instance restarted from its state
+directory reports offsets for the tasks it has state for, and so gets them back.)
 
-Simplification: no warm-up tasks (Kafka's sticky assignor moves a task at once too; the warm-up
-phase belongs to its high-availability assignor, which Weir does not offer) and no rack-aware
-placement (``streams.rack.aware.assignment.tags`` is accepted and ignored).
+Standby tasks (``num_standby_replicas`` each) go to stateful tasks only (subtopologies with
+changelog topics), never twice to one process nor to the process running the task: to the member
+that ran the task before it moved, then to members that hold state for it, then to the least loaded
+process that lacks the task. A task for which no process is left gets fewer standbys (Kafka logs
+a warning).
+
+Warm-up tasks: Kafka 4.4.0 places none. Its ``AssignmentRefiner`` (which would add warm-ups for
+``num.warmup.replicas`` and ``acceptable.recovery.lag``) returns the target unchanged, and
+its target assignments carry empty warm-up sets; Weir's answers do the same. Rack-aware placement:
+Kafka 4.4's sticky assignor ignores ``rack.aware.assignment.tags``, and so does this one.
 """
 
 from __future__ import annotations
@@ -20,6 +29,7 @@ from dataclasses import dataclass, field
 NAME = "sticky"
 
 Tasks = dict[str, frozenset[int]]  # subtopology id -> partitions
+Task = tuple[str, int]
 
 
 @dataclass(frozen=True)
@@ -27,80 +37,151 @@ class MemberSpec:
     process_id: str
     active: Tasks = field(default_factory=dict)    # what the member had: current assignment
     standby: Tasks = field(default_factory=dict)
+    task_offsets: dict[Task, int] = field(default_factory=dict)  # as the member last reported them
 
 
-@dataclass
-class Assigned:
-    active: dict[str, set[int]] = field(default_factory=dict)
-    standby: dict[str, set[int]] = field(default_factory=dict)
-
-    def count(self) -> int:
-        return sum(map(len, self.active.values())) + sum(map(len, self.standby.values()))
-
-    def frozen(self) -> tuple[Tasks, Tasks]:
-        return ({s: frozenset(p) for s, p in sorted(self.active.items()) if p},
-                {s: frozenset(p) for s, p in sorted(self.standby.items()) if p})
+def _ceil_div(a: int, b: int) -> int:
+    return -(-a // b) if b else 0
 
 
-def assign(members: dict[str, MemberSpec], tasks: dict[str, int],
-           num_standby_replicas: int) -> dict[str, tuple[Tasks, Tasks]]:
-    """member id -> (active tasks, standby tasks)."""
+class _Quota:
+    """Each member's share of ``total`` tasks, recomputed as members reach it (Kafka's rule)."""
+
+    def __init__(self, total: int, members: int):
+        self.total, self.members = total, members
+        self.share = _ceil_div(total, members)
+
+    def count(self, new_count: int) -> None:
+        if new_count == self.share:
+            self.members -= 1
+            self.total -= new_count
+            self.share = _ceil_div(self.total, self.members)
+
+
+class _State:
+    def __init__(self, members: dict[str, MemberSpec], tasks: dict[str, int], replicas: int, stateful: frozenset[str]):
+        self.members = members
+        self.order = sorted(members)
+        self.count = dict.fromkeys(self.order, 0)  # tasks per member, active and standby
+        self.process_members: dict[str, list[str]] = {}
+        for member_id in self.order:
+            self.process_members.setdefault(members[member_id].process_id, []).append(member_id)
+        self.process_tasks: dict[str, set[Task]] = {p: set() for p in self.process_members}
+        active_total = sum(tasks.values())
+        standby_total = sum(count for s, count in tasks.items() if s in stateful) * replicas
+        self.active_quota = _Quota(active_total, len(self.order))
+        self.total_quota = _Quota(active_total + standby_total, len(self.order))
+        self.active: dict[str, dict[str, set[int]]] = {m: {} for m in self.order}
+        self.standby: dict[str, dict[str, set[int]]] = {m: {} for m in self.order}
+        self.previous_active = {(s, p): m for m in self.order for s, parts in members[m].active.items()
+                                for p in parts}
+        self.state_holders = self._rank_state_holders()
+
+    def _rank_state_holders(self) -> dict[Task, list[str]]:
+        """Per task, the members with state for it: previous standbys first, then by offset, largest first."""
+        candidates: dict[Task, list[tuple[bool, int, str]]] = {}
+        for member_id in self.order:
+            spec = self.members[member_id]
+            standby = {(s, p) for s, parts in spec.standby.items() for p in parts}
+            for task in standby:
+                candidates.setdefault(task, []).append((False, -spec.task_offsets.get(task, 0), member_id))
+            for task, offset in spec.task_offsets.items():
+                if task not in standby:
+                    candidates.setdefault(task, []).append((True, -offset, member_id))
+        return {task: [m for *_key, m in sorted(found, key=lambda c: (c[0], c[1]))]
+                for task, found in candidates.items()}
+
+    def load(self, process_id: str) -> float:
+        return len(self.process_tasks[process_id]) / len(self.process_members[process_id])
+
+    def give(self, member_id: str, task: Task, active: bool) -> int:
+        self.process_tasks[self.members[member_id].process_id].add(task)
+        (self.active if active else self.standby)[member_id].setdefault(task[0], set()).add(task[1])
+        self.count[member_id] += 1
+        return self.count[member_id]
+
+    def give_active(self, member_id: str, task: Task) -> None:
+        new_count = self.give(member_id, task, True)
+        self.active_quota.count(new_count)
+        self.total_quota.count(new_count)
+
+    def least_loaded_state_holder(self, task: Task, exclude_holders: bool) -> str | None:
+        """Kafka's pick among the ranked holders: a later one wins only if both its process and it are
+        less loaded."""
+        chosen, best = None, (float("inf"), float("inf"))
+        for member_id in self.state_holders.get(task, ()):
+            process_id = self.members[member_id].process_id
+            if exclude_holders and task in self.process_tasks[process_id]:
+                continue
+            loads = (self.load(process_id), self.count[member_id])
+            if chosen is None or (loads[0] < best[0] and loads[1] < best[1]):
+                chosen, best = member_id, loads
+        return chosen
+
+    def least_loaded_member(self, process_id: str) -> str:
+        return min(self.process_members[process_id], key=lambda m: (self.count[m], m))
+
+    def processes_by_load(self) -> list[str]:
+        return sorted(self.process_members, key=lambda p: (self.load(p), p))
+
+
+def assign(members: dict[str, MemberSpec], tasks: dict[str, int], num_standby_replicas: int,
+           stateful: frozenset[str] = frozenset()) -> dict[str, tuple[Tasks, Tasks]]:
+    """member id -> (active tasks, standby tasks). ``stateful``: subtopologies with state stores."""
     if not members:
         return {}
-    order = sorted(members)
-    result = {member_id: Assigned() for member_id in order}
-    all_tasks = [(s, p) for s in sorted(tasks) for p in range(tasks[s])]
-    low, extra = divmod(len(all_tasks), len(order))  # ``extra`` members may have one more
-    active_count = dict.fromkeys(order, 0)
-    owner: dict[tuple[str, int], str] = {}
-
-    def room(member_id: str) -> bool:
-        nonlocal extra
-        count = active_count[member_id]
-        if count < low:
-            return True
-        return count == low and extra > 0
-
-    def give(member_id: str, task: tuple[str, int]) -> None:
-        nonlocal extra
-        if active_count[member_id] == low:
-            extra -= 1
-        active_count[member_id] += 1
-        owner[task] = member_id
-        result[member_id].active.setdefault(task[0], set()).add(task[1])
-
-    previous = {(s, p): m for m in order for s, parts in members[m].active.items() for p in parts}
-    for task in all_tasks:  # stickiness to the member
-        member_id = previous.get(task)
-        if member_id is not None and room(member_id):
-            give(member_id, task)
-    by_process: dict[str, list[str]] = {}
-    for member_id in order:
-        by_process.setdefault(members[member_id].process_id, []).append(member_id)
-    previous_process = {(s, p): members[m].process_id for m in members for s, parts in members[m].active.items()
-                        for p in parts}
-    for task in all_tasks:  # then to the process, then to the least loaded
-        if task in owner:
-            continue
-        same = [m for m in by_process.get(previous_process.get(task, ""), ()) if room(m)]
-        candidates = same or [m for m in order if room(m)]
-        give(min(candidates, key=lambda m: (active_count[m], m)), task)
+    state = _State(members, tasks, num_standby_replicas, stateful)
+    _assign_active(state, [(s, p) for s in sorted(tasks) for p in range(tasks[s])])
     if num_standby_replicas > 0:
-        _standbys(members, order, result, owner, all_tasks, num_standby_replicas)
-    return {member_id: assigned.frozen() for member_id, assigned in result.items()}
+        _assign_standby(state, [(s, p) for s in sorted(tasks) if s in stateful for p in range(tasks[s])],
+                        num_standby_replicas)
+    return {m: ({s: frozenset(p) for s, p in sorted(state.active[m].items())},
+                {s: frozenset(p) for s, p in sorted(state.standby[m].items())}) for m in state.order}
 
 
-def _standbys(members: dict[str, MemberSpec], order: list[str], result: dict[str, Assigned],
-              owner: dict[tuple[str, int], str], all_tasks: list[tuple[str, int]], replicas: int) -> None:
-    had = {(s, p): {members[m].process_id for m in members
-                    if p in members[m].standby.get(s, ()) or p in members[m].active.get(s, ())}
-           for s, p in all_tasks}
-    for task in all_tasks:
-        used = {members[owner[task]].process_id}
-        for _ in range(replicas):
-            candidates = [m for m in order if members[m].process_id not in used]
-            if not candidates:
-                break  # Kafka logs that fewer standbys than asked could be placed
-            chosen = min(candidates, key=lambda m: (members[m].process_id not in had[task], result[m].count(), m))
-            used.add(members[chosen].process_id)
-            result[chosen].standby.setdefault(task[0], set()).add(task[1])
+def _assign_active(state: _State, all_tasks: list[Task]) -> None:
+    def short(member_id: str) -> bool:
+        return state.count[member_id] < state.active_quota.share
+
+    left = sorted(all_tasks, key=lambda t: (t[1], t[0]))
+    for pick in (state.previous_active.get, lambda task: state.least_loaded_state_holder(task, exclude_holders=False)):
+        remaining = []
+        for task in left:
+            member_id = pick(task)
+            if member_id is not None and short(member_id):
+                state.give_active(member_id, task)
+            else:
+                remaining.append(task)
+        left = remaining
+    for task in sorted(left):
+        process_id = state.processes_by_load()[0]
+        state.give_active(state.least_loaded_member(process_id), task)
+
+
+def _assign_standby(state: _State, stateful_tasks: list[Task], replicas: int) -> None:
+    def room(member_id: str) -> bool:
+        return state.count[member_id] < state.total_quota.share
+
+    def give(member_id: str, task: Task) -> None:
+        state.total_quota.count(state.give(member_id, task, False))
+
+    to_least_loaded: list[tuple[Task, int]] = []
+    for task in sorted(stateful_tasks, key=lambda t: (t[1], t[0]), reverse=True):
+        for placed in range(replicas):
+            before = state.previous_active.get(task)
+            if (before is not None and task not in state.process_tasks[state.members[before].process_id]
+                    and room(before)):
+                give(before, task)
+                continue
+            holder = state.least_loaded_state_holder(task, exclude_holders=True)
+            if holder is not None and room(holder):
+                give(holder, task)
+                continue
+            to_least_loaded.append((task, replicas - placed))
+            break
+    for task, remaining in sorted(to_least_loaded, reverse=True):
+        for _ in range(remaining):
+            process_id = next((p for p in state.processes_by_load() if task not in state.process_tasks[p]), None)
+            if process_id is None:
+                break  # Kafka logs that there is not enough capacity for the standbys asked for
+            give(state.least_loaded_member(process_id), task)

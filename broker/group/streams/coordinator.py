@@ -14,9 +14,8 @@ write that fails rebuilds the group from its partition and the member is told
 COORDINATOR_NOT_AVAILABLE, as Kafka's runtime reverts to its last committed state. A group id never
 seen is GROUP_ID_NOT_FOUND, as Kafka answers.
 
-Deviations, written down: the first assignment is not delayed by
-``group.streams.initial.rebalance.delay.ms``, and a member slow to revoke is not fenced after its
-rebalance timeout (its session still ends it).
+When targets are computed (initial delay, assignment interval) and when a member slow to revoke is
+fenced: ``rebalance.py``. Its timers are armed again for a replayed group, as its sessions are.
 """
 
 from __future__ import annotations
@@ -34,6 +33,7 @@ from ...config import ConfigError, parse_topic_config
 from ..recorded import RecordedGroups
 from . import heartbeat as hb
 from . import records
+from .rebalance import ASSIGNMENT_DELAYED, RebalanceTimers
 from .group import JOIN_GROUP_EPOCH, LEAVE_GROUP_EPOCH, LEAVE_GROUP_STATIC_EPOCH, StreamsGroup, StreamsMember
 from .topology import MISSING_INTERNAL_TOPICS, Configured, configure, from_request
 
@@ -57,6 +57,7 @@ class StreamsGroupCoordinator(RecordedGroups):
         self.groups: dict[str, StreamsGroup] = {}
         self._sessions: dict[tuple[str, str], Timer] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
+        self.rebalance = RebalanceTimers(self.clock, self.group_configs)
 
     # ------------------------------------------------------------------ records
 
@@ -70,8 +71,9 @@ class StreamsGroupCoordinator(RecordedGroups):
         if group.topology is not None:
             topics = {name: len(t.partitions) for name, t in self.context.logs.topics.items() if not t.is_internal}
             group.configured = configure(group.topology, topics)
-        for member_id in group.members:
+        for member_id, member in group.members.items():
             self._schedule(group_id, member_id)
+            self.rebalance.revocation(group_id, member, self._fence_at)
 
     def start(self) -> None:
         """Members replayed from the log must heartbeat within their session."""
@@ -83,6 +85,12 @@ class StreamsGroupCoordinator(RecordedGroups):
         then as its partition has it)."""
         changed = records.changes(before, records.records_of(self.groups.get(group_id)))
         return await self._write(group_id, changed) if changed else True
+
+    def _write_later(self, group_id: str, before: dict[Any, records.StreamsGroupRecord]) -> None:
+        """``_write_changes`` for a change a timer made (no request waits for it)."""
+        task = asyncio.get_running_loop().create_task(self._write_changes(group_id, before))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     # ------------------------------------------------------------------ StreamsGroupHeartbeat
 
@@ -108,7 +116,7 @@ class StreamsGroupCoordinator(RecordedGroups):
             return self._leave(group, request)
         member, replaced = hb.find_member(group, request)
         if member is not None and epoch != JOIN_GROUP_EPOCH and replaced is None:
-            hb.check_epoch(epoch, member)
+            hb.check_epoch(epoch, member, request)
         self.groups[group_id] = group
         if replaced is not None:
             self._cancel(group_id, replaced)
@@ -121,19 +129,31 @@ class StreamsGroupCoordinator(RecordedGroups):
             if group.topology is None or topology.epoch > group.topology.epoch:
                 group.topology, bump = topology, True
         configured = self._configure(group)
+        hb.check_owned_tasks(configured, request)
         if group.configured is None or configured.tasks != group.configured.tasks:
             bump = True
+        assignment_configs = self._assignment_configs(group_id)
+        if assignment_configs != group.assignment_configs:
+            bump = True  # Kafka: "Assignment configurations changed ... Triggering rebalance."
         group.configured = configured
+        was_empty = not group.members
         group.members[updated.member_id] = updated
         if bump:
-            self._new_target(group)
-        owned = hb.tasks_of(request.active_tasks)
+            group.group_epoch += 1
+            group.assignment_configs = assignment_configs
+        if was_empty:
+            self.rebalance.joined_empty_group(group, functools.partial(self._assign_delayed, group_id))
+        delayed = self._maybe_assign(group)
+        owned = hb.owned_tasks(request)
         if epoch == JOIN_GROUP_EPOCH and replaced is None:
-            owned = {}  # a (re-)joining member owns nothing
+            owned = ({}, {}, {})  # a (re-)joining member owns nothing
         moved = hb.move_member(group, group.members[updated.member_id], owned)
         group.members[moved.member_id] = moved
         self._schedule(group_id, moved.member_id)
-        return self._answer(group, moved, member, request)
+        self.rebalance.revocation(group_id, moved, self._fence_at)
+        if request.shutdown_application and group.shutdown_requested_by is None:
+            group.shutdown_requested_by = moved.member_id  # every member is told, until the group empties
+        return self._answer(group, moved, member, request, delayed)
 
     def _configure(self, group: StreamsGroup) -> Configured:
         """The topology against the topics; internal topics it lacks are created here, and count from
@@ -152,25 +172,56 @@ class StreamsGroupCoordinator(RecordedGroups):
                 configured.statuses = [(MISSING_INTERNAL_TOPICS, f"Internal topic {name} could not be created: {exc}")]
         return configured
 
-    def _new_target(self, group: StreamsGroup) -> None:
-        group.group_epoch += 1
+    def _assignment_configs(self, group_id: str) -> tuple[tuple[str, str], ...]:
+        """What the assignor is configured with, as Kafka's ``lastAssignmentConfigs`` holds it (sorted
+        pairs; the tags only when set): a change rebalances."""
+        replicas = self.group_configs.value(group_id, "streams.num.standby.replicas")
+        configs = [("num.standby.replicas", str(replicas))]
+        if tags := self._rack_tags(group_id):
+            configs.append(("rack.aware.assignment.tags", ",".join(tags)))
+        return tuple(configs)
+
+    def _rack_tags(self, group_id: str) -> tuple[str, ...]:
+        return tuple(self.group_configs.value(group_id, "streams.rack.aware.assignment.tags")
+                     or self.context.config["group.streams.rack.aware.assignment.tags"])
+
+    def _maybe_assign(self, group: StreamsGroup) -> str | None:
+        """A new target when the group epoch moved past it and no delay holds it back (``rebalance.py``);
+        else why it waits (None when nothing is to be computed)."""
+        delayed = self.rebalance.delayed(group)
+        if delayed is not None or group.assignment_epoch >= group.group_epoch:
+            return delayed
         assert group.configured is not None
         replicas = self.group_configs.value(group.group_id, "streams.num.standby.replicas")
-        group.assignment_configs = (("num.standby.replicas", str(replicas)),)
         live = {m.member_id: m for m in group.members.values() if m.member_epoch != LEAVE_GROUP_STATIC_EPOCH}
         group.target = hb.new_target(group, live, group.configured, replicas)
         group.assignment_epoch = group.group_epoch
+        group.assignment_timestamp_ms = self.clock.now_ms()
         group.endpoint_information_epoch += 1
+        return None
+
+    def _assign_delayed(self, group_id: str) -> None:
+        """The initial delay ended: the target for the members there are (they get it as they heartbeat)."""
+        group = self.groups.get(group_id)
+        if group is not None and group.members and group.configured is not None:
+            before = records.records_of(group)
+            if group.assignment_epoch >= group.group_epoch:
+                # a lone member took the first join's epoch while delayed: the target moves it on
+                # (Kafka 4.4.0 answers such a member epoch 2 with its tasks after the delay)
+                group.group_epoch += 1
+            self._maybe_assign(group)
+            self._write_later(group_id, before)
 
     def _answer(self, group: StreamsGroup, member: StreamsMember, before: StreamsMember | None,
-                request: Any) -> dict[str, Any]:
+                request: Any, delayed: str | None = None) -> dict[str, Any]:
         group_id = group.group_id
         answer: dict[str, Any] = {
             "error_code": Errors.NONE, "member_id": member.member_id, "member_epoch": member.member_epoch,
             "heartbeat_interval_ms": self.group_configs.value(group_id, "streams.heartbeat.interval.ms"),
-            "acceptable_recovery_lag": self.context.config["group.streams.acceptable.recovery.lag"],
-            "task_offset_interval_ms": self.context.config["group.streams.task.offset.interval.ms"],
-            "status": hb.statuses(group, member),
+            "acceptable_recovery_lag": self.group_configs.value(group_id, "streams.acceptable.recovery.lag"),
+            "task_offset_interval_ms": self.group_configs.value(group_id, "streams.task.offset.interval.ms"),
+            "status": hb.statuses(group, member, [(ASSIGNMENT_DELAYED, delayed)] if delayed else [],
+                                  self._rack_tags(group_id)),
             "endpoint_information_epoch": group.endpoint_information_epoch,
         }
         changed = (before is None or request.member_epoch == JOIN_GROUP_EPOCH or before.assigned != member.assigned
@@ -209,24 +260,36 @@ class StreamsGroupCoordinator(RecordedGroups):
         return {"error_code": Errors.NONE, "member_id": member.member_id, "member_epoch": request.member_epoch,
                 "heartbeat_interval_ms": 0}
 
+    def _fence_at(self, group_id: str, member_id: str, epoch: int, why: str) -> None:
+        """The member's rebalance timeout ended: removed if still at ``epoch`` (not if it left, static)."""
+        group = self.groups.get(group_id)
+        member = group.members.get(member_id) if group is not None else None
+        if member is not None and member.member_epoch == epoch:
+            self.remove(group_id, member_id, why)
+
     def remove(self, group_id: str, member_id: str, why: str) -> None:
         """Remove a member now (its session ended) and write that."""
         before = records.records_of(self.groups.get(group_id))
         self._drop(group_id, member_id, why)
-        task = asyncio.get_running_loop().create_task(self._write_changes(group_id, before))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self._write_later(group_id, before)
 
     def _drop(self, group_id: str, member_id: str, why: str) -> None:
         group = self.groups.get(group_id)
         self._cancel(group_id, member_id)
+        self.rebalance.cancel_revocation(group_id, member_id)
         if group is None or member_id not in group.members:
             return
         log.info("streams group %s: member %s removed: %s", group_id, member_id, why)
         del group.members[member_id]
         group.target.pop(member_id, None)
         if group.configured is not None:
-            self._new_target(group)
+            # as Kafka: the epoch moves on and the next heartbeat computes the target; the last member
+            # gone, the group is assigned as it is, and a first join assigns at once
+            group.group_epoch += 1
+            if not group.members:
+                group.assignment_epoch, group.assignment_timestamp_ms = group.group_epoch, 0
+        if not group.members:
+            group.shutdown_requested_by = None
 
     # ------------------------------------------------------------------ admin
 
@@ -239,12 +302,14 @@ class StreamsGroupCoordinator(RecordedGroups):
             return Errors.NON_EMPTY_GROUP
         before = records.records_of(group)
         del self.groups[group_id]
+        self.rebalance.forget_group(group_id)
         if not await self._write_changes(group_id, before):
             return Errors.COORDINATOR_NOT_AVAILABLE
         return Errors.NONE
 
     def validate_offset_commit(self, group: StreamsGroup, member_id: str, member_epoch: int,
-                               transactional: bool, partitions: Iterable[tuple[str, int]] = ()) -> None:
+                               transactional: bool, partitions: Iterable[tuple[str, int]] = (),
+                               api_version: int = 9) -> None:
         """Kafka 4.4's StreamsGroup.validateOffsetCommit: epoch -1 with no members is the admin client; an
         epoch older than the member's is accepted for the partitions of tasks it has held since then."""
         if member_epoch < 0 and not group.members:
@@ -254,6 +319,9 @@ class StreamsGroupCoordinator(RecordedGroups):
         member = group.members.get(member_id)
         if member is None:
             raise KafkaError(Errors.UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of group {group.group_id}.")
+        if not transactional and api_version < 9:
+            raise KafkaError(Errors.UNSUPPORTED_VERSION, "OffsetCommit version 9 or above must be used by members "
+                                                         "using the streams group protocol")
         if member_epoch == member.member_epoch:
             return
         stale = Errors.ILLEGAL_GENERATION if transactional else Errors.STALE_MEMBER_EPOCH
@@ -298,4 +366,5 @@ class StreamsGroupCoordinator(RecordedGroups):
         for timer in self._sessions.values():
             timer.cancel()
         self._sessions.clear()
+        self.rebalance.close()
         await asyncio.gather(*self._tasks, return_exceptions=True)

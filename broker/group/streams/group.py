@@ -3,9 +3,9 @@
 Kafka's ``StreamsGroup`` and ``StreamsGroupMember``: the group epoch (bumped when members, the
 topology or the topics' partition counts change), the topology, the target assignment and its
 epoch, and the members with their epochs, reconciliation state and tasks. Active tasks are
-reconciled as a consumer group's partitions are (``consumer/reconcile.py``: revoked before they are
-given to another member, never owned by two); standby tasks follow the target at once, as a standby
-never writes. The state (Empty, NotReady, Assigning, Reconciling, Stable) follows from these.
+reconciled by ``reconcile.py`` (Kafka's streams CurrentAssignmentBuilder: revoked before they are
+given to another member, never owned by two), standby and warm-up tasks too. The state (Empty,
+NotReady, Assigning, Reconciling, Stable) follows from these.
 """
 
 from __future__ import annotations
@@ -54,6 +54,8 @@ class StreamsMember:
     assignment_epochs: dict[tuple[str, int], int] = field(default_factory=dict)
     standby: Tasks = field(default_factory=dict)
     warmup: Tasks = field(default_factory=dict)
+    standby_pending_revocation: Tasks = field(default_factory=dict)
+    warmup_pending_revocation: Tasks = field(default_factory=dict)
 
     def replace(self, **changes) -> StreamsMember:
         return dataclasses.replace(self, **changes)
@@ -70,12 +72,15 @@ class StreamsGroup:
         self.group_id = group_id
         self.group_epoch = 0
         self.assignment_epoch = 0
+        self.assignment_timestamp_ms = 0  # when the target was computed (0: never, or the group emptied)
+        # Kafka's lastAssignmentConfigs: (name, value) pairs the assignor had at the last epoch bump
+        self.assignment_configs: tuple[tuple[str, str], ...] = ()
+        self.shutdown_requested_by: str | None = None  # the first member asking the application to stop
         self.topology: Topology | None = None
         self.configured: Configured | None = None  # the topology against the topics, at the group epoch
         self.members: dict[str, StreamsMember] = {}
         self.target: dict[str, tuple[Tasks, Tasks]] = {}  # member id -> (active, standby)
         self.endpoint_information_epoch = 0
-        self.assignment_configs: tuple[tuple[str, str], ...] = ()  # those the target was computed with
 
     @property
     def state(self) -> StreamsGroupState:
@@ -92,14 +97,3 @@ class StreamsGroup:
 
     def static_member(self, instance_id: str) -> StreamsMember | None:
         return next((m for m in self.members.values() if m.instance_id == instance_id), None)
-
-    def task_owner_epoch(self, member_id: str):
-        """For ``reconcile``: the epoch of another member that still owns an active task, -1 if free."""
-        def epoch(subtopology_id: str, partition: int) -> int:
-            for other in self.members.values():
-                if other.member_id != member_id:
-                    held = other.assigned_at(subtopology_id, partition)
-                    if held is not None:
-                        return held
-            return -1
-        return epoch

@@ -5,8 +5,9 @@ static member replaces the instance it succeeds once that one left with epoch -2
 member brings the topology: the first, or one of a newer epoch, becomes the group's. Then the
 group epoch is bumped when a member came or changed what the assignor sees (process, rack,
 tags), when the topology changed, or when the topics changed what the topology makes of them
-(tasks per subtopology); a bumped epoch computes a new target assignment. Last the member moves
-towards its target (``consumer/reconcile.py``). The answer carries the tasks when they changed,
+(tasks per subtopology) or the assignment configs changed; a bumped epoch computes a new target
+assignment (when ``rebalance.py`` lets it). Last the member moves towards its target
+(``reconcile.py``). The answer carries the tasks when they changed,
 the group's statuses and, when the member's endpoint epoch is old, where every task lives.
 """
 
@@ -16,10 +17,10 @@ from typing import Any
 
 from weir.protocol.errors import Errors, KafkaError
 
-from ..consumer.reconcile import reconcile
 from .assignor import MemberSpec, Tasks, assign
+from .reconcile import Owned, reconcile
 from .group import JOIN_GROUP_EPOCH, LEAVE_GROUP_EPOCH, LEAVE_GROUP_STATIC_EPOCH, StreamsGroup, StreamsMember
-from .topology import STALE_TOPOLOGY, Configured
+from .topology import MISSING_CLIENT_TAGS, SHUTDOWN_APPLICATION, STALE_TOPOLOGY, Configured
 
 
 def _invalid(message: str) -> KafkaError:
@@ -59,6 +60,27 @@ def validate(request: Any) -> None:
             raise _invalid("If one of ActiveTasks, StandbyTasks and WarmupTasks is null, all must be null.")
     else:
         raise _invalid(f"MemberEpoch is {epoch}, but must be greater than or equal to -2.")
+    seen = set()
+    for offset in request.task_offsets or ():  # Kafka's MemberTaskOffsets.update
+        if (offset.subtopology_id, offset.partition) in seen:
+            raise _invalid(f"Task offsets contain a duplicate entry for subtopology {offset.subtopology_id} and "
+                           f"partition {offset.partition}.")
+        seen.add((offset.subtopology_id, offset.partition))
+
+
+def check_owned_tasks(configured: Configured, request: Any) -> None:
+    """Kafka's throwIfRequestContainsInvalidTasks, once the topology is ready."""
+    if not configured.tasks:
+        return
+    for kind in (request.active_tasks, request.standby_tasks, request.warmup_tasks):
+        for task in kind or ():
+            count = configured.tasks.get(task.subtopology_id)
+            if count is None:
+                raise _invalid(f"Subtopology {task.subtopology_id} does not exist in the topology.")
+            for partition in task.partitions:
+                if not 0 <= partition < count:
+                    raise _invalid(f"Task {partition} for subtopology {task.subtopology_id} is invalid. Number of "
+                                   f"tasks for this subtopology: {count}")
 
 
 def tasks_of(wire: list[Any] | None) -> Tasks | None:
@@ -67,13 +89,18 @@ def tasks_of(wire: list[Any] | None) -> Tasks | None:
     return {t.subtopology_id: frozenset(t.partitions) for t in wire if t.partitions}
 
 
-def check_epoch(epoch: int, member: StreamsMember) -> None:
+def check_epoch(epoch: int, member: StreamsMember, request: Any = None) -> None:
+    """Kafka's throwIfStreamsGroupMemberEpochIsInvalid: the previous epoch is accepted only while the
+    tasks the member reports are all still its own (its answer at the current epoch was lost)."""
     if epoch > member.member_epoch:
         raise KafkaError(Errors.FENCED_MEMBER_EPOCH, f"The streams group member has a greater member epoch ({epoch})"
                                                      f" than the one known by the group coordinator "
                                                      f"({member.member_epoch}). The member must abandon all its "
                                                      "partitions and rejoin.")
-    if epoch < member.member_epoch and epoch != member.previous_member_epoch:
+    owned = owned_tasks(request) if request is not None else None
+    still_own = owned is None or all(parts <= mine.get(s, frozenset()) for kind, mine in zip(
+        owned, (member.assigned, member.standby, member.warmup), strict=True) for s, parts in kind.items())
+    if epoch < member.member_epoch and (epoch != member.previous_member_epoch or not still_own):
         raise KafkaError(Errors.FENCED_MEMBER_EPOCH, f"The streams group member has a smaller member epoch ({epoch})"
                                                      f" than the one known by the group coordinator "
                                                      f"({member.member_epoch}). The member must abandon all its "
@@ -129,27 +156,48 @@ def assignor_view(member: StreamsMember) -> tuple[Any, ...]:
 def new_target(group: StreamsGroup, members: dict[str, StreamsMember], configured: Configured,
                standby_replicas: int) -> dict[str, tuple[Tasks, Tasks]]:
     specs = {m.member_id: MemberSpec(m.process_id, {**m.assigned, **_merge(m.assigned, m.pending_revocation)},
-                                     m.standby) for m in members.values()}
-    return assign(specs, configured.tasks, standby_replicas)
+                                     m.standby, {(s, p): offset for s, p, offset in m.task_offsets})
+             for m in members.values()}
+    stateful = frozenset(sub.subtopology_id for sub in group.topology.subtopologies
+                         if sub.state_changelog_topics) if group.topology is not None else frozenset()
+    return assign(specs, configured.tasks, standby_replicas, stateful)
 
 
 def _merge(a: Tasks, b: Tasks) -> Tasks:
     return {s: a.get(s, frozenset()) | b.get(s, frozenset()) for s in set(a) | set(b)}
 
 
-def move_member(group: StreamsGroup, member: StreamsMember, owned: Tasks | None) -> StreamsMember:
-    """Towards the target: active tasks through revocation; standby tasks at once (Kafka's
-    CurrentAssignmentBuilder also waits on them; a standby writes nothing, so Weir does not)."""
+def owned_tasks(request: Any) -> Owned | None:
+    """The member's active, standby and warm-up tasks as its heartbeat reports them (None: unchanged)."""
+    kinds = (request.active_tasks, request.standby_tasks, request.warmup_tasks)
+    if any(kind is None for kind in kinds):
+        return None
+    return tasks_of(kinds[0]) or {}, tasks_of(kinds[1]) or {}, tasks_of(kinds[2]) or {}
+
+
+def move_member(group: StreamsGroup, member: StreamsMember, owned: Owned | None) -> StreamsMember:
+    """Towards the target (``reconcile.py``); Kafka 4.4's targets carry no warm-up tasks."""
     active, standby = group.target.get(member.member_id, ({}, {}))
-    moved = reconcile(member, group.assignment_epoch, active, group.task_owner_epoch(member.member_id), owned)
-    if moved.member_epoch == group.assignment_epoch:
-        moved = moved.replace(standby=standby)
-    return moved
+    return reconcile(group, member, group.assignment_epoch, (active, standby, {}), owned)
 
 
-def statuses(group: StreamsGroup, member: StreamsMember) -> list[tuple[int, str]]:
-    found = list(group.configured.statuses) if group.configured is not None else []
+def statuses(group: StreamsGroup, member: StreamsMember, delayed: list[tuple[int, str]],
+             rack_tags: tuple[str, ...] = ()) -> list[tuple[int, str]]:
+    """Kafka's order: a stale topology, a delayed assignment, the topology's own, a member's request to
+    shut the application down, then client tags the
+    group's ``rack.aware.assignment.tags`` ask for and the member lacks (the handler drops that one
+    for v0, as Kafka does)."""
+    found = []
     if group.topology is not None and member.topology_epoch < group.topology.epoch:
-        found.insert(0, (STALE_TOPOLOGY, f"The member's topology epoch {member.topology_epoch} is behind the group's "
-                                         f"topology epoch {group.topology.epoch}."))
+        found.append((STALE_TOPOLOGY, f"The member's topology epoch {member.topology_epoch} is behind the group's "
+                                      f"topology epoch {group.topology.epoch}."))
+    found += delayed + (list(group.configured.statuses) if group.configured is not None else [])
+    if group.shutdown_requested_by is not None:
+        found.append((SHUTDOWN_APPLICATION, f"Streams group member {group.shutdown_requested_by} encountered a fatal "
+                                            "error and requested a shutdown for the entire application."))
+    missing = [tag for tag in rack_tags if tag not in dict(member.client_tags)]
+    if missing:
+        found.append((MISSING_CLIENT_TAGS, f"Missing required client tags for rack-aware standby assignment: "
+                                           f"[{', '.join(missing)}]. Configure them via 'client.tag.<tagKey>' in "
+                                           "your Streams config."))
     return found

@@ -13,9 +13,8 @@ version 0 and the flexible value fields, tagged ones included. A null value is a
 
 ``records_of`` lays a group out as these records; the coordinator writes what changed between the
 group before and after an operation (``changes``), and ``replay`` is how start-up (and a failed
-write) builds the group back. Kafka writes a topics' metadata hash and the last assignment
-configs into record 17, and the time of the assignment into record 20; Weir writes 0 and none
-(it compares the topics themselves when a member heartbeats, and reads the configs at hand).
+write) builds the group back. Kafka writes its topics' metadata hash into record 17; Weir writes 0
+(it compares the topics themselves when a member heartbeats).
 """
 
 from __future__ import annotations
@@ -218,7 +217,8 @@ def _member_values(member: StreamsMember) -> tuple[Any, Any]:
         active_tasks=_epoch_task_ids(member.assigned, epochs, epoch),
         standby_tasks=_epoch_task_ids(member.standby), warmup_tasks=_epoch_task_ids(member.warmup),
         active_tasks_pending_revocation=_epoch_task_ids(member.pending_revocation, epochs, epoch),
-        standby_tasks_pending_revocation=[], warmup_tasks_pending_revocation=[])
+        standby_tasks_pending_revocation=_epoch_task_ids(member.standby_pending_revocation),
+        warmup_tasks_pending_revocation=_epoch_task_ids(member.warmup_pending_revocation))
     return metadata, current
 
 
@@ -266,7 +266,8 @@ def records_of(group: StreamsGroup | None) -> dict[tuple[int, str | None], Strea
         epoch=group.group_epoch, metadata_hash=0, validated_topology_epoch=validated,
         last_assignment_configs=[KeyValue(key=k, value=v) for k, v in group.assignment_configs])),
         StreamsGroupRecord(TARGET_ASSIGNMENT_METADATA, group_id, None,
-                           TargetAssignmentMetadataValue(assignment_epoch=group.assignment_epoch))]
+                           TargetAssignmentMetadataValue(assignment_epoch=group.assignment_epoch,
+                                                         assignment_timestamp=group.assignment_timestamp_ms))]
     if group.topology is not None:
         found.append(StreamsGroupRecord(TOPOLOGY, group_id, None, _topology_value_of(group.topology)))
     for member in group.members.values():
@@ -340,6 +341,7 @@ def replay(groups: dict[str, StreamsGroup], record: StreamsGroupRecord) -> None:
         group.topology = _topology(value) if value is not None else None
     elif record.type == TARGET_ASSIGNMENT_METADATA:
         group.assignment_epoch = value.assignment_epoch if value is not None else 0
+        group.assignment_timestamp_ms = value.assignment_timestamp if value is not None else 0
     elif record.type == TARGET_ASSIGNMENT_MEMBER:
         assert record.member_id is not None
         if value is None:
@@ -359,7 +361,8 @@ def _replay_member(group: StreamsGroup, record: StreamsGroupRecord) -> None:
         elif member is not None:
             group.members[member_id] = member.replace(member_epoch=-1, previous_member_epoch=-1, assigned={},
                                                       pending_revocation={}, assignment_epochs={}, standby={},
-                                                      warmup={})
+                                                      warmup={}, standby_pending_revocation={},
+                                                      warmup_pending_revocation={})
         return
     member = member or StreamsMember(member_id)
     if record.type == MEMBER_METADATA:
@@ -376,4 +379,6 @@ def _replay_member(group: StreamsGroup, record: StreamsGroupRecord) -> None:
             state=_STATE_FROM_RECORD.get(value.state, MemberState.UNKNOWN),
             assigned=_tasks(value.active_tasks), pending_revocation=_tasks(value.active_tasks_pending_revocation),
             assignment_epochs={**_epochs(value.active_tasks), **_epochs(value.active_tasks_pending_revocation)},
-            standby=_tasks(value.standby_tasks), warmup=_tasks(value.warmup_tasks))
+            standby=_tasks(value.standby_tasks), warmup=_tasks(value.warmup_tasks),
+            standby_pending_revocation=_tasks(value.standby_tasks_pending_revocation),
+            warmup_pending_revocation=_tasks(value.warmup_tasks_pending_revocation))
