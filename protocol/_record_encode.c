@@ -77,6 +77,26 @@ static uint8_t *put_blob(uint8_t *out, const Blob *blob)
 }
 
 /*
+ * Grow ``body`` (a bytearray) to ``size`` bytes. Within the memory it holds already (a BatchBody
+ * reserves its batch's), only the length changes: PyByteArray_Resize would give memory back
+ * while the bytes are fewer than half of it, then take it again record by record (a realloc and
+ * a copy of the body every few records). The fields read are CPython's PyByteArrayObject, as its
+ * own resize reads them; exported or shifted buffers take PyByteArray_Resize (which refuses an
+ * exported one).
+ */
+static int body_grow(PyObject *body, Py_ssize_t size)
+{
+    PyByteArrayObject *bytes = (PyByteArrayObject *)body;
+    if (bytes->ob_exports == 0 && bytes->ob_start == bytes->ob_bytes && size >= Py_SIZE(body)
+            && size < bytes->ob_alloc) {
+        Py_SET_SIZE(body, size);
+        bytes->ob_bytes[size] = '\0';  /* bytearray keeps a trailing NUL */
+        return 0;
+    }
+    return PyByteArray_Resize(body, size);
+}
+
+/*
  * Append one v2 record to ``body`` unless it would take more than ``room`` bytes (room < 0: no limit).
  * Returns the bytes added, NOT_ROOM when it did not fit (nothing written), or -1 with an exception set.
  */
@@ -139,7 +159,7 @@ static Py_ssize_t encode_record(PyObject *body, long long timestamp_delta, long 
         result = NOT_ROOM;
         goto done;
     }
-    if (PyByteArray_Resize(body, before + added) < 0)
+    if (body_grow(body, before + added) < 0)
         goto done;
     uint8_t *out = (uint8_t *)PyByteArray_AS_STRING(body) + before;
     out = put_varint(out, length);
@@ -194,15 +214,21 @@ typedef struct {
     Py_ssize_t count, size;
 } BatchBody;
 
+/* BatchBody(size, reserve=0): ``size`` the batch's bytes before any record (its header), ``reserve``
+   the bytes of records to hold memory for at once (the batch size limit: one allocation a batch) */
 static int batch_body_init(BatchBody *self, PyObject *args, PyObject *kwargs)
 {
-    static char *names[] = {"size", NULL};
-    Py_ssize_t size;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "n", names, &size))
+    static char *names[] = {"size", "reserve", NULL};
+    Py_ssize_t size, reserve = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "n|n", names, &size, &reserve))
         return -1;
-    PyObject *body = PyByteArray_FromStringAndSize(NULL, 0);
+    PyObject *body = PyByteArray_FromStringAndSize(NULL, reserve > 0 ? reserve : 0);
     if (body == NULL)
         return -1;
+    if (reserve > 0) {
+        Py_SET_SIZE(body, 0);  /* the memory stays held; body_grow uses it */
+        PyByteArray_AS_STRING(body)[0] = '\0';
+    }
     Py_XSETREF(self->body, body);
     self->base_timestamp = self->max_timestamp = -1;
     self->count = 0;
@@ -266,7 +292,7 @@ static PyTypeObject BatchBodyType = {
     .tp_name = "weir.protocol._record_encode.BatchBody",
     .tp_basicsize = sizeof(BatchBody),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
-    .tp_doc = "BatchBody(size): one open batch's encoded records; see protocol/record_builder.py.",
+    .tp_doc = "BatchBody(size, reserve=0): one open batch's encoded records; see protocol/record_builder.py.",
     .tp_new = PyType_GenericNew,
     .tp_init = (initproc)batch_body_init,
     .tp_dealloc = (destructor)batch_body_dealloc,
@@ -343,7 +369,7 @@ static PyObject *append_arrow(PyObject *self, PyObject *args)
             break;
     }
     Py_ssize_t before = PyByteArray_GET_SIZE(body);
-    if (PyByteArray_Resize(body, before + total) < 0)
+    if (body_grow(body, before + total) < 0)
         goto done;
     uint8_t *out = (uint8_t *)PyByteArray_AS_STRING(body) + before;
     delta = offset_delta;

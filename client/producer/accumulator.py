@@ -113,7 +113,8 @@ class Accumulator:
         return position, batch
 
     def _open(self, queue: _PartitionQueue, loop: asyncio.AbstractEventLoop) -> ProducerBatch:
-        batch = ProducerBatch(queue.tp, self.compression, time.monotonic(), loop)
+        # the batch's memory in one allocation, as the Java client takes batch.size from its pool
+        batch = ProducerBatch(queue.tp, self.compression, time.monotonic(), loop, self.batch_size)
         queue.append(batch)
         self.bytes_held += batch.size  # its header; released with the batch's whole size
         self.data_ready.set()  # the sender times this batch's linger
