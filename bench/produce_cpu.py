@@ -14,7 +14,6 @@ tree's run at it in alternation.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import contextlib
 import time
 import uuid

@@ -228,18 +228,23 @@ class Producer:
         buffer, an error to raise) returns the coroutine of the whole path."""
         info = self.cluster.topics.get(topic)
         txn = self.transaction_manager
-        if (info is not None and info.partitions and not info.error and headers is None and partition is None
-                and self._fast_path and self.sender.fatal_error is None
-                and (txn is None or txn.state is TxnState.IN_TRANSACTION)):
+        if (info is not None and info.partitions and not info.error and headers is None and self._fast_path
+                and self.sender.fatal_error is None and (txn is None or txn.state is TxnState.IN_TRANSACTION)):
             count = len(info.partitions)
-            chosen = partition_for_key(key, count) if key is not None else self.partitioner.partition(topic, count)
+            sticky = partition is None and key is None
+            if partition is None:
+                chosen = self.partitioner.partition(topic, count) if sticky else partition_for_key(key, count)
+            elif 0 <= partition < count:
+                chosen = partition
+            else:  # _append raises
+                return self._append(topic, value, key, partition, headers, timestamp_ms, None)
             timestamp = timestamp_ms if timestamp_ms is not None else time.time_ns() // 1_000_000
             added = self.accumulator.try_append_open(topic, chosen, timestamp, key, value)
             if added >= 0:
-                if key is None:
+                if key is None:  # as _append: the partitioner counts what went to its sticky partition
                     self.partitioner.record_appended(topic, chosen, added, count)
                 return self._send_sealed() if self.accumulator.sealed else self._done
-            partition = chosen if key is not None else None  # the sticky choice is the partitioner's to make
+            partition = None if sticky else chosen  # the sticky choice is the partitioner's to make
             timestamp_ms = timestamp
         return self._append(topic, value, key, partition, headers, timestamp_ms, None)
 
