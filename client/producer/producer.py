@@ -233,7 +233,7 @@ class Producer:
             count = len(info.partitions)
             sticky = partition is None and key is None
             if partition is None:
-                chosen = self.partitioner.partition(topic, count) if sticky else partition_for_key(key, count)
+                chosen = partition_for_key(key, count) if key is not None else self.partitioner.partition(topic, count)
             elif 0 <= partition < count:
                 chosen = partition
             else:  # _append raises
