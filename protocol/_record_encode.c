@@ -77,23 +77,31 @@ static uint8_t *put_blob(uint8_t *out, const Blob *blob)
 }
 
 /*
- * Grow ``body`` (a bytearray) to ``size`` bytes. Within the memory it holds already (a BatchBody
- * reserves its batch's), only the length changes: PyByteArray_Resize would give memory back
- * while the bytes are fewer than half of it, then take it again record by record (a realloc and
- * a copy of the body every few records). The fields read are CPython's PyByteArrayObject, as its
- * own resize reads them; exported or shifted buffers take PyByteArray_Resize (which refuses an
- * exported one).
+ * Grow ``body`` (a bytearray) to ``size`` bytes, its memory doubling up to ``capacity`` bytes (a
+ * BatchBody's batch size limit; 0: bytearray's own growth). bytearray grows by an eighth and gives
+ * memory back while it holds under half of it, so a 256 KiB batch filled record by record was
+ * reallocated and copied about eight times over; doubling copies it about once, and a batch that
+ * stays small holds little. Within the memory held only the length changes. The fields read are
+ * CPython's PyByteArrayObject, as its own resize reads them; an exported or shifted buffer takes
+ * PyByteArray_Resize alone (which refuses an exported one).
  */
-static int body_grow(PyObject *body, Py_ssize_t size)
+static int body_grow(PyObject *body, Py_ssize_t size, Py_ssize_t capacity)
 {
     PyByteArrayObject *bytes = (PyByteArrayObject *)body;
-    if (bytes->ob_exports == 0 && bytes->ob_start == bytes->ob_bytes && size >= Py_SIZE(body)
-            && size < bytes->ob_alloc) {
-        Py_SET_SIZE(body, size);
-        bytes->ob_bytes[size] = '\0';  /* bytearray keeps a trailing NUL */
-        return 0;
+    if (capacity <= 0 || bytes->ob_exports != 0 || bytes->ob_start != bytes->ob_bytes || size < Py_SIZE(body))
+        return PyByteArray_Resize(body, size);
+    if (size >= bytes->ob_alloc) {  /* room for size bytes and bytearray's trailing NUL */
+        Py_ssize_t target = bytes->ob_alloc * 2;
+        if (target > capacity)
+            target = capacity;
+        if (target < size)
+            target = size;
+        if (PyByteArray_Resize(body, target) < 0)
+            return -1;
     }
-    return PyByteArray_Resize(body, size);
+    Py_SET_SIZE(body, size);
+    bytes->ob_bytes[size] = '\0';
+    return 0;
 }
 
 /*
@@ -102,7 +110,7 @@ static int body_grow(PyObject *body, Py_ssize_t size)
  */
 #define NOT_ROOM (-2)
 static Py_ssize_t encode_record(PyObject *body, long long timestamp_delta, long long offset_delta, PyObject *key,
-                                PyObject *value, PyObject *headers, Py_ssize_t room)
+                                PyObject *value, PyObject *headers, Py_ssize_t room, Py_ssize_t capacity)
 {
     Py_ssize_t result = -1;
     PyObject *header_seq = NULL;
@@ -159,7 +167,7 @@ static Py_ssize_t encode_record(PyObject *body, long long timestamp_delta, long 
         result = NOT_ROOM;
         goto done;
     }
-    if (body_grow(body, before + added) < 0)
+    if (body_grow(body, before + added, capacity) < 0)
         goto done;
     uint8_t *out = (uint8_t *)PyByteArray_AS_STRING(body) + before;
     out = put_varint(out, length);
@@ -197,7 +205,7 @@ static PyObject *append_record(PyObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "O!LLOOO", &PyByteArray_Type, &body, &timestamp_delta, &offset_delta,
                           &key, &value, &headers))
         return NULL;
-    Py_ssize_t added = encode_record(body, timestamp_delta, offset_delta, key, value, headers, -1);
+    Py_ssize_t added = encode_record(body, timestamp_delta, offset_delta, key, value, headers, -1, 0);
     return added < 0 ? NULL : PyLong_FromSsize_t(added);
 }
 
@@ -212,27 +220,25 @@ typedef struct {
     PyObject *body;  /* bytearray */
     long long base_timestamp, max_timestamp;
     Py_ssize_t count, size;
+    Py_ssize_t capacity;  /* body_grow's doubling stops here */
 } BatchBody;
 
-/* BatchBody(size, reserve=0): ``size`` the batch's bytes before any record (its header), ``reserve``
-   the bytes of records to hold memory for at once (the batch size limit: one allocation a batch) */
+/* BatchBody(size, capacity=0): ``size`` the batch's bytes before any record (its header), ``capacity``
+   the bytes of records its memory grows to by doubling (the batch size limit; see body_grow) */
 static int batch_body_init(BatchBody *self, PyObject *args, PyObject *kwargs)
 {
-    static char *names[] = {"size", "reserve", NULL};
-    Py_ssize_t size, reserve = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "n|n", names, &size, &reserve))
+    static char *names[] = {"size", "capacity", NULL};
+    Py_ssize_t size, capacity = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "n|n", names, &size, &capacity))
         return -1;
-    PyObject *body = PyByteArray_FromStringAndSize(NULL, reserve > 0 ? reserve : 0);
+    PyObject *body = PyByteArray_FromStringAndSize(NULL, 0);
     if (body == NULL)
         return -1;
-    if (reserve > 0) {
-        Py_SET_SIZE(body, 0);  /* the memory stays held; body_grow uses it */
-        PyByteArray_AS_STRING(body)[0] = '\0';
-    }
     Py_XSETREF(self->body, body);
     self->base_timestamp = self->max_timestamp = -1;
     self->count = 0;
     self->size = size;
+    self->capacity = capacity;
     return 0;
 }
 
@@ -259,7 +265,7 @@ static PyObject *batch_body_try_append(BatchBody *self, PyObject *const *args, P
     long long base = self->count ? self->base_timestamp : timestamp;
     Py_ssize_t room = self->count && limit >= 0 ? (limit > self->size ? limit - self->size : 0) : -1;
     Py_ssize_t added = encode_record(self->body, timestamp - base, (long long)self->count, args[1], args[2],
-                                     args[3], room);
+                                     args[3], room, self->capacity);
     if (added == NOT_ROOM)
         return PyLong_FromLong(-1);
     if (added < 0)
@@ -292,7 +298,7 @@ static PyTypeObject BatchBodyType = {
     .tp_name = "weir.protocol._record_encode.BatchBody",
     .tp_basicsize = sizeof(BatchBody),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
-    .tp_doc = "BatchBody(size, reserve=0): one open batch's encoded records; see protocol/record_builder.py.",
+    .tp_doc = "BatchBody(size, capacity=0): one open batch's encoded records; see protocol/record_builder.py.",
     .tp_new = PyType_GenericNew,
     .tp_init = (initproc)batch_body_init,
     .tp_dealloc = (destructor)batch_body_dealloc,
@@ -369,7 +375,7 @@ static PyObject *append_arrow(PyObject *self, PyObject *args)
             break;
     }
     Py_ssize_t before = PyByteArray_GET_SIZE(body);
-    if (body_grow(body, before + total) < 0)
+    if (PyByteArray_Resize(body, before + total) < 0)
         goto done;
     uint8_t *out = (uint8_t *)PyByteArray_AS_STRING(body) + before;
     delta = offset_delta;

@@ -148,12 +148,12 @@ def append_arrow_python(body: bytearray, timestamp_delta: int, offset_delta: int
 class BatchBodyPython:
     """One open batch's records (the reference of the C ``BatchBody``): the encoded ``body``, the
     first and largest timestamps, the record ``count`` and the batch's ``size`` were it built now
-    (``size`` starts at the header's). ``try_append`` is the producer's per-record step. ``reserve``:
-    the bytes of records to hold memory for at once (the C type's; here bytearray grows as it does)."""
+    (``size`` starts at the header's). ``try_append`` is the producer's per-record step. ``capacity``:
+    the bytes of records the C type's memory grows to by doubling; here bytearray grows as it does."""
 
     __slots__ = ("body", "base_timestamp", "max_timestamp", "count", "size")
 
-    def __init__(self, size: int, reserve: int = 0) -> None:
+    def __init__(self, size: int, capacity: int = 0) -> None:
         self.body = bytearray()
         self.base_timestamp = -1
         self.max_timestamp = -1
@@ -194,8 +194,8 @@ class BatchBuilder(BatchBody):
 
     __slots__ = ("compression", "_payload")
 
-    def __init__(self, compression: Compression = Compression.NONE, reserve: int = 0) -> None:
-        super().__init__(HEADER_SIZE, reserve)  # size: bytes of the batch if it were built now, uncompressed
+    def __init__(self, compression: Compression = Compression.NONE, capacity: int = 0) -> None:
+        super().__init__(HEADER_SIZE, capacity)  # size: bytes of the batch if it were built now, uncompressed
         self.compression = compression
         # (the record count it holds, the payload): records appended since make it stale
         self._payload: tuple[int, bytes | bytearray] | None = None

@@ -113,7 +113,7 @@ class Accumulator:
         return position, batch
 
     def _open(self, queue: _PartitionQueue, loop: asyncio.AbstractEventLoop) -> ProducerBatch:
-        # the batch's memory in one allocation, as the Java client takes batch.size from its pool
+        # the batch's memory doubles up to batch_size (a body that grew record by record was copied ~8 times)
         batch = ProducerBatch(queue.tp, self.compression, time.monotonic(), loop, self.batch_size)
         queue.append(batch)
         self.bytes_held += batch.size  # its header; released with the batch's whole size

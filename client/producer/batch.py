@@ -34,9 +34,9 @@ class ProducerBatch:
                  "producer_epoch", "attempts", "retry_at", "closed", "settled", "error", "arrow_rows", "_built")
 
     def __init__(self, tp: TopicPartition, compression: Compression, created: float,
-                 loop: asyncio.AbstractEventLoop, reserve: int = 0) -> None:
+                 loop: asyncio.AbstractEventLoop, capacity: int = 0) -> None:
         self.tp = tp
-        self.builder = BatchBuilder(compression, reserve)  # reserve: memory for this many bytes of records
+        self.builder = BatchBuilder(compression, capacity)  # capacity: its memory doubles up to this
         # (the record's place in the batch, its future, its timestamp) of each record sent with a future
         self.futures: list[tuple[int, asyncio.Future[RecordMetadata], int]] = []
         # Done once every record's future is: flush() waits on these, one per batch, not per record.

@@ -225,7 +225,9 @@ class Producer:
         ``await producer.produce(...)``. The common case (a sendable producer, the topic's partition count
         known, the partition's open batch with room, the buffer not full) is done here, synchronously, and
         returns an awaitable that is already done; anything else (the first record of a batch, a full
-        buffer, an error to raise) returns the coroutine of the whole path."""
+        buffer, an error to raise) returns the coroutine of the whole path. So the result is an awaitable,
+        not always a coroutine: await it (or gather / ensure_future it); ``create_task`` takes only coroutines.
+        Not awaiting it still queues a synchronous-path record, where a coroutine would queue nothing."""
         info = self.cluster.topics.get(topic)
         txn = self.transaction_manager
         if (info is not None and info.partitions and not info.error and headers is None and self._fast_path

@@ -153,10 +153,10 @@ appends = st.lists(st.tuples(st.integers(0, 2**41), blobs, blobs,
 
 @settings(max_examples=300, deadline=None)
 @given(appends, st.integers(0, 100), st.sampled_from([0, 1, 300, 4096]))
-def test_the_c_and_python_batch_bodies_take_and_refuse_the_same_records(calls, start_size, reserve):
+def test_the_c_and_python_batch_bodies_take_and_refuse_the_same_records(calls, start_size, capacity):
     # BatchBody.try_append is the producer's per-record step: the size check decides where batches end;
-    # reserve (memory held up front) changes nothing of what a body holds
-    bodies = [record_builder.BatchBody(start_size, reserve), record_builder.BatchBodyPython(start_size, reserve)]
+    # capacity (how the memory grows) changes nothing of what a body holds
+    bodies = [record_builder.BatchBody(start_size, capacity), record_builder.BatchBodyPython(start_size, capacity)]
     for timestamp, key, value, headers, limit in calls:
         answers = [body.try_append(timestamp, key, value, headers, limit) for body in bodies]
         assert answers[0] == answers[1]
@@ -195,7 +195,7 @@ def test_the_batch_body_refuses_bad_arguments_as_the_encoder_does():
         assert body.count == 0 and body.body == bytearray() and body.size == 61
 
 
-def test_a_batch_body_with_reserved_memory_grows_in_it_and_refuses_to_move_an_exported_body():
+def test_a_batch_body_grows_in_its_memory_and_refuses_to_move_an_exported_body():
     for body in (record_builder.BatchBody(61, 1000), record_builder.BatchBodyPython(61, 1000)):
         assert body.body == bytearray() and len(body.body) == 0
         added = body.try_append(5, b"k", b"v" * 10, None, -1)
@@ -205,6 +205,6 @@ def test_a_batch_body_with_reserved_memory_grows_in_it_and_refuses_to_move_an_ex
             body.try_append(6, b"k", b"v", None, -1)
         view.release()
         assert body.count == 1 and body.try_append(6, b"k", b"v", None, -1) > 0
-        assert body.try_append(7, None, b"x" * 5000, None, -1) > 5000  # past the reserve: grows as bytearray does
+        assert body.try_append(7, None, b"x" * 5000, None, -1) > 5000  # past the capacity: grows to fit
         header, decoded = rec.decode_batch(_framed(body))
         assert [r.timestamp for r in decoded] == [5, 6, 7] and decoded[2].value == b"x" * 5000
