@@ -1,4 +1,6 @@
 import os
+import subprocess
+import sys
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -208,3 +210,23 @@ def test_a_batch_body_grows_in_its_memory_and_refuses_to_move_an_exported_body()
         assert body.try_append(7, None, b"x" * 5000, None, -1) > 5000  # past the capacity: grows to fit
         header, decoded = rec.decode_batch(_framed(body))
         assert [r.timestamp for r in decoded] == [5, 6, 7] and decoded[2].value == b"x" * 5000
+
+
+def test_without_the_c_extension_the_batch_builder_runs_on_the_python_body():
+    # a machine without a compiler at install time gets BatchBodyPython under BatchBuilder
+    script = """
+import sys
+sys.modules["weir.protocol._record_encode"] = None  # the import fails as it does when it was never built
+from weir.protocol import record_builder, records
+from weir.protocol.record_builder import BatchBuilder, BatchBodyPython
+assert not record_builder.ACCELERATED and issubclass(BatchBuilder, BatchBodyPython)
+builder = BatchBuilder(capacity=4096)
+assert builder.append(10, b"k", b"v") > 0
+assert builder.try_append(12, None, b"w" * 200, [("h", b"1")], 100) == -1  # past the limit: refused
+assert builder.try_append(11, None, b"w", [("h", b"1")], 4096) > 0
+_, decoded = records.decode_batch(builder.build(producer_id=1, producer_epoch=0, base_sequence=0))
+expected = [(10, b"k", b"v", []), (11, None, b"w", [("h", b"1")])]
+assert [(r.timestamp, r.key, r.value, r.headers) for r in decoded] == expected
+assert builder.size == len(builder.build())
+"""
+    subprocess.run([sys.executable, "-c", script], check=True, timeout=60)
