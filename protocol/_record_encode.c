@@ -1,11 +1,13 @@
 /*
  * The producer's record encoder, in C: one v2 record appended to a batch body
- * (a bytearray) in a single resize. protocol/record_builder.py holds the same
+ * (a bytearray) in a single resize, and BatchBody, an open batch's records and
+ * counters, whose try_append is the producer's whole per-record encoding step. protocol/record_builder.py holds the same
  * encoding in Python (used when this extension is not built) and documents the
  * contract; a property test checks that both write identical bytes.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <structmember.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -74,16 +76,44 @@ static uint8_t *put_blob(uint8_t *out, const Blob *blob)
     return out + blob->view.len;
 }
 
-/* append_record(body, timestamp_delta, offset_delta, key, value, headers) -> bytes added */
-static PyObject *append_record(PyObject *self, PyObject *args)
+/*
+ * Grow ``body`` (a bytearray) to ``size`` bytes, its memory doubling up to ``capacity`` bytes (a
+ * BatchBody's batch size limit; 0: bytearray's own growth). bytearray grows by an eighth and gives
+ * memory back while it holds under half of it, so a 256 KiB batch filled record by record was
+ * reallocated and copied about eight times over; doubling copies it about once, and a batch that
+ * stays small holds little. Within the memory held only the length changes. The fields read are
+ * CPython's PyByteArrayObject, as its own resize reads them; an exported or shifted buffer takes
+ * PyByteArray_Resize alone (which refuses an exported one).
+ */
+static int body_grow(PyObject *body, Py_ssize_t size, Py_ssize_t capacity)
 {
-    PyObject *body, *key, *value, *headers;
-    long long timestamp_delta, offset_delta;
-    if (!PyArg_ParseTuple(args, "O!LLOOO", &PyByteArray_Type, &body, &timestamp_delta, &offset_delta,
-                          &key, &value, &headers))
-        return NULL;
+    PyByteArrayObject *bytes = (PyByteArrayObject *)body;
+    if (capacity <= 0 || bytes->ob_exports != 0 || bytes->ob_start != bytes->ob_bytes || size < Py_SIZE(body))
+        return PyByteArray_Resize(body, size);
+    if (size >= bytes->ob_alloc) {  /* room for size bytes and bytearray's trailing NUL */
+        Py_ssize_t target = bytes->ob_alloc * 2;
+        if (target > capacity)
+            target = capacity;
+        if (target < size)
+            target = size;
+        if (PyByteArray_Resize(body, target) < 0)
+            return -1;
+    }
+    Py_SET_SIZE(body, size);
+    bytes->ob_bytes[size] = '\0';
+    return 0;
+}
 
-    PyObject *result = NULL, *header_seq = NULL;
+/*
+ * Append one v2 record to ``body`` unless it would take more than ``room`` bytes (room < 0: no limit).
+ * Returns the bytes added, NOT_ROOM when it did not fit (nothing written), or -1 with an exception set.
+ */
+#define NOT_ROOM (-2)
+static Py_ssize_t encode_record(PyObject *body, long long timestamp_delta, long long offset_delta, PyObject *key,
+                                PyObject *value, PyObject *headers, Py_ssize_t room, Py_ssize_t capacity)
+{
+    Py_ssize_t result = -1;
+    PyObject *header_seq = NULL;
     Blob key_blob = {.held = 0}, value_blob = {.held = 0};
     Blob *header_values = NULL;
     const char **header_names = NULL;
@@ -133,7 +163,11 @@ static PyObject *append_record(PyObject *self, PyObject *args)
 
     Py_ssize_t before = PyByteArray_GET_SIZE(body);
     Py_ssize_t added = varint_size(length) + length;
-    if (PyByteArray_Resize(body, before + added) < 0)
+    if (room >= 0 && added > room) {
+        result = NOT_ROOM;
+        goto done;
+    }
+    if (body_grow(body, before + added, capacity) < 0)
         goto done;
     uint8_t *out = (uint8_t *)PyByteArray_AS_STRING(body) + before;
     out = put_varint(out, length);
@@ -149,7 +183,7 @@ static PyObject *append_record(PyObject *self, PyObject *args)
         out += header_name_sizes[i];
         out = put_blob(out, &header_values[i]);
     }
-    result = PyLong_FromSsize_t(added);
+    result = added;
 
 done:
     blob_close(&key_blob);
@@ -162,6 +196,115 @@ done:
     Py_XDECREF(header_seq);
     return result;
 }
+
+/* append_record(body, timestamp_delta, offset_delta, key, value, headers) -> bytes added */
+static PyObject *append_record(PyObject *self, PyObject *args)
+{
+    PyObject *body, *key, *value, *headers;
+    long long timestamp_delta, offset_delta;
+    if (!PyArg_ParseTuple(args, "O!LLOOO", &PyByteArray_Type, &body, &timestamp_delta, &offset_delta,
+                          &key, &value, &headers))
+        return NULL;
+    Py_ssize_t added = encode_record(body, timestamp_delta, offset_delta, key, value, headers, -1, 0);
+    return added < 0 ? NULL : PyLong_FromSsize_t(added);
+}
+
+/*
+ * BatchBody: the records of one open batch (record_builder.BatchBodyPython is the reference): the
+ * encoded body, its first and largest timestamps, its record count and the batch's size were it
+ * built now. try_append encodes a record and checks the size limit in one call, the producer's
+ * per-record step.
+ */
+typedef struct {
+    PyObject_HEAD
+    PyObject *body;  /* bytearray */
+    long long base_timestamp, max_timestamp;
+    Py_ssize_t count, size;
+    Py_ssize_t capacity;  /* body_grow's doubling stops here */
+} BatchBody;
+
+/* BatchBody(size, capacity=0): ``size`` the batch's bytes before any record (its header), ``capacity``
+   the bytes of records its memory grows to by doubling (the batch size limit; see body_grow) */
+static int batch_body_init(BatchBody *self, PyObject *args, PyObject *kwargs)
+{
+    static char *names[] = {"size", "capacity", NULL};
+    Py_ssize_t size, capacity = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "n|n", names, &size, &capacity))
+        return -1;
+    PyObject *body = PyByteArray_FromStringAndSize(NULL, 0);
+    if (body == NULL)
+        return -1;
+    Py_XSETREF(self->body, body);
+    self->base_timestamp = self->max_timestamp = -1;
+    self->count = 0;
+    self->size = size;
+    self->capacity = capacity;
+    return 0;
+}
+
+static void batch_body_dealloc(BatchBody *self)
+{
+    Py_CLEAR(self->body);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* try_append(timestamp, key, value, headers, limit) -> bytes added, or -1 when the body holds records
+   and the batch would pass ``limit`` bytes (limit < 0: no limit) with this one (nothing written) */
+static PyObject *batch_body_try_append(BatchBody *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 5) {
+        PyErr_SetString(PyExc_TypeError, "try_append(timestamp, key, value, headers, limit)");
+        return NULL;
+    }
+    long long timestamp = PyLong_AsLongLong(args[0]);
+    if (timestamp == -1 && PyErr_Occurred())
+        return NULL;
+    Py_ssize_t limit = PyLong_AsSsize_t(args[4]);
+    if (limit == -1 && PyErr_Occurred())
+        return NULL;
+    long long base = self->count ? self->base_timestamp : timestamp;
+    Py_ssize_t room = self->count && limit >= 0 ? (limit > self->size ? limit - self->size : 0) : -1;
+    Py_ssize_t added = encode_record(self->body, timestamp - base, (long long)self->count, args[1], args[2],
+                                     args[3], room, self->capacity);
+    if (added == NOT_ROOM)
+        return PyLong_FromLong(-1);
+    if (added < 0)
+        return NULL;
+    self->base_timestamp = base;
+    if (timestamp > self->max_timestamp)
+        self->max_timestamp = timestamp;
+    self->count++;
+    self->size += added;
+    return PyLong_FromSsize_t(added);
+}
+
+static PyMethodDef batch_body_methods[] = {
+    {"try_append", (PyCFunction)(void (*)(void))batch_body_try_append, METH_FASTCALL,
+     "Encode one record unless the batch would pass limit bytes; see protocol/record_builder.py."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyMemberDef batch_body_members[] = {
+    {"body", T_OBJECT_EX, offsetof(BatchBody, body), READONLY, "the encoded records (a bytearray)"},
+    {"base_timestamp", T_LONGLONG, offsetof(BatchBody, base_timestamp), 0, "the first record's timestamp"},
+    {"max_timestamp", T_LONGLONG, offsetof(BatchBody, max_timestamp), 0, "the largest timestamp"},
+    {"count", T_PYSSIZET, offsetof(BatchBody, count), 0, "records in the body"},
+    {"size", T_PYSSIZET, offsetof(BatchBody, size), 0, "bytes of the batch if built now, uncompressed"},
+    {NULL, 0, 0, 0, NULL},
+};
+
+static PyTypeObject BatchBodyType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "weir.protocol._record_encode.BatchBody",
+    .tp_basicsize = sizeof(BatchBody),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+    .tp_doc = "BatchBody(size, capacity=0): one open batch's encoded records; see protocol/record_builder.py.",
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)batch_body_init,
+    .tp_dealloc = (destructor)batch_body_dealloc,
+    .tp_methods = batch_body_methods,
+    .tp_members = batch_body_members,
+};
 
 static Py_ssize_t column_blob_size(const uint8_t *ptr, Py_ssize_t len)
 {
@@ -274,5 +417,14 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_record_encode", NUL
 
 PyMODINIT_FUNC PyInit__record_encode(void)
 {
-    return PyModule_Create(&module);
+    if (PyType_Ready(&BatchBodyType) < 0)
+        return NULL;
+    PyObject *m = PyModule_Create(&module);
+    if (m == NULL)
+        return NULL;
+    if (PyModule_AddObjectRef(m, "BatchBody", (PyObject *)&BatchBodyType) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
 }

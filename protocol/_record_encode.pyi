@@ -11,3 +11,13 @@ def append_record(body: bytearray, timestamp_delta: int, offset_delta: int, key:
 def append_arrow(body: bytearray, timestamp_delta: int, offset_delta: int, keys: ArrowColumn,
                  values: ArrowColumn, length: int, rows: Buffer, start: int, size: int, limit: int,
                  /) -> tuple[int, int]: ...
+
+class BatchBody:
+    body: bytearray
+    base_timestamp: int
+    max_timestamp: int
+    count: int
+    size: int
+    def __init__(self, size: int, capacity: int = 0) -> None: ...
+    def try_append(self, timestamp: int, key: bytes | None, value: bytes | None,
+                   headers: Sequence[tuple[str, bytes | None]] | None, limit: int, /) -> int: ...

@@ -6,9 +6,11 @@ ready to go the moment it is closed. ``build()`` adds the 61-byte header for a
 given producer id / epoch / sequence; the compressed body is kept, so a batch
 re-sent after an epoch bump only gets a new header and CRC.
 
-Hot path for our client: ``append_record`` is C (``protocol/_record_encode.c``,
-built when a compiler is present); ``append_record_python`` below is the same
-encoding, the reference, and a property test checks both write identical bytes.
+Hot path for our client: ``BatchBody.try_append`` (an open batch's body and counters,
+one record encoded and the batch's size limit checked in one call) and ``append_record``
+are C (``protocol/_record_encode.c``, built when a compiler is present);
+``BatchBodyPython`` and ``append_record_python`` below are the same, the reference,
+and property tests check both write identical bytes.
 
 ``append_arrow`` is the exactly-once sink's path: the records of whole Arrow
 key/value columns (binary or string, as Spark hands them to a Python writer) in
@@ -143,41 +145,65 @@ def append_arrow_python(body: bytearray, timestamp_delta: int, offset_delta: int
     return position, added
 
 
+class BatchBodyPython:
+    """One open batch's records (the reference of the C ``BatchBody``): the encoded ``body``, the
+    first and largest timestamps, the record ``count`` and the batch's ``size`` were it built now
+    (``size`` starts at the header's). ``try_append`` is the producer's per-record step. ``capacity``:
+    the bytes of records the C type's memory grows to by doubling; here bytearray grows as it does."""
+
+    __slots__ = ("body", "base_timestamp", "max_timestamp", "count", "size")
+
+    def __init__(self, size: int, capacity: int = 0) -> None:
+        self.body = bytearray()
+        self.base_timestamp = -1
+        self.max_timestamp = -1
+        self.count = 0
+        self.size = size
+
+    def try_append(self, timestamp: int, key: bytes | None, value: bytes | None,
+                   headers: Sequence[tuple[str, bytes | None]] | None, limit: int) -> int:
+        """Encode one record; the bytes it added, or -1 when the body holds records and the batch would
+        pass ``limit`` bytes (``limit`` < 0: none) with this one (then nothing is written)."""
+        base = self.base_timestamp if self.count else timestamp
+        before = len(self.body)
+        added = append_record(self.body, timestamp - base, self.count, key, value, headers)
+        if self.count and 0 <= limit < self.size + added:
+            del self.body[before:]
+            return -1
+        self.base_timestamp = base
+        if timestamp > self.max_timestamp:
+            self.max_timestamp = timestamp
+        self.count += 1
+        self.size += added
+        return added
+
+
 try:
-    from ._record_encode import append_arrow, append_record
+    from ._record_encode import BatchBody, append_arrow, append_record
     ACCELERATED = True
 except ImportError:  # no C compiler at install time: the Python encoding serves
     append_record = append_record_python
     append_arrow = append_arrow_python
+    BatchBody = BatchBodyPython  # type: ignore[misc,assignment]  # the same interface
     ACCELERATED = False
 
 
-class BatchBuilder:
-    """Appends records to one batch's body; ``build`` frames it."""
+class BatchBuilder(BatchBody):
+    """Appends records to one batch's body (``try_append``, or ``append`` without a limit); ``build``
+    frames it."""
 
-    __slots__ = ("compression", "base_timestamp", "max_timestamp", "count", "size", "_body", "_payload")
+    __slots__ = ("compression", "_payload")
 
-    def __init__(self, compression: Compression = Compression.NONE) -> None:
+    def __init__(self, compression: Compression = Compression.NONE, capacity: int = 0) -> None:
+        super().__init__(HEADER_SIZE, capacity)  # size: bytes of the batch if it were built now, uncompressed
         self.compression = compression
-        self.base_timestamp = -1
-        self.max_timestamp = -1
-        self.count = 0
-        self.size = HEADER_SIZE  # bytes of the batch if it were built now, before compression
-        self._body = bytearray()
-        self._payload: bytes | bytearray | None = None
+        # (the record count it holds, the payload): records appended since make it stale
+        self._payload: tuple[int, bytes | bytearray] | None = None
 
     def append(self, timestamp: int, key: bytes | None, value: bytes | None,
                headers: list[tuple[str, bytes | None]] | None = None) -> int:
         """Encode one record; returns the bytes it added."""
-        if self.count == 0:
-            self.base_timestamp = timestamp
-        if timestamp > self.max_timestamp:
-            self.max_timestamp = timestamp
-        added = append_record(self._body, timestamp - self.base_timestamp, self.count, key, value, headers)
-        self.count += 1
-        self.size += added
-        self._payload = None
-        return added
+        return self.try_append(timestamp, key, value, headers, -1)
 
     def append_arrow(self, timestamp: int, keys: ArrowColumn, values: ArrowColumn, length: int, rows: bytes,
                      start: int, limit: int) -> int:
@@ -189,26 +215,26 @@ class BatchBuilder:
             self.base_timestamp = timestamp
         if timestamp > self.max_timestamp:
             self.max_timestamp = timestamp
-        end, added = append_arrow(self._body, timestamp - self.base_timestamp, self.count, keys, values, length,
+        end, added = append_arrow(self.body, timestamp - self.base_timestamp, self.count, keys, values, length,
                                   rows, start, self.size, limit)
         self.count += end - start
         self.size += added
-        self._payload = None
         return end
 
     def build(self, *, producer_id: int = NO_PRODUCER_ID, producer_epoch: int = NO_PRODUCER_EPOCH,
               base_sequence: int = NO_SEQUENCE, transactional: bool = False) -> bytearray:
         if not self.count:
             raise ValueError("a batch holds at least one record")
-        if self._payload is None:
+        if self._payload is None or self._payload[0] != self.count:
             # uncompressed, the body is the payload as it is (no copy of it)
-            self._payload = (self._body if self.compression == Compression.NONE
-                             else compress(self.compression, self._body))
+            self._payload = (self.count, self.body if self.compression == Compression.NONE
+                             else compress(self.compression, self.body))
+        payload = self._payload[1]
         attributes = int(self.compression) | (TRANSACTIONAL_FLAG if transactional else 0)
         out = bytearray(HEADER_SIZE)
-        out += self._payload  # the one copy: the header and the payload made one buffer
+        out += payload  # the one copy: the header and the payload made one buffer
         BATCH_HEADER.pack_into(
-            out, 0, 0, HEADER_SIZE - LOG_OVERHEAD + len(self._payload), -1, MAGIC, 0, attributes, self.count - 1,
+            out, 0, 0, HEADER_SIZE - LOG_OVERHEAD + len(payload), -1, MAGIC, 0, attributes, self.count - 1,
             self.base_timestamp, self.max_timestamp, producer_id, producer_epoch, base_sequence, self.count)
         _CRC.pack_into(out, 17, crc32c_of(memoryview(out)[CRC_START:]))
         return out  # a bytearray: bytes() would copy the batch once more

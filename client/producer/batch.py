@@ -30,16 +30,15 @@ def record_size_bound(key: bytes | None, value: bytes | None, headers: list[tupl
 
 
 class ProducerBatch:
-    __slots__ = ("tp", "builder", "futures", "anonymous", "created", "base_sequence", "producer_id",
+    __slots__ = ("tp", "builder", "futures", "created", "base_sequence", "producer_id",
                  "producer_epoch", "attempts", "retry_at", "closed", "settled", "error", "arrow_rows", "_built")
 
     def __init__(self, tp: TopicPartition, compression: Compression, created: float,
-                 loop: asyncio.AbstractEventLoop) -> None:
+                 loop: asyncio.AbstractEventLoop, capacity: int = 0) -> None:
         self.tp = tp
-        self.builder = BatchBuilder(compression)
+        self.builder = BatchBuilder(compression, capacity)  # capacity: its memory doubles up to this
         # (the record's place in the batch, its future, its timestamp) of each record sent with a future
         self.futures: list[tuple[int, asyncio.Future[RecordMetadata], int]] = []
-        self.anonymous = 0  # records without a future (Producer.produce): flush() reports their error
         # Done once every record's future is: flush() waits on these, one per batch, not per record.
         self.settled: asyncio.Future[None] = loop.create_future()
         self.created = created
@@ -61,19 +60,23 @@ class ProducerBatch:
     def record_count(self) -> int:
         return self.builder.count
 
+    @property
+    def anonymous(self) -> int:
+        """Records without a future (Producer.produce): flush() reports their error. Counted from the
+        others, so the per-record path writes no counter of its own."""
+        return self.builder.count - self.arrow_rows - len(self.futures)
+
     def try_append(self, timestamp: int, key: bytes | None, value: bytes | None,
                    headers: list[tuple[str, bytes | None]] | None, future: asyncio.Future[RecordMetadata] | None,
-                   bound: int, limit: int | None) -> int:
-        """Add one record (``bound``: its record_size_bound; ``future``: None for none) unless the batch
-        holds some and would pass ``limit`` bytes with it; the bytes it took, or -1 when it did not fit."""
+                   limit: int) -> int:
+        """Add one record (``future``: None for none) unless the batch holds some and would pass ``limit``
+        bytes with it (``limit`` < 0: no limit); the bytes it took, or -1 when it did not fit."""
         builder = self.builder
         count = builder.count
-        if self.arrow_rows or limit is not None and count and builder.size + bound > limit:
+        if self.arrow_rows:
             return -1
-        added = builder.append(timestamp, key, value, headers)
-        if future is None:
-            self.anonymous += 1
-        else:
+        added = builder.try_append(timestamp, key, value, headers, limit)
+        if added >= 0 and future is not None:
             self.futures.append((count, future, timestamp))
         return added
 

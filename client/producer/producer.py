@@ -33,7 +33,7 @@ import contextlib
 import logging
 import time
 from typing import TYPE_CHECKING, Unpack
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Mapping
 
 from weir.protocol.api_keys import ApiKey
 from weir.protocol.compression import Compression
@@ -117,6 +117,12 @@ class Producer:
             self.cluster, self.sender.identity, transactional_id, transaction_timeout_ms=transaction_timeout_ms,
             max_block_ms=max_block_ms, on_epoch_bump=self.sender.reset_sequences)
         self.sender.txn = self.transaction_manager
+        # produce() takes its synchronous path only between start() and close(), and only if every record
+        # that fits an open batch passes _append's size checks: a record_size_bound exceeds the record's
+        # encoding by at most 14 bytes, and the batch header (61) is counted in the batch's size.
+        self._fits_any_request = batch_size + 64 <= min(max_request_size, buffer_memory)
+        self._fast_path = False
+        self._done: asyncio.Future[None]  # awaited by produce()'s synchronous path: done at start()
         self._arrow_turns: dict[str, int] = {}  # per topic, the last partition a null-key Arrow row went to
         self._started = False
         self._closed = False
@@ -133,14 +139,18 @@ class Producer:
         elif self.idempotent:
             await self._init_producer_id(self.sender.identity)
         self._loop = asyncio.get_running_loop()
+        self._done = self._loop.create_future()
+        self._done.set_result(None)
         self.sender.start()
         self._started = True
+        self._fast_path = self._fits_any_request
 
     async def close(self) -> None:
         """Deliver everything sent so far, then close the connections."""
         if self._closed:
             return
         self._closed = True
+        self._fast_path = False
         txn = self.transaction_manager
         if self._started and txn is not None and txn.in_transaction and txn.state is not TxnState.FATAL_ERROR:
             try:  # the Java client leaves an open transaction to time out; aborting frees its partitions now
@@ -204,14 +214,41 @@ class Producer:
         await self._append(topic, value, key, partition, headers, timestamp_ms, future)
         return future
 
-    async def produce(self, topic: str, value: bytes | None = None, key: bytes | None = None, *,
-                      partition: int | None = None, headers: list[tuple[str, bytes | None]] | None = None,
-                      timestamp_ms: int | None = None) -> None:
+    def produce(self, topic: str, value: bytes | None = None, key: bytes | None = None, *,
+                partition: int | None = None, headers: list[tuple[str, bytes | None]] | None = None,
+                timestamp_ms: int | None = None) -> Awaitable[None]:
         """Queue one record with no future of its own, as librdkafka's produce without a delivery
         callback: the caller learns the outcome per batch, from ``flush()``, which raises the first error of
         the batches holding such records. About half of ``send``'s cost per record goes to its future (its
-        creation, its result, the caller's gather), so a writer that needs no per-record metadata uses this."""
-        await self._append(topic, value, key, partition, headers, timestamp_ms, None)
+        creation, its result, the caller's gather), so a writer that needs no per-record metadata uses this.
+
+        ``await producer.produce(...)``. The common case (a sendable producer, the topic's partition count
+        known, the partition's open batch with room, the buffer not full) is done here, synchronously, and
+        returns an awaitable that is already done; anything else (the first record of a batch, a full
+        buffer, an error to raise) returns the coroutine of the whole path. So the result is an awaitable,
+        not always a coroutine: await it (or gather / ensure_future it); ``create_task`` takes only coroutines.
+        Not awaiting it still queues a synchronous-path record, where a coroutine would queue nothing."""
+        info = self.cluster.topics.get(topic)
+        txn = self.transaction_manager
+        if (info is not None and info.partitions and not info.error and headers is None and self._fast_path
+                and self.sender.fatal_error is None and (txn is None or txn.state is TxnState.IN_TRANSACTION)):
+            count = len(info.partitions)
+            sticky = partition is None and key is None
+            if partition is None:
+                chosen = partition_for_key(key, count) if key is not None else self.partitioner.partition(topic, count)
+            elif 0 <= partition < count:
+                chosen = partition
+            else:  # _append raises
+                return self._append(topic, value, key, partition, headers, timestamp_ms, None)
+            timestamp = timestamp_ms if timestamp_ms is not None else time.time_ns() // 1_000_000
+            added = self.accumulator.try_append_open(topic, chosen, timestamp, key, value)
+            if added >= 0:
+                if key is None:  # as _append: the partitioner counts what went to its sticky partition
+                    self.partitioner.record_appended(topic, chosen, added, count)
+                return self._send_sealed() if self.accumulator.sealed else self._done
+            partition = None if sticky else chosen  # the sticky choice is the partitioner's to make
+            timestamp_ms = timestamp
+        return self._append(topic, value, key, partition, headers, timestamp_ms, None)
 
     async def _append(self, topic: str, value: bytes | None, key: bytes | None, partition: int | None,
                       headers: list[tuple[str, bytes | None]] | None, timestamp_ms: int | None,
@@ -222,7 +259,7 @@ class Producer:
             partition = partition_for_key(key, count) if key is not None else self.partitioner.partition(topic, count)
         elif not 0 <= partition < count:
             raise KafkaException(f"partition {partition} of {topic} does not exist ({count} partitions)")
-        bound = record_size_bound(key, value, headers)
+        bound = record_size_bound(key, value, headers)  # produce()'s synchronous path relies on _fits_any_request
         accumulator = self.accumulator
         if bound + HEADER_SIZE > self.max_request_size or bound + HEADER_SIZE > accumulator.buffer_memory:
             raise MessageTooLargeError(f"a record of about {bound + HEADER_SIZE} bytes exceeds max_request_size "
@@ -230,7 +267,7 @@ class Producer:
         if accumulator.bytes_held >= accumulator.buffer_memory:
             await accumulator.wait_for_room()
         timestamp = timestamp_ms if timestamp_ms is not None else int(time.time() * 1000)
-        added = accumulator.append(topic, partition, timestamp, key, value, headers, future, bound, self._loop)
+        added = accumulator.append(topic, partition, timestamp, key, value, headers, future, self._loop)
         if key is None:
             self.partitioner.record_appended(topic, partition, added, count)
         if accumulator.sealed:

@@ -5,7 +5,7 @@ import asyncio
 import pytest
 from confluent_kafka import Consumer, TopicPartition as CKTopicPartition
 
-from weir.client.errors import IllegalStateError, MessageTooLargeError
+from weir.client.errors import IllegalStateError, KafkaException, MessageTooLargeError
 from weir.client.partitioner import partition_for_key
 from weir.client.producer import Producer
 from tests.support.topics import KEEP_FOREVER, create_topic
@@ -86,3 +86,50 @@ async def test_acks_zero_and_refusals(any_broker, topic_name):
         await producer.send(topic_name, b"closed")
     with pytest.raises(ValueError):
         Producer(any_broker.bootstrap, acks=1)  # idempotence needs acks=all
+
+
+async def test_produce_takes_its_synchronous_path_and_keeps_order_partitioning_and_checks(any_broker, topic_name):
+    await asyncio.to_thread(create_topic, any_broker.bootstrap, topic_name, 3)
+    keyed = [(f"key-{i % 7}".encode(), f"keyed {i}".encode()) for i in range(600)]
+    keyless = [(None, f"keyless {i}".encode() * 20) for i in range(600)]
+    async with Producer(any_broker.bootstrap, batch_size=4096, linger_ms=20) as producer:
+        await producer.produce(topic_name, b"opens", b"key-0")  # the first record opens the batch
+        pending = producer.produce(topic_name, b"joins", b"key-0")
+        assert not asyncio.iscoroutine(pending) and asyncio.isfuture(pending) and pending.done()
+        await pending
+        for (key, value), (_, other) in zip(keyed, keyless, strict=True):
+            await producer.produce(topic_name, value, key)
+            await producer.produce(topic_name, other)
+        await producer.produce(topic_name, b"with a header", b"key-1", headers=[("h", b"1")])
+        explicit = [(None, f"explicit {i}".encode()) for i in range(5)]
+        for _, value in explicit:
+            await producer.produce(topic_name, value, partition=2)
+        with pytest.raises(KafkaException):
+            await producer.produce(topic_name, b"nowhere", partition=3)
+        with pytest.raises(MessageTooLargeError):
+            await producer.produce(topic_name, b"x" * 2_000_000)
+        await asyncio.wait_for(producer.flush(), 60)
+    with pytest.raises(IllegalStateError):
+        await producer.produce(topic_name, b"closed")
+    total = 2 + len(keyed) + len(keyless) + 1 + len(explicit)
+    got = await asyncio.to_thread(read_back, any_broker.bootstrap, topic_name, 3, total)
+    assert len(got) == total
+    by_partition: dict[int, list[tuple[bytes | None, bytes]]] = {}
+    for (partition, _offset), (key, value, headers, _ts) in sorted(got.items()):
+        by_partition.setdefault(partition, []).append((key, value))
+        if key is not None:
+            assert partition == partition_for_key(key, 3)
+        if value.startswith(b"explicit"):
+            assert partition == 2
+        assert headers == ([("h", b"1")] if value == b"with a header" else [])
+    # each partition holds its records in the order they were produced
+    order = {record: i for i, record in enumerate([(b"key-0", b"opens"), (b"key-0", b"joins"),
+                                                    *(r for pair in zip(keyed, keyless, strict=True) for r in pair),
+                                                    (b"key-1", b"with a header"), *explicit])}
+    for records in by_partition.values():
+        assert [order[r] for r in records] == sorted(order[r] for r in records)
+    # keyless records stick to a partition per batch (~4 KiB of ~200-byte records), not per record
+    keyless_partitions = [p for (p, _o), (k, v, *_rest) in sorted(got.items(), key=lambda kv: order[kv[1][:2]])
+                          if k is None and not v.startswith(b"explicit")]
+    runs = 1 + sum(1 for a, b in zip(keyless_partitions, keyless_partitions[1:], strict=False) if a != b)
+    assert runs <= 600 * 220 // 4096 + 2

@@ -74,7 +74,7 @@ async def test_an_answer_refills_its_slot_before_other_tasks_run():
     sender.identity.producer_id, sender.identity.producer_epoch = 7, 0
     loop = asyncio.get_running_loop()
     for _ in range(9 * 2):  # two 90-byte records fill a 300-byte batch: 8 full batches, 1 open
-        accumulator.append("t", 0, 0, None, b"v" * 90, None, loop.create_future(), 111, loop)
+        accumulator.append("t", 0, 0, None, b"v" * 90, None, loop.create_future(), loop)
     sender.start()
     await turns(lambda: connection.requests)
     for _ in range(20):

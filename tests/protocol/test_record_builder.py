@@ -1,4 +1,6 @@
 import os
+import subprocess
+import sys
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -144,3 +146,87 @@ def test_the_arrow_encoders_refuse_offsets_outside_the_data():
             append(bytearray(), 0, 0, None, bad, 1, array.array("i", [0]).tobytes(), 0, 61, 100)
         with pytest.raises(ValueError):  # a row number past the columns
             append(bytearray(), 0, 0, None, good, 1, array.array("i", [1]).tobytes(), 0, 61, 100)
+
+
+appends = st.lists(st.tuples(st.integers(0, 2**41), blobs, blobs,
+                             st.none() | st.lists(st.tuples(st.text(max_size=6), blobs), max_size=3),
+                             st.integers(-1, 1200)), min_size=1, max_size=12)
+
+
+@settings(max_examples=300, deadline=None)
+@given(appends, st.integers(0, 100), st.sampled_from([0, 1, 300, 4096]))
+def test_the_c_and_python_batch_bodies_take_and_refuse_the_same_records(calls, start_size, capacity):
+    # BatchBody.try_append is the producer's per-record step: the size check decides where batches end;
+    # capacity (how the memory grows) changes nothing of what a body holds
+    bodies = [record_builder.BatchBody(start_size, capacity), record_builder.BatchBodyPython(start_size, capacity)]
+    for timestamp, key, value, headers, limit in calls:
+        answers = [body.try_append(timestamp, key, value, headers, limit) for body in bodies]
+        assert answers[0] == answers[1]
+        states = [(bytes(b.body), b.count, b.size, b.base_timestamp, b.max_timestamp) for b in bodies]
+        assert states[0] == states[1]
+        assert states[0][2] == start_size + len(states[0][0])
+    assert bodies[0].count >= 1  # the first record always goes in, whatever the limit
+
+
+def test_a_batch_body_refuses_a_record_past_its_limit_and_keeps_its_records():
+    for body in (record_builder.BatchBody(61), record_builder.BatchBodyPython(61)):
+        first = body.try_append(1000, None, b"a" * 100, None, 10)  # an empty body takes any record
+        assert first > 100 and body.count == 1
+        kept = bytes(body.body)
+        assert body.try_append(999, b"k", b"b" * 100, None, 61 + first + 50) == -1
+        assert (bytes(body.body), body.count, body.size, body.max_timestamp) == (kept, 1, 61 + first, 1000)
+        assert body.try_append(1500, b"k", b"b", [("h", None)], 61 + first + 50) > 0
+        assert (body.count, body.base_timestamp, body.max_timestamp) == (2, 1000, 1500)
+        header, decoded = rec.decode_batch(_framed(body))
+        assert [(r.timestamp, r.key, r.value, r.headers) for r in decoded] == \
+            [(1000, None, b"a" * 100, []), (1500, b"k", b"b", [("h", None)])]
+
+
+def _framed(body):
+    builder = BatchBuilder()
+    builder.body[:] = body.body  # the same records, framed by the builder
+    builder.count, builder.size = body.count, body.size
+    builder.base_timestamp, builder.max_timestamp = body.base_timestamp, body.max_timestamp
+    return builder.build()
+
+
+def test_the_batch_body_refuses_bad_arguments_as_the_encoder_does():
+    for body in (record_builder.BatchBody(61), record_builder.BatchBodyPython(61)):
+        with pytest.raises((TypeError, AttributeError)):
+            body.try_append(0, None, b"v", [(b"name", b"x")], -1)
+        assert body.count == 0 and body.body == bytearray() and body.size == 61
+
+
+def test_a_batch_body_grows_in_its_memory_and_refuses_to_move_an_exported_body():
+    for body in (record_builder.BatchBody(61, 1000), record_builder.BatchBodyPython(61, 1000)):
+        assert body.body == bytearray() and len(body.body) == 0
+        added = body.try_append(5, b"k", b"v" * 10, None, -1)
+        assert len(body.body) == added and body.size == 61 + added
+        view = memoryview(body.body)  # a consumer of the buffer pins it: the body may not change length
+        with pytest.raises(BufferError):
+            body.try_append(6, b"k", b"v", None, -1)
+        view.release()
+        assert body.count == 1 and body.try_append(6, b"k", b"v", None, -1) > 0
+        assert body.try_append(7, None, b"x" * 5000, None, -1) > 5000  # past the capacity: grows to fit
+        header, decoded = rec.decode_batch(_framed(body))
+        assert [r.timestamp for r in decoded] == [5, 6, 7] and decoded[2].value == b"x" * 5000
+
+
+def test_without_the_c_extension_the_batch_builder_runs_on_the_python_body():
+    # a machine without a compiler at install time gets BatchBodyPython under BatchBuilder
+    script = """
+import sys
+sys.modules["weir.protocol._record_encode"] = None  # the import fails as it does when it was never built
+from weir.protocol import record_builder, records
+from weir.protocol.record_builder import BatchBuilder, BatchBodyPython
+assert not record_builder.ACCELERATED and issubclass(BatchBuilder, BatchBodyPython)
+builder = BatchBuilder(capacity=4096)
+assert builder.append(10, b"k", b"v") > 0
+assert builder.try_append(12, None, b"w" * 200, [("h", b"1")], 100) == -1  # past the limit: refused
+assert builder.try_append(11, None, b"w", [("h", b"1")], 4096) > 0
+_, decoded = records.decode_batch(builder.build(producer_id=1, producer_epoch=0, base_sequence=0))
+expected = [(10, b"k", b"v", []), (11, None, b"w", [("h", b"1")])]
+assert [(r.timestamp, r.key, r.value, r.headers) for r in decoded] == expected
+assert builder.size == len(builder.build())
+"""
+    subprocess.run([sys.executable, "-c", script], check=True, timeout=60)

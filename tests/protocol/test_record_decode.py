@@ -73,7 +73,7 @@ def test_faults(walk):
         walk(b"\xff" * 11, 1, 0, 0, None)
     builder = BatchBuilder()
     builder.append(5, b"k", b"v")
-    body = bytearray(builder._body)
+    body = bytearray(builder.body)
     body[0] += 2  # declares one more byte than its fields take
     with pytest.raises(DecodeError, match="length does not match"):
         walk(bytes(body) + b"\x00", 1, 0, 5, None)
