@@ -43,6 +43,14 @@ fast from all three (110-250 MB/s) while Weir spent 0.3-0.8 s of CPU per GB (Tan
 ``client CPU share`` reading from Weir: aiokafka 0.9, ours 0.9 (from Tansu 0.7 and 0.8: there they
 wait for the broker). The java figure at 200,000 records is the JVM warming up: at 1,000,000
 (1 GB, 1 partition) it read 421 MB/s from Weir, 212 from Tansu, 255 from Kafka.
+
+Measured quiet again for issue 33 (2026-11-28, 1,000,000 records, 1 partition, read_uncommitted,
+two rounds, Kafka 4.4.0): librdkafka at its defaults read 988 then 327 MB/s from Weir (no back-off,
+then two), 336 and 375 from Tansu (its answers never fill the queue), 465 and 508 from Kafka (about
+one); with the back-off at 10 ms, 693 / 935, 385 / 370 and 891 / 960. The default figure is the
+back-off's lottery: a broker that answers faster than the application drains 64 MiB a second pays
+it, one that answers slower does not. Weir answers as Kafka does and as fast as it can; slowing its
+answers to dodge one client's pause would slow every other client (issue 33's note).
 """
 
 from __future__ import annotations
