@@ -81,16 +81,17 @@ def _next_assignment(member: M, member_epoch, current: Assignment, target_epoch,
         kept = clean({t: current.get(t, frozenset()) & p for t, p in assigned.items()})
         return member.replace(state=MemberState.UNREVOKED_PARTITIONS, member_epoch=member_epoch,
                               previous_member_epoch=member.member_epoch, assigned=kept, pending_revocation=revoked,
-                              assignment_epochs=_epochs(member, kept, revoked, target_epoch))
+                              assignment_epochs=held_epochs(member, kept, revoked, target_epoch))
     state = MemberState.UNRELEASED_PARTITIONS if unreleased else MemberState.STABLE
     settled = clean(assigned)
     return member.replace(state=state, previous_member_epoch=member.member_epoch, member_epoch=target_epoch,
                           assigned=settled, pending_revocation={},
-                          assignment_epochs=_epochs(member, settled, {}, target_epoch))
+                          assignment_epochs=held_epochs(member, settled, {}, target_epoch))
 
 
-def _epochs(member, assigned: Assignment, revoking: Assignment, new_epoch: int) -> dict[tuple[Any, int], int]:
-    """Partitions the member held keep the epoch they were given at; new ones get ``new_epoch``."""
+def held_epochs(member, assigned: Assignment, revoking: Assignment, new_epoch: int) -> dict[tuple[Any, int], int]:
+    """Partitions (a streams member's tasks: subtopology, partition) the member held keep the epoch they
+    were given at (its ``assigned_at``); new ones get ``new_epoch``."""
     epochs = {}
     for assignment in (assigned, revoking):
         for topic_id, partitions in assignment.items():

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Set as AbstractSet
 
 from ..consumer.member import MemberState
+from ..consumer.reconcile import held_epochs
 from .assignor import Tasks
 from .group import StreamsGroup, StreamsMember
 
@@ -154,7 +155,7 @@ def _next(group: StreamsGroup, member: StreamsMember, member_epoch: int, target_
             previous_member_epoch=member.member_epoch, assigned=kept_active, standby=_frozen(standby),
             warmup=_frozen(warmup), pending_revocation=revoking_all[0], standby_pending_revocation=revoking_all[1],
             warmup_pending_revocation=revoking_all[2],
-            assignment_epochs=_epochs(member, kept_active, revoking_all[0], target_epoch))
+            assignment_epochs=held_epochs(member, kept_active, revoking_all[0], target_epoch))
     state = MemberState.UNRELEASED_PARTITIONS if held_back else MemberState.STABLE
     for kept, adding in ((active, add_active), (standby, add_standby), (warmup, add_warmup)):
         for subtopology_id, granted_now in adding.items():
@@ -163,15 +164,5 @@ def _next(group: StreamsGroup, member: StreamsMember, member_epoch: int, target_
     return member.replace(
         state=state, member_epoch=target_epoch, previous_member_epoch=member.member_epoch, assigned=assigned,
         standby=_frozen(standby), warmup=_frozen(warmup), pending_revocation={}, standby_pending_revocation={},
-        warmup_pending_revocation={}, assignment_epochs=_epochs(member, assigned, {}, target_epoch))
+        warmup_pending_revocation={}, assignment_epochs=held_epochs(member, assigned, {}, target_epoch))
 
-
-def _epochs(member: StreamsMember, assigned: Tasks, revoking: Tasks, new_epoch: int) -> dict[tuple[str, int], int]:
-    """Active tasks the member held keep the epoch they were given at; new ones get ``new_epoch``."""
-    epochs = {}
-    for tasks in (assigned, revoking):
-        for s, parts in tasks.items():
-            for p in parts:
-                held_since = member.assigned_at(s, p)
-                epochs[(s, p)] = new_epoch if held_since is None else held_since
-    return epochs

@@ -23,12 +23,14 @@ import struct
 from dataclasses import dataclass
 from typing import Any
 
-from weir.protocol.schema import INT8, INT16, INT32, INT64, STRING, UINT16, Array, Field, Message, Struct
+from weir.protocol.messages._streams_shapes import Endpoint, KeyValue, TaskIds, TopicInfo
+from weir.protocol.messages.streams_group_heartbeat import CopartitionGroup, Subtopology
+from weir.protocol.schema import INT8, INT32, INT64, STRING, Array, Field, Message, Struct
 
 from ..consumer.member import MemberState
 from ..consumer.records import _read_string, _write_string
 from .group import StreamsGroup, StreamsMember
-from .topology import Subtopology, TopicInfo, Topology
+from . import topology
 
 GROUP_METADATA = 17
 MEMBER_METADATA = 19
@@ -41,8 +43,6 @@ TYPES = {GROUP_METADATA, MEMBER_METADATA, TARGET_ASSIGNMENT_METADATA, TARGET_ASS
 _MEMBER_KEYED = {MEMBER_METADATA, TARGET_ASSIGNMENT_MEMBER, CURRENT_MEMBER_ASSIGNMENT}
 _INT16 = struct.Struct(">h")
 
-KeyValue = Struct("KeyValue", Field("key", STRING), Field("value", STRING))
-
 GroupMetadataValue = Message(
     "StreamsGroupMetadataValue", GROUP_METADATA, "0", "0+",
     Field("epoch", INT32),
@@ -52,8 +52,6 @@ GroupMetadataValue = Message(
     Field("stored_description_topology_epoch", INT32, tag=2, tagged="0+", default=-1),
     Field("failed_description_topology_epoch", INT32, tag=3, tagged="0+", default=-1),
 )
-
-Endpoint = Struct("Endpoint", Field("host", STRING), Field("port", UINT16))
 
 MemberMetadataValue = Message(
     "StreamsGroupMemberMetadataValue", MEMBER_METADATA, "0", "0+",
@@ -73,8 +71,6 @@ TargetAssignmentMetadataValue = Message(
     Field("assignment_epoch", INT32),
     Field("assignment_timestamp", INT64, tag=0, tagged="0+", default=0),
 )
-
-TaskIds = Struct("TaskIds", Field("subtopology_id", STRING), Field("partitions", Array(INT32)))
 
 TargetAssignmentMemberValue = Message(
     "StreamsGroupTargetAssignmentMemberValue", TARGET_ASSIGNMENT_MEMBER, "0", "0+",
@@ -101,24 +97,8 @@ CurrentMemberAssignmentValue = Message(
     Field("warmup_tasks_pending_revocation", Array(EpochTaskIds)),
 )
 
-TopicConfig = Struct("TopicConfig", Field("key", STRING), Field("value", STRING))
-RecordTopicInfo = Struct("TopicInfo", Field("name", STRING), Field("partitions", INT32),
-                         Field("replication_factor", INT16), Field("topic_configs", Array(TopicConfig)))
-CopartitionGroup = Struct("CopartitionGroup", Field("source_topics", Array(INT16)),
-                          Field("source_topic_regex", Array(INT16)), Field("repartition_source_topics", Array(INT16)))
-RecordSubtopology = Struct(
-    "Subtopology",
-    Field("subtopology_id", STRING),
-    Field("source_topics", Array(STRING)),
-    Field("source_topic_regex", Array(STRING)),
-    Field("state_changelog_topics", Array(RecordTopicInfo)),
-    Field("repartition_sink_topics", Array(STRING)),
-    Field("repartition_source_topics", Array(RecordTopicInfo)),
-    Field("copartition_groups", Array(CopartitionGroup)),
-)
-
 TopologyValue = Message("StreamsGroupTopologyValue", TOPOLOGY, "0", "0+",
-                        Field("epoch", INT32), Field("subtopologies", Array(RecordSubtopology)))
+                        Field("epoch", INT32), Field("subtopologies", Array(Subtopology)))
 
 VALUES = {message.api_key: message for message in (
     GroupMetadataValue, MemberMetadataValue, TargetAssignmentMetadataValue, TargetAssignmentMemberValue,
@@ -184,13 +164,13 @@ def _epoch_task_ids(tasks: dict[str, frozenset[int]], epochs: dict[tuple[str, in
             for s, p in sorted(tasks.items()) if p]
 
 
-def _topic_info(info: TopicInfo) -> Any:
-    return RecordTopicInfo(name=info.name, partitions=info.partitions, replication_factor=info.replication_factor,
-                           topic_configs=[TopicConfig(key=k, value=v) for k, v in info.configs])
+def _topic_info(info: topology.TopicInfo) -> Any:
+    return TopicInfo(name=info.name, partitions=info.partitions, replication_factor=info.replication_factor,
+                     topic_configs=[KeyValue(key=k, value=v) for k, v in info.configs])
 
 
-def _topology_value(topology: Topology) -> Any:
-    return TopologyValue(epoch=topology.epoch, subtopologies=[RecordSubtopology(
+def _topology_value(held: topology.Topology) -> Any:
+    return TopologyValue(epoch=held.epoch, subtopologies=[Subtopology(
         subtopology_id=s.subtopology_id, source_topics=list(s.source_topics),
         source_topic_regex=list(s.source_topic_regex),
         state_changelog_topics=[_topic_info(t) for t in s.state_changelog_topics],
@@ -199,7 +179,7 @@ def _topology_value(topology: Topology) -> Any:
         copartition_groups=[CopartitionGroup(source_topics=list(names), source_topic_regex=list(regexes),
                                              repartition_source_topics=list(repartitions))
                             for names, regexes, repartitions in s.copartition_groups])
-        for s in topology.subtopologies])
+        for s in held.subtopologies])
 
 
 def _member_values(member: StreamsMember) -> tuple[Any, Any]:
@@ -308,13 +288,13 @@ def _epochs(wire: list[Any]) -> dict[tuple[str, int], int]:
             for p, e in zip(t.partitions, t.assignment_epochs or (), strict=False)}
 
 
-def _info(wire: Any) -> TopicInfo:
-    return TopicInfo(wire.name, wire.partitions, wire.replication_factor,
+def _info(wire: Any) -> topology.TopicInfo:
+    return topology.TopicInfo(wire.name, wire.partitions, wire.replication_factor,
                      tuple((c.key, c.value) for c in wire.topic_configs))
 
 
-def _topology(value: Any) -> Topology:
-    return Topology(value.epoch, tuple(Subtopology(
+def _topology(value: Any) -> topology.Topology:
+    return topology.Topology(value.epoch, tuple(topology.Subtopology(
         s.subtopology_id, tuple(s.source_topics), tuple(s.source_topic_regex), tuple(s.repartition_sink_topics),
         tuple(_info(t) for t in s.repartition_source_topics), tuple(_info(t) for t in s.state_changelog_topics),
         tuple((tuple(g.source_topics), tuple(g.source_topic_regex), tuple(g.repartition_source_topics))
