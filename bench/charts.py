@@ -5,7 +5,14 @@
 - ``latency.svg``: end-to-end and acknowledgement p50/p99/p99.9/max per rate, one panel per
   mode (plain, transactional) and kind, per peer (bench.latency; log scale);
 - ``fetch.svg``: MB/s per client, one panel per partition count and isolation level (bench.fetch);
-- ``scale.svg``: one panel per figure of bench.scale.
+- ``scale.svg``: one panel per figure of bench.scale;
+- ``client.svg``: per client (ours, ours-fast, confluent, aiokafka, confluent-aio) produce and
+  consume MB/s and the client's CPU seconds per GB, one panel per figure with a bar group per
+  record size (log scale), and the import milliseconds (bench.client);
+- ``share.svg``: share-group records/s per case (members on partitions) and end-to-end p50/p99
+  latency, Weir next to Kafka (bench.share);
+- ``spark.svg``: the Spark data source's and sink's rows/s, ``weir`` next to Spark's own Kafka
+  connector (bench.spark).
 
 Every chart is titled with the run's date, profile, commit and load average, since figures
 from a busy machine are not a quiet machine's. A figure a peer could not give is marked n/a.
@@ -15,6 +22,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +36,10 @@ from matplotlib.figure import Figure  # noqa: E402
 Document = dict[str, Any]  # a results document (bench/report.py)
 Summary = dict[str, Any]  # one bench's figures (bench.throughput.summarise)
 
-COLOURS = {"weir": "#1f77b4", "tansu": "#ff7f0e", "kafka": "#2ca02c"}
+COLOURS = {"weir": "#1f77b4", "tansu": "#ff7f0e", "kafka": "#2ca02c",
+           # bench.client's clients (ours in Weir's blues, librdkafka's in Kafka's greens) and bench.spark's connector
+           "ours": "#1f77b4", "ours-fast": "#aec7e8", "confluent": "#2ca02c", "confluent-aio": "#98df8a",
+           "aiokafka": "#ff7f0e", "spark-kafka": "#2ca02c"}
 OTHER_COLOURS = ("#9467bd", "#8c564b", "#e377c2", "#7f7f7f")
 plt.rcParams.update({"svg.fonttype": "none", "font.size": 8})  # text stays text: small files
 
@@ -91,24 +102,51 @@ def throughput(document: Document, path: Path) -> Path | None:
     return _save(figure, document, path)
 
 
+@dataclass
+class Panel:
+    """One panel of a chart: a bar group per metric (x labels ``labels``), a bar per peer."""
+    title: str
+    labels: list[str]
+    metrics: list[str]
+    log: bool = False
+
+
+def _panels(summary: Summary, pattern: str, panel: str, label: str, title: Callable[[re.Match[str]], str],
+            log: bool = False) -> list[Panel]:
+    """One panel per value of the ``panel`` template over the metrics that ``pattern`` matches, in
+    the order of their first metric, each bar group labelled by the ``label`` template (both
+    ``str.format`` over the match's groups); ``title`` of the panel's first match."""
+    groups: dict[str, list[tuple[re.Match[str], str]]] = {}
+    for metric in summary["metrics"]:
+        if match := re.fullmatch(pattern, metric):
+            groups.setdefault(panel.format(**match.groupdict()), []).append((match, metric))
+    return [Panel(title(chosen[0][0]), [label.format(**match.groupdict()) for match, _ in chosen],
+                  [metric for _, metric in chosen], log) for chosen in groups.values()]
+
+
+def _chart(document: Document, path: Path, summary: Summary, panels: list[Panel], columns: int) -> Path | None:
+    """The panels, ``columns`` a row, the first with the legend; None when there is none."""
+    if not panels:
+        return None
+    columns = min(columns, len(panels))
+    rows = -(-len(panels) // columns)
+    figure, axes = plt.subplots(rows, columns, figsize=(4 * columns, 3.4 * rows), squeeze=False)
+    for ax, panel in zip(axes.flat, panels, strict=False):
+        grouped(ax, summary, panel.labels, panel.metrics, panel.title, log=panel.log)
+    for ax in list(axes.flat)[len(panels):]:
+        ax.set_visible(False)
+    axes[0][0].legend()
+    return _save(figure, document, path)
+
+
 def _by_pattern(document: Document, path: Path, bench: str, pattern: str, panel: str, label: str,
                 title: Callable[[re.Match[str]], str], log: bool = False) -> Path | None:
-    """One panel per value of the ``panel`` template over the metrics that ``pattern`` matches,
-    each bar group labelled by the ``label`` template (both ``str.format`` over the match's groups)."""
+    """``_panels`` of one bench's figures, in one row."""
     summary = _summary(document, bench)
     if not summary:
         return None
-    found = [(match, metric) for metric in summary["metrics"] if (match := re.fullmatch(pattern, metric))]
-    panels = {panel.format(**match.groupdict()): match for match, _ in found}  # first match of each panel
-    if not panels:
-        return None
-    figure, axes = plt.subplots(1, len(panels), figsize=(4 * len(panels), 3.6), squeeze=False)
-    for ax, (name, first) in zip(axes[0], panels.items(), strict=True):
-        chosen = [(match, metric) for match, metric in found if panel.format(**match.groupdict()) == name]
-        grouped(ax, summary, [label.format(**match.groupdict()) for match, _ in chosen], [m for _, m in chosen],
-                title(first), log=log)
-    axes[0][0].legend()
-    return _save(figure, document, path)
+    panels = _panels(summary, pattern, panel, label, title, log)
+    return _chart(document, path, summary, panels, len(panels))
 
 
 def latency(document: Document, path: Path) -> Path | None:
@@ -143,8 +181,53 @@ def scale(document: Document, path: Path) -> Path | None:
     return _save(figure, document, path)
 
 
+#: bench.client's charted figures after the record size, in panel order: throughput left, CPU right
+CLIENT_FIGURES = ("produce MB/s", "produce CPU s/GB", "consume MB/s", "consume CPU s/GB", "txn produce MB/s",
+                  "pipeline records/s")
+
+
+def client_panels(summary: Summary) -> list[Panel]:
+    """A panel per figure of ``CLIENT_FIGURES`` the summary has (bar groups: record sizes; log scale,
+    since 100 B and 10 KiB records differ tenfold), then the import milliseconds."""
+    panels = [panel for figure in CLIENT_FIGURES
+              for panel in _panels(summary, rf"(?P<size>\d+ (?:B|KiB)) {re.escape(figure)}", figure, "{size}",
+                                   lambda _, figure=figure: f"{figure.replace('CPU', 'client CPU')} "
+                                   f"({'lower' if 'CPU' in figure else 'higher'} is better)", log=True)]
+    imports = [metric for metric in ("import wall ms", "import CPU ms") if metric in summary["metrics"]]
+    if imports:
+        panels.append(Panel("import ms of the client's module (lower is better)",
+                            [metric.split()[1] for metric in imports], imports))
+    return panels
+
+
+def client(document: Document, path: Path) -> Path | None:
+    summary = _summary(document, "client")
+    return _chart(document, path, summary, client_panels(summary), columns=2) if summary else None
+
+
+def share_panels(summary: Summary) -> list[Panel]:
+    """Records/s per case (members on partitions), then the end-to-end latency quantiles."""
+    return [*_panels(summary, r"(?P<members>\d+) member\(s\) (?P<partitions>\d+)p records/s", "records/s",
+                     "{members} on {partitions}p", lambda _: "share group records/s, members on partitions "
+                                                             "(higher is better)"),
+            *_panels(summary, r"e2e (?P<q>p\d+) ms", "latency", "{q}",
+                     lambda _: "share group end-to-end ms (lower is better)")]
+
+
+def share(document: Document, path: Path) -> Path | None:
+    summary = _summary(document, "share")
+    return _chart(document, path, summary, share_panels(summary), columns=2) if summary else None
+
+
+def spark(document: Document, path: Path) -> Path | None:
+    """Rows/s of the Spark source (batch read) and sink (streaming copy), weir and Spark's connector."""
+    return _by_pattern(document, path, "spark", r"(?P<side>source|sink) rows/s", "rows/s", "{side}",
+                       lambda _: "Spark rows/s: format weir, Spark's kafka connector (higher is better)")
+
+
 def draw(document: Document, directory: Path) -> list[Path]:
     """The charts the document has figures for, written into ``directory``; their paths."""
     directory.mkdir(parents=True, exist_ok=True)
-    drawn = [chart(document, directory / f"{chart.__name__}.svg") for chart in (throughput, latency, fetch, scale)]
+    drawn = [chart(document, directory / f"{chart.__name__}.svg")
+             for chart in (throughput, latency, fetch, scale, client, share, spark)]
     return [path for path in drawn if path is not None]

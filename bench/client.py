@@ -29,6 +29,12 @@ Arrow, the value column's lengths). Figures, each client in the same event loop 
     python -m bench.client [--records 50000] [--max-mb 100] [--sizes 100,1024,10240] [--partitions 3] [--rounds 3]
                            [--figures import,clients] [--clients ours,ours-fast,confluent,...]
 
+confluent-kafka's two contenders are in bench/client_confluent.py. For bench/report.py,
+``bench_results`` returns the figures in ``bench.throughput.summarise``'s shape, one "peer" a
+client, each figure named "<size> <figure>" ("1 KiB produce MB/s", "100 B consume CPU s/GB"), and
+"import wall ms" / "import CPU ms" of the module the client's application imports (ours-fast's
+is weir.client, confluent-aio's confluent_kafka.aio); bench/charts.py draws client.svg from them.
+
 Rounds interleave the clients (a, b, c, a, b, c, ...), each round on fresh topics, so a
 drift of the shared machine touches every client alike; medians are printed with the
 ratios of ours to each other client.
@@ -39,7 +45,9 @@ the machine's pace and CPU s/GB is the steadier figure; before the consumer's re
 cyclic garbage collector). Ours-fast against confluent-kafka's Python API, produce MB/s and CPU
 s/GB: 100 B 0.65x and 0.43x as frugal, 1 KiB 1.29x and 1.09x, 10 KiB 2.40x and 1.83x; consume
 (Arrow) 36x / 6.8x, 3.4x / 2.2x, 9.9x / 4.5x. Ours per record (send, getmany): produce 0.11x,
-0.26x, 1.39x; consume 3.5x, 0.70x, 3.8x. aiokafka is 1.8-10x behind both of ours. The import
+0.26x, 1.39x; consume 3.5x, 0.70x, 3.8x. aiokafka is 1.8-10x behind both of ours. The consume ratios to
+confluent-kafka were measured while its reads still waited a second for records that never came
+(bench/client_confluent.py): they overstate ours. The import
 figure: weir.client 1.05-1.14x aiokafka's time.
 """
 
@@ -53,10 +61,12 @@ import statistics
 import sys
 import time
 
+from bench.client_confluent import (confluent_consume, confluent_produce, confluent_sync_consume,
+                                    confluent_sync_produce)
 from bench.client_pipeline import PIPELINES
 from bench.import_cost import import_figures
 from bench.peers import weir_starter
-from bench.throughput import create_topic
+from bench.throughput import create_topic, summarise
 
 _topics = itertools.count()
 
@@ -181,120 +191,6 @@ async def aiokafka_consume(bootstrap, topic, partitions, records):
         await consumer.stop()
 
 
-# ---------------------------------------------------------------------- confluent-kafka's asyncio API
-
-async def confluent_produce(bootstrap, topic, records, payload, per_txn=None):
-    from confluent_kafka.aio import AIOProducer
-    config = {"bootstrap.servers": bootstrap, "acks": "all", "enable.idempotence": True, "linger.ms": 5}
-    if per_txn:
-        config["transactional.id"] = f"bench-confluent-{topic}"
-    producer = AIOProducer(config)
-    try:
-        if per_txn:
-            await producer.init_transactions(30)
-        if per_txn:
-            await producer.begin_transaction()
-        delivery = await producer.produce(topic, b"warm-up", partition=0)
-        await producer.flush()
-        await delivery
-        if per_txn:
-            await producer.commit_transaction(30)
-        began = time.perf_counter()
-        if per_txn:
-            for start in range(0, records, per_txn):
-                await producer.begin_transaction()
-                for _ in range(min(per_txn, records - start)):
-                    await producer.produce(topic, payload)
-                await producer.commit_transaction(60)
-        else:
-            deliveries = [await producer.produce(topic, payload) for _ in range(records)]
-            await producer.flush()
-            await asyncio.gather(*deliveries)
-        return time.perf_counter() - began
-    finally:
-        await producer.close()
-
-
-async def confluent_consume(bootstrap, topic, partitions, records):
-    from confluent_kafka import TopicPartition
-    from confluent_kafka.aio import AIOConsumer
-    consumer = AIOConsumer({"bootstrap.servers": bootstrap, "group.id": f"bench-{topic}", "enable.auto.commit": False,
-                            "isolation.level": "read_committed", "auto.offset.reset": "earliest"})
-    try:
-        await consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
-        received = 0
-        began = time.perf_counter()
-        value_bytes = 0
-        while received < records:
-            for message in await consumer.consume(10000, timeout=1.0):
-                if not message.error():
-                    received += 1
-                    value_bytes += len(message.value())
-        return time.perf_counter() - began
-    finally:
-        await consumer.close()
-
-
-# ---------------------------------------------------------------------- confluent-kafka's Python API
-
-async def confluent_sync_produce(bootstrap, topic, records, payload, per_txn=None):
-    """librdkafka through confluent-kafka's own API (its threads send; this one only queues)."""
-    from confluent_kafka import Producer
-    config = {"bootstrap.servers": bootstrap, "acks": "all", "enable.idempotence": True, "linger.ms": 5}
-    if per_txn:
-        config["transactional.id"] = f"bench-confluent-sync-{topic}"
-    producer = Producer(config)
-
-    def queue(count):
-        for i in range(count):
-            while True:
-                try:
-                    producer.produce(topic, payload)
-                    break
-                except BufferError:  # its queue is full: let deliveries drain it
-                    producer.poll(0.01)
-            if i % 1000 == 0:
-                producer.poll(0)
-
-    if per_txn:
-        producer.init_transactions(30)
-        producer.begin_transaction()
-    producer.produce(topic, b"warm-up", partition=0)
-    producer.flush(30)
-    if per_txn:
-        producer.commit_transaction(30)
-    began = time.perf_counter()
-    if per_txn:
-        for start in range(0, records, per_txn):
-            producer.begin_transaction()
-            queue(min(per_txn, records - start))
-            producer.commit_transaction(60)
-    else:
-        queue(records)
-        if producer.flush(120):
-            raise RuntimeError("confluent-kafka left records undelivered")
-    return time.perf_counter() - began
-
-
-async def confluent_sync_consume(bootstrap, topic, partitions, records):
-    from confluent_kafka import Consumer, TopicPartition
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"bench-sync-{topic}", "enable.auto.commit": False,
-                         "isolation.level": "read_committed", "auto.offset.reset": "earliest",
-                         "fetch.queue.backoff.ms": 10})
-    try:
-        consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
-        received = value_bytes = 0
-        began = time.perf_counter()
-        while received < records:
-            for message in consumer.consume(10000, timeout=1.0):
-                if not message.error():
-                    received += 1
-                    value_bytes += len(message.value())
-        return time.perf_counter() - began
-    finally:
-        consumer.close()
-
-
 CLIENTS = {
     "ours": (ours_produce, ours_consume),
     "ours-fast": (ours_fast_produce, ours_fast_consume),
@@ -353,7 +249,17 @@ def _loop_runner():
         return asyncio.run
 
 
-def main(argv=None) -> int:
+#: the module each client's application imports: the import figure
+IMPORTS = {"ours": "weir.client", "ours-fast": "weir.client", "confluent": "confluent_kafka",
+           "aiokafka": "aiokafka", "confluent-aio": "confluent_kafka.aio"}
+
+
+def size_label(size: int) -> str:
+    """The figures' prefix: 100 -> "100 B", 1024 -> "1 KiB", 10240 -> "10 KiB"."""
+    return f"{size // 1024} KiB" if size >= 1024 and size % 1024 == 0 else f"{size} B"
+
+
+def parse_args(argv):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--records", type=int, default=50000)
     parser.add_argument("--sizes", default="100,1024,10240", help="value sizes in bytes, comma-separated")
@@ -366,13 +272,20 @@ def main(argv=None) -> int:
     parser.add_argument("--figures", default="import,clients,txn",
                         help="import (import time), clients (produce and consume), txn (transactions, pipeline)")
     parser.add_argument("--import-runs", type=int, default=11)
-    args = parser.parse_args(argv)
-    figures = args.figures.split(",")
-    if "import" in figures:
-        import_figures(args.import_runs)
-    if "clients" not in figures:
-        return 0
+    return parser.parse_args(argv)
+
+
+def measure(args) -> dict[str, list[dict[str, float]]]:
+    """Every client's figures per round: "<size> <figure>" (``size_label``) and the import figures
+    (in the first round: they are medians of ``--import-runs`` already); the medians per size printed."""
     names = args.clients.split(",")
+    merged: dict[str, list[dict[str, float]]] = {name: [{} for _ in range(args.rounds)] for name in names}
+    if "import" in args.figures:
+        imports = import_figures(args.import_runs, tuple(dict.fromkeys(IMPORTS[name] for name in names)))
+        for name in names:
+            merged[name][0].update(imports[IMPORTS[name]])
+    if "clients" not in args.figures:
+        return merged
     if "ours-fast" in names:
         import pyarrow.compute  # noqa: F401 (imported once, outside every timed round)
     broker = None if args.bootstrap else weir_starter()()
@@ -386,12 +299,29 @@ def main(argv=None) -> int:
                     loads.append(os.getloadavg()[0])
                     figures = one_round(bootstrap, name, size, args)
                     rounds[name].append(figures)
+                    merged[name][i].update({f"{size_label(size)} {metric}": v for metric, v in figures.items()})
                     print(f"round {i + 1} {size} B {name:<14}" + "  ".join(f"{k} {v:,.1f}" for k, v in figures.items()),
                           file=sys.stderr, flush=True)
             print_medians(rounds, names, args, size, loads)
     finally:
         if broker is not None:
             broker.stop()
+    return merged
+
+
+def bench_results(argv=None) -> dict:
+    """The run ``main`` prints, its figures returned (``summarise``, one "peer" a client): for bench/report.py."""
+    args = parse_args(argv)
+    args.figures = args.figures.split(",")
+    title = (f"{args.records} records a figure (at most {args.max_mb:g} MB), values of "
+             f"{', '.join(size_label(int(x)) for x in args.sizes.split(','))}, {args.partitions} partitions, "
+             f"{args.rounds} interleaved round(s) on one Weir broker; produce acks=all idempotent, "
+             "consume read_committed; CPU of the client's process")
+    return summarise(measure(args), title)
+
+
+def main(argv=None) -> int:
+    bench_results(argv)
     return 0
 
 

@@ -21,16 +21,20 @@ def import_seconds(module: str) -> tuple[float, float]:
     return float(wall), float(cpu)
 
 
-def import_figures(runs: int) -> None:
-    modules = ("weir.client", "aiokafka")
+def import_figures(runs: int, modules: tuple[str, ...] = ("weir.client", "aiokafka")) -> dict[str, dict[str, float]]:
+    """Per module the median wall and CPU milliseconds of ``runs`` imports, the modules alternating;
+    printed with weir.client's ratio to each other module."""
     for module in modules:
         import_seconds(module)  # writes the bytecode caches, if missing
     samples: dict[str, list[tuple[float, float]]] = {m: [] for m in modules}
     for _ in range(runs):
         for module in modules:
             samples[module].append(import_seconds(module))
+    medians = {module: {f"import {what} ms": statistics.median(s[index] for s in samples[module]) * 1e3
+                        for what, index in (("wall", 0), ("CPU", 1))} for module in modules}
     print(f"import, median of {runs} alternating cold interpreters (load {os.getloadavg()[0]:.1f})")
-    for what, index in (("wall", 0), ("CPU", 1)):
-        ours, theirs = (statistics.median(s[index] for s in samples[m]) * 1e3 for m in modules)
-        print(f"  {what:<5} weir.client {ours:6.1f} ms   aiokafka {theirs:6.1f} ms   "
-              f"ours/aiokafka {ours / theirs:.2f}x")
+    for module, figures in medians.items():
+        ratios = "" if module == "weir.client" or "weir.client" not in medians else "   weir.client/this " + "  ".join(
+            f"{medians['weir.client'][name] / value:.2f}x" for name, value in figures.items())
+        print(f"  {module:<20}" + "  ".join(f"{name} {value:6.1f}" for name, value in figures.items()) + ratios)
+    return medians

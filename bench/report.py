@@ -35,7 +35,8 @@ RESULTS = REPO / "bench" / "results"
 
 #: bench module -> its arguments, per profile
 PROFILES: dict[str, dict[str, list[str]]] = {
-    "full": {name: [] for name in ("throughput", "transactions", "pipeline", "fetch", "latency", "scale", "share")},
+    "full": {name: [] for name in ("throughput", "transactions", "pipeline", "fetch", "latency", "scale", "share",
+                                   "client", "spark")},
     "make": {
         "throughput": ["--messages", "50000", "--rounds", "1"],
         "transactions": ["--messages", "50000", "--commits", "200", "--producers", "8", "--concurrent-commits", "30",
@@ -50,6 +51,10 @@ PROFILES: dict[str, dict[str, list[str]]] = {
                   "--connections", "1000", "--members", "50", "--group-partitions", "100", "--txn-producers", "300",
                   "--deadline", "60", "--rounds", "1"],
         "share": ["--records", "2000", "--seconds", "2", "--rounds", "1"],
+        # the charted figures only (produce and consume per client and size, import); the
+        # transactional and pipeline figures are the full profile's
+        "client": ["--records", "30000", "--figures", "import,clients", "--rounds", "1"],
+        "spark": ["--records", "100000", "--rounds", "1"],
     },
 }
 

@@ -7,7 +7,9 @@
   to a new one; the weir exactly-once sink against the built-in at-least-once Kafka sink.
 
 Records/s from the action's start to its end. Rounds interleave the two contenders and medians are
-printed, so the machine's other load hits both alike.
+printed, so the machine's other load hits both alike. For bench/report.py, ``bench_results`` returns
+them in ``bench.throughput.summarise``'s shape: the peers ``weir`` (``format("weir")``) and
+``spark-kafka`` (Spark's connector), the figures "source rows/s" and "sink rows/s" (spark.svg).
 
     python -m bench.spark [--records 1000000] [--partitions 2] [--rounds 3] [--only source|sink]
 
@@ -44,7 +46,7 @@ from pathlib import Path
 from confluent_kafka import Producer
 
 from bench.peers import weir_starter
-from bench.throughput import REPO, create_topic
+from bench.throughput import REPO, create_topic, summarise
 
 VALUE = b"v" * 100
 
@@ -92,27 +94,27 @@ def copy_once(spark, sink: str, bootstrap: str, source: str, target: str, record
     return records / elapsed
 
 
-def report(title: str, results: dict[str, list[float]], ours: str, theirs: str, target: float) -> None:
+#: the two contenders, each a "peer" of the summary: Weir's data source and Spark's own connector
+WEIR, CONNECTOR = "weir", "spark-kafka"
+
+
+def report(title: str, results: dict[str, list[float]], target: float) -> None:
     medians = {name: statistics.median(rates) for name, rates in results.items()}
     print(f"\n{title}")
     for name, rates in results.items():
         print(f"  {name:26} median {medians[name]:>10,.0f} records/s   rounds " +
               ", ".join(f"{r:,.0f}" for r in rates))
-    ratio = medians[ours] / medians[theirs]
+    ratio = medians[WEIR] / medians[CONNECTOR]
     print(f"  ratio {ratio:.2f}x (target {target}x): {'met' if ratio >= target else 'NOT met'}")
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--records", type=int, default=1_000_000)
-    parser.add_argument("--partitions", type=int, default=2)
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--only", choices=("source", "sink"))
-    parser.add_argument("--bootstrap", help="an already running broker (default: start a Weir)")
-    args = parser.parse_args(argv)
+def measure(args) -> dict[str, list[dict[str, float]]]:
+    """Per contender and round: "source rows/s" and "sink rows/s" (as ``--only`` chooses)."""
     sys.path.insert(0, str(REPO))
     from reference.spark import start_spark
 
+    rounds: dict[str, list[dict[str, float]]] = {WEIR: [{} for _ in range(args.rounds)],
+                                                 CONNECTOR: [{} for _ in range(args.rounds)]}
     broker = None if args.bootstrap else weir_starter()()
     bootstrap = args.bootstrap or broker.bootstrap
     workdir = Path(tempfile.mkdtemp(prefix="spark-bench-"))
@@ -124,29 +126,50 @@ def main(argv=None) -> int:
         print(f"loaded {args.records:,} records in {time.monotonic() - began:.1f} s")
         spark = start_spark("bench-spark")
         if args.only != "sink":
-            reads = {"weir source (Python)": [], "kafka source (JVM)": []}
             read_once(spark, "kafka", bootstrap, topic, args.records)  # warm-up: JIT, Python workers
-            for _ in range(args.rounds):
-                reads["weir source (Python)"].append(read_once(spark, "weir", bootstrap, topic, args.records))
-                reads["kafka source (JVM)"].append(read_once(spark, "kafka", bootstrap, topic, args.records))
-            report("batch read of the topic", reads, "weir source (Python)", "kafka source (JVM)", 0.5)
+            for n in range(args.rounds):
+                rounds[WEIR][n]["source rows/s"] = read_once(spark, "weir", bootstrap, topic, args.records)
+                rounds[CONNECTOR][n]["source rows/s"] = read_once(spark, "kafka", bootstrap, topic, args.records)
+            report("batch read of the topic: weir source (Python) against kafka source (JVM)",
+                   {name: [r["source rows/s"] for r in rs] for name, rs in rounds.items()}, 0.5)
         if args.only != "source":
-            writes = {"weir exactly-once sink": [], "kafka at-least-once sink": []}
             # warm-up, as for the source: the first streaming query of each sink pays Python worker and
             # JIT start-up (it measured 4-6x slower than the next rounds)
             copy_once(spark, "weir", bootstrap, topic, f"{topic}-eos-warm", args.records, workdir)
             copy_once(spark, "kafka", bootstrap, topic, f"{topic}-alo-warm", args.records, workdir)
             for n in range(args.rounds):
-                writes["weir exactly-once sink"].append(
-                    copy_once(spark, "weir", bootstrap, topic, f"{topic}-eos-{n}", args.records, workdir))
-                writes["kafka at-least-once sink"].append(
-                    copy_once(spark, "kafka", bootstrap, topic, f"{topic}-alo-{n}", args.records, workdir))
-            report("streaming copy of the topic", writes, "weir exactly-once sink", "kafka at-least-once sink", 0.8)
+                rounds[WEIR][n]["sink rows/s"] = copy_once(
+                    spark, "weir", bootstrap, topic, f"{topic}-eos-{n}", args.records, workdir)
+                rounds[CONNECTOR][n]["sink rows/s"] = copy_once(
+                    spark, "kafka", bootstrap, topic, f"{topic}-alo-{n}", args.records, workdir)
+            report("streaming copy of the topic: weir exactly-once sink against kafka at-least-once sink",
+                   {name: [r["sink rows/s"] for r in rs] for name, rs in rounds.items()}, 0.8)
         spark.stop()
     finally:
         if broker is not None:
             broker.process.kill()
             broker.process.wait()
+    return rounds
+
+
+def bench_results(argv=None) -> dict:
+    """The run ``main`` prints, its figures returned (``summarise``, the two data sources as
+    "peers"): for bench/report.py."""
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--records", type=int, default=1_000_000)
+    parser.add_argument("--partitions", type=int, default=2)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--only", choices=("source", "sink"))
+    parser.add_argument("--bootstrap", help="an already running broker (default: start a Weir)")
+    args = parser.parse_args(argv)
+    return summarise(measure(args), f"{args.records} records of {len(VALUE)} B, {args.partitions} partitions, "
+                                    f"{args.rounds} interleaved round(s), one Weir broker, a local Spark session; "
+                                    "source: batch read to the noop sink; sink: streaming copy "
+                                    "(weir exactly-once, spark-kafka at-least-once)")
+
+
+def main(argv=None) -> int:
+    bench_results(argv)
     return 0
 
 
