@@ -130,7 +130,8 @@ def _chart(document: Document, path: Path, summary: Summary, panels: list[Panel]
         return None
     columns = min(columns, len(panels))
     rows = -(-len(panels) // columns)
-    figure, axes = plt.subplots(rows, columns, figsize=(4 * columns, 3.4 * rows), squeeze=False)
+    # at least 8 inches wide: the caption's width
+    figure, axes = plt.subplots(rows, columns, figsize=(max(4 * columns, 8), 3.4 * rows), squeeze=False)
     for ax, panel in zip(axes.flat, panels, strict=False):
         grouped(ax, summary, panel.labels, panel.metrics, panel.title, log=panel.log)
     for ax in list(axes.flat)[len(panels):]:
@@ -219,10 +220,19 @@ def share(document: Document, path: Path) -> Path | None:
     return _chart(document, path, summary, share_panels(summary), columns=2) if summary else None
 
 
+#: bench.spark's figures: (metric, panel title, bar group label)
+SPARK_FIGURES = (("source rows/s", "Spark source: a batch read, rows/s\n(higher is better)", "source"),
+                 ("sink rows/s", "Spark sink: a streaming copy, rows/s (higher is better)\n"
+                                 "weir exactly-once, spark-kafka at-least-once", "sink"))
+
+
 def spark(document: Document, path: Path) -> Path | None:
-    """Rows/s of the Spark source (batch read) and sink (streaming copy), weir and Spark's connector."""
-    return _by_pattern(document, path, "spark", r"(?P<side>source|sink) rows/s", "rows/s", "{side}",
-                       lambda _: "Spark rows/s: format weir, Spark's kafka connector (higher is better)")
+    """Rows/s of the Spark source and sink, ``weir`` next to Spark's own kafka connector."""
+    summary = _summary(document, "spark")
+    if not summary:
+        return None
+    panels = [Panel(title, [label], [metric]) for metric, title, label in SPARK_FIGURES if metric in summary["metrics"]]
+    return _chart(document, path, summary, panels, columns=2)
 
 
 def draw(document: Document, directory: Path) -> list[Path]:
