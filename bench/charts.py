@@ -207,12 +207,12 @@ def client(document: Document, path: Path) -> Path | None:
 
 
 def share_panels(summary: Summary) -> list[Panel]:
-    """Records/s per case (members on partitions), then the end-to-end latency quantiles."""
+    """Records/s per case (members on partitions), then the end-to-end latency quantiles (log scale)."""
     return [*_panels(summary, r"(?P<members>\d+) member\(s\) (?P<partitions>\d+)p records/s", "records/s",
                      "{members} on {partitions}p", lambda _: "share group records/s, members on partitions "
                                                              "(higher is better)"),
             *_panels(summary, r"e2e (?P<q>p\d+) ms", "latency", "{q}",
-                     lambda _: "share group end-to-end ms (lower is better)")]
+                     lambda _: "share group end-to-end ms (lower is better)", log=True)]  # Weir's ~1 ms, Kafka's ~10
 
 
 def share(document: Document, path: Path) -> Path | None:

@@ -66,6 +66,7 @@ def test_share_panels_are_cases_then_latency():
     panels = charts.share_panels(sample()["benches"]["share"]["summary"])
     assert [panel.labels for panel in panels] == [["1 on 1p", "16 on 6p"], ["p50", "p99"]]
     assert panels[1].metrics == ["e2e p50 ms", "e2e p99 ms"]  # the load figure is not charted
+    assert panels[1].log and not panels[0].log
 
 
 def test_the_new_charts_are_drawn_with_every_contender_label_and_caption(tmp_path):
