@@ -22,9 +22,10 @@ Arrow, the value column's lengths). Figures, each client in the same event loop 
   transactional producer that commits the input offsets in its transactions of
   ``--per-txn`` records; records/s.
 
-- import: ``import weir.client`` next to ``import aiokafka``, each in a fresh interpreter with
+- import: ``import weir.client`` next to the module of each other client in ``--clients``
+  (``aiokafka``, ``confluent_kafka``, ``confluent_kafka.aio``), each in a fresh interpreter with
   its bytecode compiled (as an installed package has it), alternating, median of ``--import-runs``;
-  wall and CPU milliseconds, and the ratio (issue 32: at most 1.5x).
+  wall and CPU milliseconds, and weir.client's ratio to each (issue 32: at most 1.5x aiokafka's).
 
     python -m bench.client [--records 50000] [--max-mb 100] [--sizes 100,1024,10240] [--partitions 3] [--rounds 3]
                            [--figures import,clients] [--clients ours,ours-fast,confluent,...]
