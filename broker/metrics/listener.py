@@ -15,7 +15,7 @@ from prometheus_client import CollectorRegistry, ProcessCollector
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 
 from ..config import parse_host_port
-from ..telemetry.receiver import TelemetryCollector
+from ..telemetry.collector import TelemetryCollector
 from .collector import BrokerCollector
 from .loop_lag import LoopLagMonitor
 
