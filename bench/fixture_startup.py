@@ -22,12 +22,17 @@ Our own sources are compiled to bytecode first (``compileall``), as installing a
 PYTHONDONTWRITEBYTECODE set, as on our machines, nothing else would, and each round would spend
 ~0.3 s compiling ~300 modules.
 
-Figures (2026-11-28, 2 cores, other engineers' jobs running, load average 1.5-2.5, production JVM):
+Figures (2026-11-28 10:26 UTC, 2 cores shared with other engineers' jobs, load average 1.1-1.4,
+production JVM, 5 Weir and 3 Kafka rounds):
 
-    weir.run_broker() cold, fresh interpreter, to first idempotent record: median 468 ms, min 402
-      (up 337 ms, record 111 ms); before this issue's work ~1.45 s (up ~0.9, record 0.52)
-    Apache Kafka format + start + the same record: median 5.6 s
-    ratio 0.08 (bar <= 0.1); weir_broker fixture, warm zygote: ~150 ms; weir.Broker in loop: ~130 ms
+    weir.run_broker() cold, fresh interpreter, to first idempotent record: median 384 ms, min 358,
+      max 414 (up 276 ms, record 108 ms); before issue 32's work ~1.45 s (up ~0.9, record 0.52)
+    Apache Kafka 4.4.0 format + start + the same record: median 4597 ms (format 1053 ms)
+    ratio 0.084 (bar: at most 0.1); weir_broker fixture, warm zygote: 126 ms; weir.Broker in loop: 109 ms
+
+The record's ~108 ms are librdkafka's own waits (~45 ms before it connects to the broker the first
+Metadata named, ~50 ms before it asks that broker again for the auto-created topic); against a
+running Kafka the same first record to a new topic takes ~107 ms.
 
 Kafka needs ``make reference`` (its jars' classpath in reference/target/classpath.txt).
 ``--kafka-jvm production`` gives the JVM what kafka-server-start.sh does (1 GiB heap, G1);
