@@ -6,7 +6,7 @@ HOST   ?= 127.0.0.1
 PORT   ?= 9092
 DATA   ?= ./data
 
-.PHONY: run test test-fast typecheck lint docs docs-serve bench chaos install install-test system-deps reference clean
+.PHONY: run test test-fast typecheck lint docs docs-serve bench chaos install install-test system-deps reference clean bytecode
 
 # setup.py maps broker/, protocol/, client/, pipeline/ under the weir namespace and builds the
 # C extensions (protocol/*.c, pipeline/*.c) into the source tree.
@@ -57,13 +57,18 @@ $(VENV)/.installed-bench: $(VENV)/.installed
 	$(PY) -m pip install --quiet -e '.[bench]'
 	touch $@
 
-install: $(VENV)/.installed
-install-test: $(VENV)/.installed-test system-deps reference
+# Our sources' bytecode, as a wheel install leaves it: with PYTHONDONTWRITEBYTECODE set nothing else
+# writes it, and every broker and tool started would compile ~300 modules again (~0.25 s a start).
+bytecode: $(VENV)/.installed
+	$(PY) -m compileall -q protocol broker client pipeline weir
+
+install: $(VENV)/.installed bytecode
+install-test: $(VENV)/.installed-test system-deps reference bytecode
 
 run: $(VENV)/.installed
 	$(PY) -m weir.broker --host $(HOST) --port $(PORT) --data-dir $(DATA)
 
-test: $(VENV)/.installed-test system-deps reference typecheck lint docs
+test: $(VENV)/.installed-test system-deps reference typecheck lint docs bytecode
 	$(PY) -m pytest -q
 
 # mypy ([tool.mypy] in pyproject.toml: strict on weir.protocol and weir.client, the default checking elsewhere).

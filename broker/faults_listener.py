@@ -33,7 +33,7 @@ from typing import Any
 
 from .config import ConfigError, parse_host_port
 from .faults import FaultError, FaultTable
-from .metrics.listener import _response
+from .http_response import http_response
 
 log = logging.getLogger(__name__)
 
@@ -106,14 +106,14 @@ class FaultsListener:
                     raise ValueError("body too large")
                 body = await reader.readexactly(length) if length else b""
             status, answer = self._answer(method, path, headers.get("authorization", ""), body)
-            writer.write(_response(status, _REASONS[status], (json.dumps(answer) + "\n").encode(),
+            writer.write(http_response(status, _REASONS[status], (json.dumps(answer) + "\n").encode(),
                                    content_type="application/json"))
             await writer.drain()
         except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, TimeoutError, ConnectionError, ValueError):
             pass
         except Exception:
             log.exception("fault injection control request failed")
-            writer.write(_response(500, "Internal Server Error", b'{"error": "internal error"}\n'))
+            writer.write(http_response(500, "Internal Server Error", b'{"error": "internal error"}\n'))
         finally:
             writer.close()
 

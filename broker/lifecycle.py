@@ -10,13 +10,16 @@ snapshotting producer state.
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING
 
 from . import handlers  # noqa: F401  (registers every API handler)
 from .context import BrokerContext
 from .dispatcher import Dispatcher
 from .faults_listener import FaultsListener
-from .metrics.listener import MetricsListener
 from .server import ListenError, Server
+
+if TYPE_CHECKING:
+    from .metrics.listener import MetricsListener
 
 __all__ = ["ListenError", "RunningBroker"]
 
@@ -45,6 +48,7 @@ class RunningBroker:
             await context.close()
             raise
         if context.config["metrics.listener"]:
+            from .metrics.listener import MetricsListener  # prometheus_client: for brokers that export metrics
             self.metrics = MetricsListener(context, self.server)
             try:
                 await self.metrics.start()

@@ -15,7 +15,8 @@ from prometheus_client import CollectorRegistry, ProcessCollector
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 
 from ..config import parse_host_port
-from ..telemetry.receiver import TelemetryCollector
+from ..http_response import http_response
+from ..telemetry.collector import TelemetryCollector
 from .collector import BrokerCollector
 from .loop_lag import LoopLagMonitor
 
@@ -62,24 +63,18 @@ class MetricsListener:
             method, _, rest = head.split(b"\r\n", 1)[0].decode("latin-1").partition(" ")
             path = rest.split(" ", 1)[0].split("?", 1)[0]
             if path != "/metrics":
-                writer.write(_response(404, "Not Found", b"not found; try /metrics\n"))
+                writer.write(http_response(404, "Not Found", b"not found; try /metrics\n"))
             elif method not in ("GET", "HEAD"):
-                writer.write(_response(405, "Method Not Allowed", b"GET only\n", extra="Allow: GET, HEAD\r\n"))
+                writer.write(http_response(405, "Method Not Allowed", b"GET only\n", extra="Allow: GET, HEAD\r\n"))
             else:
                 body = generate_latest(self.registry)
-                writer.write(_response(200, "OK", body, content_type=CONTENT_TYPE_LATEST, head_only=method == "HEAD"))
+                writer.write(http_response(200, "OK", body, content_type=CONTENT_TYPE_LATEST,
+                                           head_only=method == "HEAD"))
             await writer.drain()
         except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, TimeoutError, ConnectionError):
             pass
         except Exception:
             log.exception("metrics scrape failed")
-            writer.write(_response(500, "Internal Server Error", b"scrape failed\n"))
+            writer.write(http_response(500, "Internal Server Error", b"scrape failed\n"))
         finally:
             writer.close()
-
-
-def _response(status: int, reason: str, body: bytes, *, content_type: str = "text/plain; charset=utf-8",
-              extra: str = "", head_only: bool = False) -> bytes:
-    head = (f"HTTP/1.1 {status} {reason}\r\nContent-Type: {content_type}\r\nContent-Length: {len(body)}\r\n"
-            f"Connection: close\r\n{extra}\r\n")
-    return head.encode("latin-1") + (b"" if head_only else body)

@@ -25,17 +25,18 @@ import re
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
-from google.protobuf.message import DecodeError
-from opentelemetry.proto.metrics.v1 import metrics_pb2
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
-from prometheus_client.registry import Collector
+from typing import TYPE_CHECKING
 
 from weir.protocol.compression import Compression, DecompressedTooLarge, decompress
 from weir.protocol.errors import Errors, KafkaError
 
 from .instances import CACHE_EXPIRY_MS, CACHE_MAX_SIZE
 
-_DELTA = metrics_pb2.AggregationTemporality.AGGREGATION_TEMPORALITY_DELTA
+if TYPE_CHECKING:
+    from opentelemetry.proto.metrics.v1 import metrics_pb2
+
+# protobuf and opentelemetry-proto (~40 ms of a broker's start) are imported by the first push,
+# prometheus_client by the metrics listener (TelemetryCollector: telemetry/collector.py)
 _NOT_ALLOWED = re.compile(r"[^a-zA-Z0-9_:]")
 GAUGE, COUNTER = "gauge", "counter"
 KIP_714_PREFIX = "org.apache.kafka."
@@ -75,6 +76,8 @@ def decode(compression: int, payload: bytes, max_bytes: int) -> metrics_pb2.Metr
             from None
     except Exception as exc:  # a codec's own error: the payload is not what its compression type says
         raise KafkaError(Errors.INVALID_RECORD, f"Telemetry does not decompress: {exc}") from None
+    from google.protobuf.message import DecodeError
+    from opentelemetry.proto.metrics.v1 import metrics_pb2
     data = metrics_pb2.MetricsData()
     try:
         data.ParseFromString(raw)
@@ -102,6 +105,7 @@ class TelemetryReceiver:
 
     @staticmethod
     def _take(series: ClientSeries, metric) -> None:
+        from opentelemetry.proto.metrics.v1 import metrics_pb2  # imported already by decode()
         if not metric.name.startswith(KIP_714_PREFIX):
             return
         name = prometheus_name(metric.name)
@@ -116,7 +120,7 @@ class TelemetryReceiver:
             values = series.values.setdefault((name, COUNTER if counted else GAUGE), {})
             for point in total.data_points:
                 labels = _labels(point)
-                if total.aggregation_temporality == _DELTA:
+                if total.aggregation_temporality == metrics_pb2.AGGREGATION_TEMPORALITY_DELTA:
                     values[labels] = values.get(labels, 0.0) + _point_value(point)
                 else:
                     values[labels] = _point_value(point)
@@ -127,32 +131,3 @@ class TelemetryReceiver:
             if series.expires_at_ms > now_ms:
                 return
             del self.clients[instance_id]
-
-
-class TelemetryCollector(Collector):
-    """The pushed metrics as Prometheus families, built at scrape time."""
-
-    def __init__(self, receiver: TelemetryReceiver, clock) -> None:
-        self.receiver = receiver
-        self.clock = clock
-
-    def collect(self):
-        self.receiver.expire(self.clock.now_ms())
-        by_name: dict[str, list[tuple[str, tuple[tuple[str, str], ...], float]]] = {}
-        kinds: dict[str, str] = {}
-        for instance_id, series in self.receiver.clients.items():
-            for (name, kind), values in series.values.items():
-                if kinds.setdefault(name, kind) != kind:
-                    continue
-                rows = by_name.setdefault(name, [])
-                rows.extend((instance_id, labels, value) for labels, value in values.items())
-        for name, rows in sorted(by_name.items()):
-            kind = kinds[name]
-            keys = sorted({key for _, labels, _ in rows for key, _ in labels} - {"client_instance_id"})
-            family_type = CounterMetricFamily if kind == COUNTER else GaugeMetricFamily
-            family = family_type(name, "Pushed by clients (KIP-714 client telemetry)",
-                                 labels=["client_instance_id", *keys])
-            for instance_id, labels, value in rows:
-                found = dict(labels)
-                family.add_metric([instance_id, *(found.get(key, "") for key in keys)], value)
-            yield family

@@ -1,8 +1,11 @@
 """Requests that name topics or partitions a broker does not have, on Weir and on Apache Kafka."""
 
+import asyncio
+import time
+
 from weir.protocol.api_keys import ApiKey
 from weir.protocol.errors import Errors
-from weir.protocol.messages import add_partitions_to_txn
+from weir.protocol.messages import add_partitions_to_txn, metadata
 from tests.reference.differential import Deviation, codes, differential
 from tests.reference.wire import V_ADD_PARTITIONS
 
@@ -52,3 +55,32 @@ async def test_unknown_topics_and_partitions(any_broker, kafka_broker):
         assert codes(steps["produce to a topic never created"]) == [Errors.UNKNOWN_TOPIC_OR_PARTITION]
     await differential(any_broker, kafka_broker, unknown_topics_and_partitions, facts=facts,
                        deviations=KNOWN_DEVIATIONS)
+
+
+async def metadata_auto_creates(wire, t):
+    """The Metadata request that auto-creates a topic, then the answers until the topic is ready."""
+    topic = "auto-created-by-metadata"
+
+    async def ask() -> dict:
+        answer = await wire.connection.request(ApiKey.METADATA, 12, metadata.REQUEST(
+            topics=[metadata.RequestTopic(name=topic)], allow_auto_topic_creation=True))
+        found = answer.topics[0]
+        return {"error_code": found.error_code, "partitions": len(found.partitions)}
+
+    t.add("the request that creates it", await ask())
+    give_up = time.monotonic() + wire.deadline
+    while (ready := await ask())["error_code"] != Errors.NONE:  # Kafka's controller creates it meanwhile
+        assert ready["error_code"] in (Errors.UNKNOWN_TOPIC_OR_PARTITION, Errors.LEADER_NOT_AVAILABLE), ready
+        assert time.monotonic() < give_up, ready
+        await asyncio.sleep(0.05)
+    t.add("once ready", ready)
+
+
+async def test_metadata_answers_the_request_that_auto_creates_a_topic_as_kafka(any_broker, kafka_broker):
+    # librdkafka's idempotent producer relies on it: after this answer it asks again on its new
+    # connection and gets its producer id at once; a ready topic at once made it wait 500 ms.
+    def facts(steps):
+        assert steps["the request that creates it"] == {"error_code": Errors.UNKNOWN_TOPIC_OR_PARTITION,
+                                                        "partitions": 0}
+        assert steps["once ready"] == {"error_code": Errors.NONE, "partitions": 1}
+    await differential(any_broker, kafka_broker, metadata_auto_creates, facts=facts)

@@ -135,7 +135,7 @@ def run(broker) -> dict:
     seen["metadata_all"] = sorted(t.name for t in _metadata(bob, None).topics)
     named = _metadata(bob, ["acl-read", "acl-hidden", "acl-missing", "acl-pre-auto", "other-auto"], auto_create=True)
     # acl-pre-auto may be auto-created: Kafka answers an error while its controller creates it
-    # (seen: UNKNOWN_TOPIC_OR_PARTITION), Weir creates at once (metadata.py); either way not refused
+    # (seen: UNKNOWN_TOPIC_OR_PARTITION), and so does Weir (metadata.py); either way not refused
     seen["metadata_named"] = sorted((t.name, "allowed" if t.name == "acl-pre-auto" and t.error_code != 29
                                      else t.error_code) for t in named.topics)
     seen["topic_operations"] = [(t.name, t.topic_authorized_operations)

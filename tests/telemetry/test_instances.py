@@ -11,7 +11,8 @@ from opentelemetry.proto.metrics.v1 import metrics_pb2
 
 from weir.broker.clock import ManualClock
 from weir.broker.telemetry.instances import CACHE_EXPIRY_MS, ClientInstances, instance_id_text
-from weir.broker.telemetry.receiver import TelemetryCollector, TelemetryReceiver, decode
+from weir.broker.telemetry.collector import TelemetryCollector
+from weir.broker.telemetry.receiver import TelemetryReceiver, decode
 from weir.broker.telemetry.subscriptions import ClientMetricsConfigs
 from weir.protocol.compression import Compression, compress
 from weir.protocol.errors import Errors, KafkaError

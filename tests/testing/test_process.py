@@ -1,10 +1,14 @@
 """``weir.run_broker()``: a broker in a child process for synchronous code, with kill -9 and restart."""
 
+import subprocess
+import sys
+import time
+
 import confluent_kafka
 import pytest
 
 import weir
-from weir.testing import BrokerStartError
+from weir.testing import BrokerStartError, ProcessBroker
 
 
 def consume(bootstrap: str, topic: str, count: int, group: str) -> list[bytes]:
@@ -75,3 +79,34 @@ def test_a_bad_setting_fails_start_with_the_brokers_message():
     with pytest.raises(BrokerStartError, match="log.segment.bytes"):
         with weir.run_broker({"log.segment.bytes": "lots"}):
             pass
+
+
+def test_start_is_woken_by_the_ready_line_not_a_sleeping_poll(monkeypatch):
+    def no_sleeping(seconds):
+        raise AssertionError(f"start() slept {seconds} s instead of waiting for the ready line")
+
+    broker = ProcessBroker()
+    monkeypatch.setattr(time, "sleep", no_sleeping)
+    try:
+        broker.start()
+        monkeypatch.undo()
+        assert broker.alive() and any("Weir broker ready on" in line for line in broker.lines)
+    finally:
+        monkeypatch.undo()
+        broker.close()
+
+
+def test_starting_a_broker_imports_nothing_of_the_broker_or_its_clients_in_the_test_process(tmp_path):
+    # The broker imports in its own process (the zygote); the test process builds a command line,
+    # forks through the zygote and reads the log: nothing there waits on importing more.
+    script = """
+import sys
+from weir.testing.process import run_broker
+with run_broker():
+    pass
+print(sorted(name for name in sys.modules if name.startswith(("weir.broker", "weir.client", "asyncio"))))
+"""
+    done = subprocess.run([sys.executable, "-P", "-c", script], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"

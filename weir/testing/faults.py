@@ -19,21 +19,9 @@ from __future__ import annotations
 from weir.broker.faults import FaultError, make_delay, make_disconnect, make_error
 from weir.client import fault_control
 
-__all__ = ["FaultControl", "FaultError", "control_settings"]
+from .fault_channel import CHANNEL_LINE, channel_url, control_settings
 
-#: The log line a child broker writes once its control channel listens (broker/faults_listener.py).
-CHANNEL_LINE = "fault injection control channel on http://"
-
-
-def control_settings(token: str) -> dict[str, str]:
-    """The settings that start a broker with its control channel on a loopback port of its choice."""
-    return {"weir.faults.enable": "true", "weir.faults.listener": "127.0.0.1:0", "weir.faults.token": token}
-
-
-def channel_url(log_line: str) -> str:
-    """``http://host:port`` from the broker's log line announcing the channel."""
-    start = log_line.index(CHANNEL_LINE) + len("fault injection control channel on ")
-    return log_line[start:].split()[0].removesuffix("/faults")
+__all__ = ["CHANNEL_LINE", "FaultControl", "FaultError", "channel_url", "control_settings"]
 
 
 class FaultControl(fault_control.FaultControl):

@@ -32,9 +32,9 @@ from pathlib import Path
 
 from typing import TYPE_CHECKING
 
+from .fault_channel import CHANNEL_LINE, channel_url, control_settings
 from .fault_shortcuts import FaultShortcuts
 from .settings import PORT_ATTEMPTS, as_properties, free_port
-from .topics import create_topic_blocking
 
 if TYPE_CHECKING:
     from .faults import FaultControl
@@ -179,7 +179,6 @@ class ProcessBroker(ChildProcess, FaultShortcuts):
                    "--data-dir", str(self.data_dir)]
         settings = self.settings
         if self._faults_token:
-            from .faults import control_settings
             settings = {**control_settings(self._faults_token), **settings}
         for name, value in settings.items():
             command += ["--override", f"{name}={value}"]
@@ -228,8 +227,7 @@ class ProcessBroker(ChildProcess, FaultShortcuts):
         for line in run.process.stderr:
             self.log_lines.append(line)
             self.lines_logged += 1
-            if self._faults_token and "fault injection control channel on http://" in line:
-                from .faults import channel_url
+            if self._faults_token and CHANNEL_LINE in line:
                 self._faults_url = channel_url(line)
             if READY in line:
                 run.ready = True
@@ -254,6 +252,7 @@ class ProcessBroker(ChildProcess, FaultShortcuts):
 
     def create_topic(self, name: str, partitions: int = 1, config: Mapping[str, object] | None = None) -> str:
         """Create a topic (``config``: topic settings by Kafka name); returns its name."""
+        from .topics import create_topic_blocking  # asyncio and the admin client: not on the way to start
         return create_topic_blocking(self.bootstrap_servers, name, partitions, config)
 
     @property

@@ -1,12 +1,13 @@
 """A warm start for broker child processes: a process that has imported the broker forks each one.
 
-Most of a broker child's start-up is Python importing the broker (~0.3 s of ~200 modules on a quiet
-2-core machine, more under load); a test suite pays it again for every broker it starts and every
-restart. The zygote pays it once per test process: ``ProcessBroker`` asks it for a child, it
-forks one that runs ``weir.broker``'s ``main`` with the given arguments, environment, working
-directory and standard streams, so the child reaches its ready line in a few tens of
-milliseconds. Everything else about the child is as ``python -m weir.broker`` would make it:
-its own pid, its stderr on the caller's pipe, kill -9 and SIGTERM, its exit code.
+Most of a broker child's start-up is Python importing the broker (~0.25 s of ~570 modules on a quiet
+2-core machine with bytecode, twice that when Python must compile our sources, more under load); a
+test suite pays it again for every broker it starts and every restart. The zygote pays it once per
+test process: ``ProcessBroker`` asks it for a child, it forks one that runs ``weir.broker``'s
+``main`` with the given arguments, environment, working directory and standard streams, so the child
+reaches its ready line in a few tens of milliseconds. Everything else about the child is as ``python
+-m weir.broker`` would make it: its own pid, its stderr on the caller's pipe, kill -9 and SIGTERM,
+its exit code.
 
 What a fork cannot give, the caller falls back from (``Zygote.can_spawn``): a child whose
 environment differs from the zygote's in what the broker reads at import time (``WEIR_*``) or
