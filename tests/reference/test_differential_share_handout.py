@@ -42,9 +42,10 @@ def fetch_request(member: Member, epoch: int, acks=(), max_wait_ms: int = 10_000
 
 
 def acquired(answer) -> tuple[int, list]:
-    return answer.error_code, [(p.partition_index, p.error_code, p.acknowledge_error_code,
-                                [(a.first_offset, a.last_offset, a.delivery_count) for a in p.acquired_records])
-                               for t in answer.responses for p in t.partitions]
+    """(error, [(partition, error, acknowledge error, acquired ranges)...]) by partition (Kafka's order varies)."""
+    return answer.error_code, sorted((p.partition_index, p.error_code, p.acknowledge_error_code,
+                                      [(a.first_offset, a.last_offset, a.delivery_count) for a in p.acquired_records])
+                                     for t in answer.responses for p in t.partitions)
 
 
 def receive(connection: Connection):
