@@ -29,10 +29,19 @@ Measured 2026-11-28 on a quiet machine (nothing else running, load 0.3-0.9), ``-
 16-on-6 case was 0.66x before Weir's share assignor took Kafka 4.4's sharing rule (every partition
 read by ceil(16/6) = 3 members: 18 readers where Weir had 16) and stickiness, and before this
 benchmark dealt its records out evenly (a keyless librdkafka producer had left partitions empty).
-What is left is the members' luck: a poll takes whole producer batches (~950 records, ~1 s of
-work), so ~11 polls share 10,000 records out, and the last batch's holder sets the time. Counted
-once for 16 on 6: Weir 21 polls of 476 records on average, Kafka 16 of 625; for 4 on 1 both 11
-polls, spread 1/2/4/4 on Weir, 2/3/3/3 on Kafka.
+What was left was how the records were handed out: a poll takes whole producer batches (~950
+records, ~1 s of work), and ``--trace`` prints each member's polls (when, how many, from which
+partition). On one partition the in-flight window (``share.partition.max.record.locks``, 2,000)
+holds three such batches, so three members work at a time and the others wait. Kafka runs a
+ShareFetch's acknowledgements beside its fetch: the acknowledging member's fetch finds the window
+still full and waits behind the others, and the room goes to the fetch that waited longest (its
+purgatory's watch order): 4 on 1 hands out 3/3/3/2 batches. Weir wrote the acknowledgements and
+then fetched, so the acknowledging member took the room every time (4 on 1: 4/4/3/0, one member
+never got a record), and a start moved by an acknowledgement woke nobody. Weir now does as Kafka
+(broker/handlers/share_fetch.py), and like Kafka 4.4 starts each fetch of several partitions at
+the one its session epoch picks (round robin). 16 on 6 hands each batch to a different member on
+both (12 batches: a member's time is one batch); its earlier count (Kafka 16 polls of 625 records)
+came from the producer's batches, which differ by broker and run, not from the hand-out.
 """
 
 from __future__ import annotations
@@ -74,6 +83,7 @@ class Members:
         self.lock = threading.Lock()
         self.stop = threading.Event()
         self.errors: list[BaseException] = []
+        self.polls: list[tuple[int, int, dict[int, int]]] = []  # (member, received ns, records by partition)
         self.threads = [threading.Thread(target=self._member, args=(bootstrap, topic, group, n, work_s, on_record),
                                          daemon=True) for n in range(count)]
         for thread in self.threads:
@@ -87,6 +97,13 @@ class Members:
             while not self.stop.is_set():
                 batch = consumer.poll(0.1)
                 received_ns = time.time_ns()
+                if batch:
+                    by_partition: dict[int, int] = {}
+                    for message in batch:
+                        if not message.error():
+                            by_partition[message.partition()] = by_partition.get(message.partition(), 0) + 1
+                    with self.lock:
+                        self.polls.append((number, received_ns, by_partition))
                 for message in batch:
                     if message.error():
                         continue
@@ -150,7 +167,21 @@ def throughput(bootstrap: str, partitions: int, members: int, args) -> float:
     finally:
         ended = group_members.finish()
     assert group_members.first_ns is not None
+    if args.trace:
+        print_polls(group_members, members, f"{members} member(s) on {partitions} partition(s)")
     return args.records / ((ended - group_members.first_ns) / 1e9)
+
+
+def print_polls(group_members: Members, members: int, case: str) -> None:
+    """Each member's polls: when (ms after the first record), how many records from which partitions."""
+    first = group_members.first_ns or 0
+    print(f"-- {case}: {len(group_members.polls)} polls", flush=True)
+    for number in range(members):
+        polls = [(ns, parts) for member, ns, parts in group_members.polls if member == number]
+        shown = " ".join(f"{(ns - first) // 1_000_000}ms:" + "+".join(f"p{p}x{n}" for p, n in sorted(parts.items()))
+                         for ns, parts in polls)
+        records = sum(sum(p.values()) for _, p in polls)
+        print(f"   member {number:2}: {records:5} records in {len(polls)} polls  {shown}", flush=True)
 
 
 async def group_formed(bootstrap: str, group: str, topic: str, members: int, partitions: int) -> None:
@@ -238,6 +269,7 @@ def bench_results(argv=None) -> dict:
     parser.add_argument("--seconds", type=float, default=10.0, help="length of the latency run")
     parser.add_argument("--latency-members", type=int, default=4)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--trace", action="store_true", help="print each member's polls (records, partitions, time)")
     add_arguments(parser)
     parser.set_defaults(peers="weir,kafka")
     args = parser.parse_args(argv)

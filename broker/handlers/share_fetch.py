@@ -3,10 +3,13 @@
 A share session (``broker/share/sessions.py``) names the partitions: epoch 0 opens one from the
 request's topics (acknowledgements are INVALID_REQUEST there, as in Kafka), later epochs add
 topics and drop ``forgotten_topics_data``, -1 acknowledges and closes it. Acknowledgements riding
-along are applied first (``broker/share/requests.py``); then each session partition acquires up to
-``max_records`` in all, released records first (``broker/share/partition.py``). With nothing
-acquired the request waits up to ``max_wait_ms`` for an append or a release. v2's renew requests
-(``is_renew_ack``) acknowledge only.
+along are applied first (``broker/share/requests.py``) and written while the fetch goes on, as
+Kafka's: what they finish frees the in-flight window once written, for the fetches waiting longest
+first (waiters are woken in the order they came). The session's partitions, from the one the
+session epoch picks on (Kafka 4.4's round robin), acquire up to ``max_records`` in all, released
+records first (``broker/share/partition.py``). With nothing acquired the request waits up to
+``max_wait_ms`` for an append, a release or a moved start. v2's renew requests (``is_renew_ack``)
+acknowledge only.
 
 Each partition answers the stored batches holding its acquired records, the acquired ranges with
 their delivery counts (cut at batch boundaries into pieces of at least ``batch_size`` records, as
@@ -67,17 +70,21 @@ async def _handle(context, header, request, session):
             refused.add(topic.topic_id)
         for partition in topic.partitions:
             share_session.partitions[(topic.topic_id, partition.partition_index)] = None
-    acks = await share.acknowledge(manager, group_id, member_id,
-                             [t for t in request.topics if t.topic_id not in refused], request.is_renew_ack)
-    share.end_session(manager, group_id, member_id, epoch)
-    limits = manager.limits(group_id)
+    applied = share.apply(manager, group_id, member_id, [t for t in request.topics if t.topic_id not in refused],
+                          request.is_renew_ack)
     fetching = epoch != FINAL_EPOCH and not request.is_renew_ack
-    keys = [k for k in share_session.partitions if k[0] not in refused]
-    if fetching and request.min_bytes > 1 and request.max_wait_ms > 0:
-        await _wait_for_bytes(context, manager, group_id, keys, request, limits)
-    acquired, errors = _acquire(manager, group_id, member_id, keys, request, limits) if fetching else ({}, {})
-    if fetching and not acquired and request.max_wait_ms > 0:
-        acquired, errors = await _wait_and_acquire(context, manager, group_id, member_id, keys, request, limits)
+    acquired, errors = {}, {}
+    if fetching:
+        # As Kafka's: the fetch starts while the acknowledgements' state is being written, so what they
+        # finish frees the in-flight window only once written, and then for the fetches that waited
+        # longest first (a member that acknowledges does not take the next records ahead of them).
+        storing = asyncio.ensure_future(share.store(manager, applied))
+        acquired, errors = await _fetch(context, manager, group_id, member_id, share_session, refused, request)
+        acks = await storing
+    else:
+        acks = await share.store(manager, applied)
+        share.end_session(manager, group_id, member_id, epoch)
+    limits = manager.limits(group_id)
     answers: dict[bytes, list] = {}
     denied = [key for key in share_session.partitions if key[0] in refused]
     # an answer with no records names every partition this request named, as Kafka's (a final one, none)
@@ -107,6 +114,27 @@ async def _handle(context, header, request, session):
     return msg.RESPONSE(error_code=Errors.NONE, acquisition_lock_timeout_ms=limits.lock_ms,
                         responses=[msg.TopicResponse(topic_id=topic_id, partitions=partitions)
                                    for topic_id, partitions in answers.items()], node_endpoints=[])
+
+
+async def _fetch(context, manager, group_id, member_id, share_session, refused, request):
+    limits = manager.limits(group_id)
+    keys = rotated([k for k in share_session.partitions if k[0] not in refused], request.share_session_epoch)
+    if request.min_bytes > 1 and request.max_wait_ms > 0:
+        await _wait_for_bytes(context, manager, group_id, keys, request, limits)
+    acquired, errors = _acquire(manager, group_id, member_id, keys, request, limits)
+    if not acquired and request.max_wait_ms > 0:
+        acquired, errors = await _wait_and_acquire(context, manager, group_id, member_id, keys, request, limits)
+    return acquired, errors
+
+
+def rotated(keys: list, epoch: int) -> list:
+    """The session's partitions from the one the epoch picks on, as Kafka 4.4 rotates them per fetch
+    (round robin by share session epoch), so that a member of several partitions takes records
+    from each in turn rather than always from the first."""
+    if epoch < 1 or len(keys) < 2:
+        return keys
+    at = epoch % len(keys)
+    return keys[at:] + keys[:at]
 
 
 def _topic_names(context):

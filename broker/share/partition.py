@@ -253,8 +253,11 @@ class SharePartition:
             if record.state == S.ACQUIRED and record.lock is not None and record.lock.expired:
                 self._release(record, change.limits)
             released |= record.state == S.AVAILABLE
+        start = self.start_offset
         self._advance_start()
-        if released:
+        if released or self.start_offset != start:
+            # records back, or room in the in-flight window: waiting fetches try again (Kafka
+            # completes its delayed share fetches when a written change moved its cached state)
             self.on_available()
 
     def _release(self, record: InFlight, limits: Limits) -> RecordState:
@@ -281,8 +284,9 @@ class SharePartition:
             record = self.in_flight.get(offset)
             if record is not None and record.lock is lock and record.state == S.ACQUIRED and record.change is None:
                 released |= self._release(record, limits) == S.AVAILABLE
+        start = self.start_offset
         self._advance_start()
-        if released:
+        if released or self.start_offset != start:
             self.on_available()
         self.on_change()
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from weir.protocol.errors import Errors, KafkaError
@@ -65,10 +66,24 @@ async def acknowledge(manager: SharePartitionManager, group_id: str, member_id: 
     """Each partition's acknowledgements applied and stored; its error (None: applied and stored).
     A failed write undoes them and answers Kafka's error (``SharePartitionManager.store``): the
     records stay with the member, which may acknowledge them again, until their lock expires."""
+    return await store(manager, apply(manager, group_id, member_id, topics, renew_allowed))
+
+
+@dataclass
+class Applied:
+    """Acknowledgements applied in memory: each partition's error so far, and the changes whose
+    state writes are still to be done (``store``)."""
+    results: dict[Key, KafkaError | None]
+    changed: dict[Key, tuple[SharePartition, Change]]
+
+
+def apply(manager: SharePartitionManager, group_id: str, member_id: str, topics: Iterable[Any],
+          renew_allowed: bool) -> Applied:
+    """Check and apply each partition's acknowledgements in memory; their records stay pending (not
+    acquirable, the start offset not past them) until ``store`` has written them."""
     limits = manager.limits(group_id)
     renew_enabled = manager.group_configs.value(group_id, "share.renew.acknowledge.enable")
-    results: dict[Key, KafkaError | None] = {}
-    changed: dict[Key, tuple[SharePartition, Change]] = {}
+    applied = Applied({}, {})
     for topic in topics:
         for partition in topic.partitions:
             key = (topic.topic_id, partition.partition_index)
@@ -80,14 +95,20 @@ async def acknowledge(manager: SharePartitionManager, group_id: str, member_id: 
                     raise KafkaError(Errors.INVALID_RECORD_STATE, RENEW_DISABLED)  # nothing applied, as Kafka
                 share_partition = manager.get(group_id, topic.topic_id, partition.partition_index)
                 change = share_partition.acknowledge(member_id, batches, limits)
-                results[key] = None
+                applied.results[key] = None
                 if change is not None:
-                    changed[key] = share_partition, change
+                    applied.changed[key] = share_partition, change
             except KafkaError as exc:
-                results[key] = exc
-    written = await asyncio.gather(*(manager.store(sp, change) for sp, change in changed.values()),
+                applied.results[key] = exc
+    return applied
+
+
+async def store(manager: SharePartitionManager, applied: Applied) -> dict[Key, KafkaError | None]:
+    """Write the applied changes; each partition's error (None: applied and stored)."""
+    results = dict(applied.results)
+    written = await asyncio.gather(*(manager.store(sp, change) for sp, change in applied.changed.values()),
                                    return_exceptions=True)
-    for key, outcome in zip(changed, written, strict=True):
+    for key, outcome in zip(applied.changed, written, strict=True):
         if isinstance(outcome, KafkaError):
             results[key] = outcome
         elif isinstance(outcome, BaseException):

@@ -167,8 +167,8 @@ def set_group_configs(broker, group, **configs):
     admin.incremental_alter_configs([resource])[resource].result(30)
 
 
-def produce_one_batch(broker, topic, count, value=None):
-    """One batch of ``count`` records (``value``, or job-0, job-1, ...) to partition 0. A topic just
+def produce_one_batch(broker, topic, count, value=None, partition=0):
+    """One batch of ``count`` records (``value``, or job-0, job-1, ...) to ``partition``. A topic just
     created may not be led yet on Kafka (its broker applies the new metadata after CreateTopics
     answered): NOT_LEADER_OR_FOLLOWER and UNKNOWN_TOPIC_OR_PARTITION are retriable, and sent again as
     every producer does."""
@@ -178,7 +178,7 @@ def produce_one_batch(broker, topic, count, value=None):
     while True:
         answer = ask(broker, ApiKey.PRODUCE, 9, produce.REQUEST(
             transactional_id=None, acks=-1, timeout_ms=30000, topic_data=[produce.TopicData(
-                name=topic, partition_data=[produce.PartitionData(index=0, records=batch)])]))
+                name=topic, partition_data=[produce.PartitionData(index=partition, records=batch)])]))
         code = answer.responses[0].partition_responses[0].error_code
         if code not in (3, 6) or time.monotonic() > deadline:  # UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_OR_FOLLOWER
             break

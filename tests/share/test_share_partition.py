@@ -87,9 +87,18 @@ async def test_release_comes_back_with_the_count_raised_and_the_limit_archives(c
     for delivery in (1, 2, 3):
         assert sp.acquire("a", 10, LIMITS, strict=True).ranges == [(0, 0, delivery)]
         acknowledged(sp, "a", [(0, 0, [RELEASE])], LIMITS)
-    assert woken == [1, 1]  # the third release archived it: nothing came back
+    # the third release archived it: nothing came back, but the start moved past it (room in the
+    # in-flight window), which wakes waiting fetches too, as Kafka's written state change does
+    assert woken == [1, 1, 1]
     assert (sp.in_flight, sp.start_offset) == ({}, 1)
     assert sp.acquire("a", 10, LIMITS, strict=True).ranges == []
+
+
+async def test_an_accept_moving_the_start_wakes_waiting_fetches(context):
+    sp, woken = share_partition(context, await append(context, 2))
+    sp.acquire("a", 10, LIMITS, strict=True)
+    acknowledged(sp, "a", [(0, 1, [ACCEPT])], LIMITS)
+    assert sp.start_offset == 2 and woken == [1]  # room in the in-flight window: waiting fetches try again
 
 
 async def test_reject_archives_and_gap_too(context):
