@@ -79,8 +79,10 @@ async def _handle(context, header, request, session):
         # finish frees the in-flight window only once written, and then for the fetches that waited
         # longest first (a member that acknowledges does not take the next records ahead of them).
         storing = asyncio.ensure_future(share.store(manager, applied))
-        acquired, errors = await _fetch(context, manager, group_id, member_id, share_session, refused, request)
-        acks = await storing
+        try:
+            acquired, errors = await _fetch(context, manager, group_id, member_id, share_session, refused, request)
+        finally:  # a fetch cut short (its connection gone) still lets the write finish, as Kafka's does
+            acks = await asyncio.shield(storing)
     else:
         acks = await share.store(manager, applied)
         share.end_session(manager, group_id, member_id, epoch)

@@ -26,6 +26,7 @@ from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, C
 from weir.protocol import records as rec
 from weir.protocol.api_keys import ApiKey
 from weir.protocol.connection import ClientConnection
+from weir.protocol.errors import Errors
 from weir.protocol.messages import (alter_share_group_offsets, consumer_group_heartbeat, delete_groups,
                                     delete_share_group_offsets, describe_groups, describe_share_group_offsets,
                                     join_group, list_groups, metadata, produce, share_acknowledge, share_fetch,
@@ -129,6 +130,18 @@ class Member:
             if not want_records or any(acquired for *_, acquired in partitions) or time.monotonic() > deadline:
                 return code, partitions
             kwargs.pop("acks", None)
+            self.keep_alive()
+
+    def fetch_once_initialized(self, seconds: float = 30, **kwargs):
+        """A fetch, sent again while nothing is acquired and a partition answers UNKNOWN_TOPIC_OR_PARTITION:
+        Kafka initializes a new share group's partitions (InitializeShareGroupState) after the heartbeat
+        that assigned them and answers that retriable error until then, as clients expect."""
+        deadline = time.monotonic() + seconds
+        while True:
+            code, partitions = self.fetch(**kwargs)
+            uninitialized = any(error == Errors.UNKNOWN_TOPIC_OR_PARTITION for _, error, *_ in partitions)
+            if not uninitialized or any(acquired for *_, acquired in partitions) or time.monotonic() > deadline:
+                return code, partitions
             self.keep_alive()
 
     def collect(self, offsets: set[int], seconds: float):
@@ -297,7 +310,7 @@ def edges(broker, topic, topic_id, run):
         broker, group, topic, topic_id, f"stranger-{run}").fetch(max_wait_ms=5000)}
     other = Member(broker, group, topic, topic_id, f"holder-{run}")  # the holder's id on a second connection
     steps["acknowledgements opening a session"] = other.fetch(acks=[(0, 0, 0, ACCEPT)], epoch=0)
-    steps["open"] = other.fetch(max_wait_ms=500)
+    steps["open"] = other.fetch_once_initialized(max_wait_ms=500)
     for name, batch in (("an unknown acknowledge type", (0, 0, 7)), ("first offset after last", (3, 1, ACCEPT)),
                         ("a record another member holds", (0, 0, ACCEPT))):
         steps[name] = other.acknowledge([batch])
