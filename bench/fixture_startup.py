@@ -30,6 +30,10 @@ production JVM, 5 Weir and 3 Kafka rounds):
     Apache Kafka 4.4.0 format + start + the same record: median 4597 ms (format 1053 ms)
     ratio 0.084 (bar: at most 0.1); weir_broker fixture, warm zygote: 126 ms; weir.Broker in loop: 109 ms
 
+Quiet machine (2026-11-28 11:12 UTC, nothing else running, load 0.2-0.4): cold run_broker() to the
+record median 424 ms (min 369, max 446; up 317 ms, record 109 ms); Kafka 4.4.0 5,098 ms (format
+1,133 ms); ratio 0.083; warm fixture 124 ms, weir.Broker in loop 109 ms.
+
 Side by side at load 0.5 (a cold round's script by hand, 3 rounds each): before issue 32's work
 1.36-1.53 s without our bytecode (up 0.82-0.97 s, record 0.53 s), 0.91 s with it; now 0.64-0.71 s
 without (up 0.51-0.58 s: ratio ~0.14, over the bar) and 0.36-0.38 s with (up 0.24-0.26 s).

@@ -24,6 +24,11 @@ source warmed up, rounds interleaved; single rounds still swing +-30%, so read t
   sink 59,623 vs at-least-once 91,307 (0.65x).
 - after (load 4.3-4.8): source 145,069 vs 273,868 (0.53x, source code unchanged); exactly-once sink
   173,818 vs 145,266 (1.20x).
+Issue 32, the source before and after it (``Consumer.getmany_arrow``, C-built records, answers read
+into their frame), quiet machine (2026-11-28, nothing else running, load 0-2.7 from the bench itself;
+1,000,000 records, 3 interleaved rounds, medians, ``--only source``): before (eea6bd0) 338,377
+records/s against the JVM source's 425,492 (0.80x); after (7033887) 805,394 against 395,122 (2.04x):
+2.4x the rows/s of before.
 What changed in the sink task then: each partition keeps up to five Produce requests in flight
 (the sink's own produce lanes then; since, the client's Producer, whose sender does the same), and a Spark Arrow
 batch with key/value columns is grouped
