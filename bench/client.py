@@ -296,7 +296,9 @@ def measure(args) -> dict[str, list[dict[str, float]]]:
     names = args.clients.split(",")
     merged: dict[str, list[dict[str, float]]] = {name: [{} for _ in range(args.rounds)] for name in names}
     if "import" in args.figures:
-        imports = import_figures(args.import_runs, tuple(dict.fromkeys(IMPORTS[name] for name in names)))
+        # aiokafka's always: issue 32's import bar is weir.client within 1.5x of it
+        imports = import_figures(args.import_runs, tuple(dict.fromkeys([*(IMPORTS[name] for name in names),
+                                                                        "aiokafka"])))
         for name in names:
             merged[name][0].update(imports[IMPORTS[name]])
     if "clients" not in args.figures:

@@ -73,6 +73,7 @@ async def _handle(context, header, request, session):
     applied = share.apply(manager, group_id, member_id, [t for t in request.topics if t.topic_id not in refused],
                           request.is_renew_ack)
     fetching = epoch != FINAL_EPOCH and not request.is_renew_ack
+    limits = manager.limits(group_id)
     acquired, errors = {}, {}
     if fetching:
         # As Kafka's: the fetch starts while the acknowledgements' state is being written, so what they
@@ -80,13 +81,13 @@ async def _handle(context, header, request, session):
         # longest first (a member that acknowledges does not take the next records ahead of them).
         storing = asyncio.ensure_future(share.store(manager, applied))
         try:
-            acquired, errors = await _fetch(context, manager, group_id, member_id, share_session, refused, request)
+            acquired, errors = await _fetch(context, manager, group_id, member_id, share_session, refused, request,
+                                            limits)
         finally:  # a fetch cut short (its connection gone) still lets the write finish, as Kafka's does
             acks = await asyncio.shield(storing)
     else:
         acks = await share.store(manager, applied)
         share.end_session(manager, group_id, member_id, epoch)
-    limits = manager.limits(group_id)
     answers: dict[bytes, list] = {}
     denied = [key for key in share_session.partitions if key[0] in refused]
     # an answer with no records names every partition this request named, as Kafka's (a final one, none)
@@ -118,8 +119,7 @@ async def _handle(context, header, request, session):
                                    for topic_id, partitions in answers.items()], node_endpoints=[])
 
 
-async def _fetch(context, manager, group_id, member_id, share_session, refused, request):
-    limits = manager.limits(group_id)
+async def _fetch(context, manager, group_id, member_id, share_session, refused, request, limits):
     keys = rotated([k for k in share_session.partitions if k[0] not in refused], request.share_session_epoch)
     if request.min_bytes > 1 and request.max_wait_ms > 0:
         await _wait_for_bytes(context, manager, group_id, keys, request, limits)

@@ -253,9 +253,7 @@ class SharePartition:
             if record.state == S.ACQUIRED and record.lock is not None and record.lock.expired:
                 self._release(record, change.limits)
             released |= record.state == S.AVAILABLE
-        start = self.start_offset
-        self._advance_start()
-        if released or self.start_offset != start:
+        if self._advance_start() or released:
             # records back, or room in the in-flight window: waiting fetches try again (Kafka
             # completes its delayed share fetches when a written change moved its cached state)
             self.on_available()
@@ -284,23 +282,22 @@ class SharePartition:
             record = self.in_flight.get(offset)
             if record is not None and record.lock is lock and record.state == S.ACQUIRED and record.change is None:
                 released |= self._release(record, limits) == S.AVAILABLE
-        start = self.start_offset
-        self._advance_start()
-        if released or self.start_offset != start:
+        if self._advance_start() or released:
             self.on_available()
         self.on_change()
 
-    def _advance_start(self) -> None:
+    def _advance_start(self) -> bool:
         """The start moves past the done records at the front of the window (each change that is
-        stored ends here; the start it had is what Kafka would report for it)."""
+        stored ends here; the start it had is what Kafka would report for it). Whether it moved."""
         self.reported_start = self.start_offset
+        self.start_offset = self.end_offset
         while self.in_flight:
             offset, record = next(iter(self.in_flight.items()))
             if record.state not in TERMINAL or record.change is not None:
                 self.start_offset = offset
-                return
+                break
             del self.in_flight[offset]
-        self.start_offset = self.end_offset
+        return self.start_offset != self.reported_start
 
     # ------------------------------------------------------------------ durable state
 

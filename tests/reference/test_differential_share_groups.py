@@ -46,7 +46,14 @@ class Connection:
         self.codec = ClientConnection("share-differential")
 
     def ask(self, api_key, version, body):
+        self.send(api_key, version, body)
+        return self.receive()
+
+    def send(self, api_key, version, body):
+        """A request without waiting for its answer (``receive`` reads it later)."""
         self.sock.sendall(self.codec.send_request(api_key, version, body))
+
+    def receive(self):
         while True:
             data = self.sock.recv(1 << 20)
             if not data:

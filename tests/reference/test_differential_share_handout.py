@@ -20,7 +20,7 @@ from confluent_kafka.admin import NewTopic
 from weir.protocol.api_keys import ApiKey
 from weir.protocol.messages import share_fetch
 from tests.reference.test_differential_consumer_heartbeat import coordinator_ready
-from tests.reference.test_differential_share_groups import (ACCEPT, Connection, Member, produce_one_batch,
+from tests.reference.test_differential_share_groups import (ACCEPT, Member, produce_one_batch,
                                                              set_group_configs, topic_id_of)
 from tests.tools.tools import create_topics
 
@@ -48,16 +48,6 @@ def acquired(answer) -> tuple[int, list]:
                                      for t in answer.responses for p in t.partitions)
 
 
-def receive(connection: Connection):
-    while True:
-        data = connection.sock.recv(1 << 20)
-        if not data:
-            raise ConnectionError("the broker closed the connection")
-        answers = connection.codec.receive_data(data)
-        if answers:
-            return answers[0]
-
-
 def handout(broker) -> dict:
     topic, group = f"share-handout-{uuid.uuid4().hex[:8]}", f"share-handout-{uuid.uuid4().hex[:8]}"
     create_topics(broker.bootstrap, NewTopic(topic, 1, 1))
@@ -72,14 +62,13 @@ def handout(broker) -> dict:
     waiter.join()
     steps = {"holder's first fetch": acquired(holder.connection.ask(ApiKey.SHARE_FETCH, 1, fetch_request(holder, 0)))}
     # the waiter's long poll parks: the window is full
-    waiter.connection.sock.sendall(waiter.connection.codec.send_request(ApiKey.SHARE_FETCH, 1,
-                                                                        fetch_request(waiter, 0)))
+    waiter.connection.send(ApiKey.SHARE_FETCH, 1, fetch_request(waiter, 0))
     time.sleep(PARKED_S)
     began = time.monotonic()
     steps["holder acknowledges and fetches"] = acquired(holder.connection.ask(
         ApiKey.SHARE_FETCH, 1, fetch_request(holder, 1, acks=[(0, BATCH - 1)], max_wait_ms=3000)))
     steps["holder waited its max_wait_ms"] = time.monotonic() - began >= 3 * 0.95
-    steps["waiter's fetch"] = acquired(receive(waiter.connection))
+    steps["waiter's fetch"] = acquired(waiter.connection.receive())
     holder.connection.close()
     waiter.connection.close()
     return steps
